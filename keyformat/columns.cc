@@ -1,0 +1,65 @@
+#include "keyformat/columns.h"
+
+#include <charconv>
+#include <cstring>
+
+namespace clickatron {
+
+bool ColumnReader::Fail(std::string_view token, const char* why) {
+  status_ = Status::Error("column '" + std::string(token.substr(0, 60)) + "' " + why);
+  rest_ = {};
+  return false;
+}
+
+bool ColumnReader::Next(Column* column) {
+  if (rest_.empty()) return false;
+  const char* begin = rest_.data();
+  const char* end = begin + rest_.size();
+  const char* space = static_cast<const char*>(std::memchr(begin, ' ', rest_.size()));
+  const char* token_end = space ? space : end;
+  const std::string_view token(begin, size_t(token_end - begin));
+  const char* colon = static_cast<const char*>(std::memchr(begin, ':', token.size()));
+  if (colon == nullptr) return Fail(token, "has no ':'");
+  if (colon == begin) return Fail(token, "has an empty name");
+  auto [ptr, ec] = std::from_chars(colon + 1, token_end, column->count);
+  if (ec != std::errc() || ptr != token_end || colon + 1 == token_end) {
+    return Fail(token, "has a count that is not a 64-bit integer");
+  }
+  column->name = std::string_view(begin, size_t(colon - begin));
+  if (space == nullptr) {
+    rest_ = {};
+  } else {
+    rest_ = std::string_view(space + 1, size_t(end - space - 1));
+    if (rest_.empty()) return Fail(token, "is followed by a trailing space");
+  }
+  return true;
+}
+
+void AppendColumn(std::string* out, size_t start, std::string_view name, int64_t count) {
+  if (out->size() > start) out->push_back(' ');
+  out->append(name);
+  out->push_back(':');
+  char buf[24];
+  auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, count);
+  (void)ec;
+  out->append(buf, ptr);
+}
+
+Status ValidateColumns(std::string_view value) {
+  if (value.empty()) return Status::Error("value has no columns");
+  ColumnReader reader(value);
+  Column c;
+  std::string_view previous;
+  bool first = true;
+  while (reader.Next(&c)) {
+    if (!first && !(previous < c.name)) {
+      return Status::Error("column '" + std::string(c.name) + "' is not after '" + std::string(previous) + "'");
+    }
+    if (c.count == 0) return Status::Error("column '" + std::string(c.name) + "' has a zero count");
+    previous = c.name;
+    first = false;
+  }
+  return reader.status();
+}
+
+}  // namespace clickatron

@@ -1,0 +1,252 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "keyformat/columns.h"
+#include "keyformat/event.h"
+#include "keyformat/key_order.h"
+#include "keyformat/records.h"
+#include "keyformat/shard.h"
+#include "keyformat/stored_key.h"
+#include "keyformat/ymdh.h"
+
+namespace clickatron {
+namespace {
+
+TEST(Ymdh, RoundTripsEveryHourOfRandomTimes) {
+  std::mt19937_64 rng(42);
+  std::uniform_int_distribution<int64_t> ts(kYmdhMinTs, kYmdhMaxTs);
+  for (int i = 0; i < 200000; i++) {
+    const int64_t t = ts(rng);
+    Result<Ymdh> token = EncodeYmdh(t);
+    ASSERT_TRUE(token.ok());
+    Result<int64_t> back = DecodeYmdh(token->view());
+    ASSERT_TRUE(back.ok()) << token->view();
+    ASSERT_EQ(*back, t - t % kSecondsPerHour);
+    ASSERT_EQ(DayOfYmdhUnchecked(token->view()), t / kSecondsPerDay);
+  }
+}
+
+TEST(Ymdh, TokenOrderIsTimeOrder) {
+  std::mt19937_64 rng(43);
+  std::uniform_int_distribution<int64_t> ts(kYmdhMinTs, kYmdhMaxTs);
+  for (int i = 0; i < 200000; i++) {
+    const int64_t a = ts(rng), b = ts(rng);
+    const std::string ta(EncodeYmdh(a)->view()), tb(EncodeYmdh(b)->view());
+    const int64_t ha = a / kSecondsPerHour, hb = b / kSecondsPerHour;
+    ASSERT_EQ(ta < tb, ha < hb) << ta << " " << tb;
+    ASSERT_EQ(ta == tb, ha == hb);
+  }
+}
+
+TEST(Ymdh, EdgesAndErrors) {
+  EXPECT_EQ(EncodeYmdh(kYmdhMinTs)->view(), "0110");
+  EXPECT_EQ(EncodeYmdh(kYmdhMaxTs)->view(), "vcvn");
+  EXPECT_FALSE(EncodeYmdh(kYmdhMinTs - 1).ok());
+  EXPECT_FALSE(EncodeYmdh(kYmdhMaxTs + 1).ok());
+  EXPECT_FALSE(EncodeYmdh(-1).ok());
+  EXPECT_EQ(*DecodeYmdh("c2t0"), 1330473600);  // 2012-02-29, a leap day
+  EXPECT_FALSE(DecodeYmdh("b2t0").ok());        // 2011-02-29 is not
+  EXPECT_FALSE(DecodeYmdh("").ok());
+  EXPECT_FALSE(DecodeYmdh(std::string_view("c3\0p", 4)).ok());
+  EXPECT_NE(DecodeYmdh("c2u0").status().message().find("not a date"), std::string::npos);
+}
+
+TEST(Ymdh, Days) {
+  EXPECT_EQ(FormatDay(15431), "2012-04-01");
+  EXPECT_EQ(*ParseDay("2012-04-01"), 15431);
+  EXPECT_FALSE(ParseDay("2012-02-30").ok());
+  EXPECT_FALSE(ParseDay("2012-4-01").ok());
+  EXPECT_FALSE(ParseDay("1999-12-31").ok());
+  EXPECT_FALSE(ParseDay("2032-01-01").ok());
+  EXPECT_FALSE(ParseDay("2012-04-0x").ok());
+}
+
+TEST(StoredKey, RuleAndHash) {
+  EXPECT_TRUE(IsLiteralKey("jehiah"));
+  EXPECT_FALSE(IsLiteralKey(""));
+  EXPECT_FALSE(IsLiteralKey("a.b"));
+  EXPECT_EQ(KeyHash("http://www.facebook.com/"), "h0aMB8AuNw4=");
+  EXPECT_TRUE(IsKeyHash("h0aMB8AuNw4="));
+  EXPECT_FALSE(IsKeyHash("h0aMB8AuNw4"));
+  EXPECT_FALSE(IsKeyHash("h0aMB8A.Nw4="));
+  // A hash never equals a literal: literals are ≤ 11 bytes, hashes 12.
+  std::mt19937 rng(1);
+  for (int i = 0; i < 10000; i++) {
+    std::string v(1 + rng() % 20, 'x');
+    for (char& c : v) c = char(rng() % 256);
+    const std::string s = StoredKey(v);
+    EXPECT_TRUE(IsStoredKey(s));
+    EXPECT_EQ(s.size() == 12, !IsLiteralKey(v));
+  }
+  EXPECT_FALSE(ValidateUserKey("").ok());
+  EXPECT_TRUE(ValidateUserKey(std::string(4096, 'a')).ok());
+  EXPECT_FALSE(ValidateUserKey(std::string(4097, 'a')).ok());
+}
+
+TEST(Namespace, Validation) {
+  for (const char* good : {"u", "c", "A9", "user-clicks_1", "abcdefghijklmnop"}) {
+    EXPECT_TRUE(ValidateNamespace(good).ok()) << good;
+  }
+  for (const char* bad : {"", "_l", "_x", "-a", "u|x", "a.b", "abcdefghijklmnopq", "a b", "é"}) {
+    EXPECT_FALSE(ValidateNamespace(bad).ok()) << bad;
+  }
+}
+
+TEST(Records, BuildAndParseRealtimeKeys) {
+  std::string k;
+  AppendSubtotalKey(&k, "r", "u", "jehiah", "h0aMB8AuNw4=", "c41l");
+  EXPECT_EQ(k, "r.u|jehiah.h0aMB8AuNw4=.c41l");
+  Result<ParsedKey> p = ParseRealtimeKey(k);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->type, RecordType::kSubtotal);
+  EXPECT_EQ(p->subns, "r");
+  EXPECT_EQ(p->ns, "u");
+  EXPECT_EQ(p->key, "jehiah");
+  EXPECT_EQ(p->subkey, "h0aMB8AuNw4=");
+  EXPECT_EQ(p->ymdh, "c41l");
+  EXPECT_EQ(p->shard_key, "u|jehiah");
+
+  p = ParseRealtimeKey("u|jehiah.c3p1");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->type, RecordType::kTotal);
+  EXPECT_EQ(p->shard_key, "u|jehiah");
+  p = ParseRealtimeKey("_l|h0aMB8AuNw4=");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->type, RecordType::kLookup);
+  EXPECT_EQ(p->shard_key, "_l|h0aMB8AuNw4=");
+
+  for (const char* bad : {"u|jehiah", "u|jehiah.c2u0", "ujehiah.c3p1", "u|.c3p1", "_x|a.c3p1",
+                          "c.u|jehiah.c3p1", "u|jehiah.c3p1.x", "_l|short", "c.u|j.US.c3p1x",
+                          "u|abcdefghijkl.c3p1", "|a.c3p1"}) {
+    EXPECT_FALSE(ParseRealtimeKey(bad).ok()) << bad;
+  }
+}
+
+TEST(Records, ArchiveKeys) {
+  Result<ParsedKey> p = ParseArchiveKey("u|jehiah");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->type, RecordType::kTotal);
+  p = ParseArchiveKey("c.u|jehiah.c41l");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->type, RecordType::kSubtotal);
+  EXPECT_EQ(p->ymdh, "c41l");
+  EXPECT_EQ(p->shard_key, "u|jehiah");
+  EXPECT_FALSE(ParseArchiveKey("u|jehiah.c41l").ok());
+  EXPECT_FALSE(ParseArchiveKey("c.u|jehiah").ok());
+}
+
+TEST(Records, CountsAndLines) {
+  EXPECT_EQ(*ParseCount("-9223372036854775808"), INT64_MIN);
+  EXPECT_FALSE(ParseCount("9223372036854775808").ok());
+  EXPECT_FALSE(ParseCount("+1").ok());
+  EXPECT_FALSE(ParseCount(" 1").ok());
+  EXPECT_FALSE(ParseCount("").ok());
+  EXPECT_FALSE(ParseCount("1x").ok());
+  Result<Line> l = SplitLine("_l|x,a,b");
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->key, "_l|x");
+  EXPECT_EQ(l->value, "a,b");
+  EXPECT_FALSE(SplitLine("nokey").ok());
+  EXPECT_FALSE(SplitLine(",v").ok());
+}
+
+TEST(Records, LookupEscapingRoundTrips) {
+  std::string e;
+  AppendEscapedLookupValue(&e, std::string("a%b\nc\rd\0e,f", 11));
+  EXPECT_EQ(e, "a%25b%0Ac%0Dd%00e,f");
+  EXPECT_EQ(*UnescapeLookupValue(e), std::string("a%b\nc\rd\0e,f", 11));
+  EXPECT_FALSE(UnescapeLookupValue("100%").ok());
+  EXPECT_FALSE(UnescapeLookupValue("%41").ok());
+  std::mt19937 rng(5);
+  for (int i = 0; i < 5000; i++) {
+    std::string v(rng() % 30, 'x');
+    for (char& c : v) c = char(rng() % 256);
+    std::string esc;
+    AppendEscapedLookupValue(&esc, v);
+    EXPECT_EQ(esc.find('\n'), std::string::npos);
+    EXPECT_EQ(*UnescapeLookupValue(esc), v);
+  }
+}
+
+TEST(Columns, ReadsAndWrites) {
+  std::string v;
+  AppendColumn(&v, 0, "c3b4", 1);
+  AppendColumn(&v, 0, "c3b5", -2);
+  AppendColumn(&v, 0, "c3c4", 32);
+  EXPECT_EQ(v, "c3b4:1 c3b5:-2 c3c4:32");
+  ColumnReader r(v);
+  Column c;
+  std::vector<std::pair<std::string, int64_t>> got;
+  while (r.Next(&c)) got.emplace_back(std::string(c.name), c.count);
+  EXPECT_TRUE(r.status().ok());
+  EXPECT_EQ(got, (std::vector<std::pair<std::string, int64_t>>{{"c3b4", 1}, {"c3b5", -2}, {"c3c4", 32}}));
+  for (const char* bad : {"c3b4", ":1", "c3b4:", "c3b4:1 ", "c3b4:x", "c3b4:1  c3b5:2", "a:99999999999999999999"}) {
+    ColumnReader br(bad);
+    while (br.Next(&c)) {
+    }
+    EXPECT_FALSE(br.status().ok()) << bad;
+  }
+  EXPECT_TRUE(ValidateColumns("JP:1 US:4").ok());
+  EXPECT_FALSE(ValidateColumns("US:4 JP:1").ok());
+  EXPECT_FALSE(ValidateColumns("JP:0").ok());
+  EXPECT_FALSE(ValidateColumns("").ok());
+}
+
+TEST(Event, EncodesTotalsSubtotalsAndLookups) {
+  Event e;
+  e.ns = "u";
+  e.key = "jehiah";
+  e.ts = 1333314000;  // c41l
+  e.value = 2;
+  e.subs = {{"c", "US"}, {"r", "http://www.facebook.com/"}};
+  EventError err;
+  ASSERT_TRUE(ValidateEvent(e, &err)) << err.message;
+  std::vector<RealtimeRecord> rs;
+  EncodeEvent(e, &rs);
+  std::vector<std::string> lines;
+  for (auto& r : rs) lines.push_back(r.key + "," + r.value);
+  EXPECT_EQ(lines, (std::vector<std::string>{"_l|h0aMB8AuNw4=,http://www.facebook.com/",
+                                             "c.u|jehiah.US.c41l,2",
+                                             "r.u|jehiah.h0aMB8AuNw4=.c41l,2", "u|jehiah.c41l,2"}));
+  EXPECT_EQ(EventShardKey(e), "u|jehiah");
+}
+
+TEST(Event, Rejections) {
+  Event e;
+  e.ns = "u";
+  e.key = "k";
+  e.ts = 1333314000;
+  EventError err;
+  e.value = 0;
+  EXPECT_FALSE(ValidateEvent(e, &err));
+  EXPECT_EQ(err.param, "value");
+  e.value = 1;
+  e.ts = 2000000000;
+  EXPECT_FALSE(ValidateEvent(e, &err));
+  EXPECT_EQ(err.param, "ts");
+  e.ts = 1333314000;
+  e.subs = {{"c", "US"}, {"c", "CA"}};
+  EXPECT_FALSE(ValidateEvent(e, &err));
+  EXPECT_EQ(err.param, "sub");
+  e.subs = {{"_l", "x"}};
+  EXPECT_FALSE(ValidateEvent(e, &err));
+  e.subs = {};
+  e.ns = "u|x";
+  EXPECT_FALSE(ValidateEvent(e, &err));
+  EXPECT_EQ(err.param, "ns");
+}
+
+TEST(KeyOrder, PrefixSortsFirst) {
+  EXPECT_LT(CompareKeys("ab", "ab+"), 0);
+  EXPECT_LT(CompareKeys("ab+", "abc"), 0);
+  EXPECT_LT(CompareKeys("a\x7f", "a\x80"), 0);  // bytewise, unsigned
+  EXPECT_TRUE(LineKeyLess{}("ab,1", "ab+,1"));
+  EXPECT_FALSE(LineKeyLess{}("ab+,1", "ab,1"));
+}
+
+}  // namespace
+}  // namespace clickatron

@@ -1,0 +1,211 @@
+#include "keyformat/records.h"
+
+#include <charconv>
+
+#include "keyformat/stored_key.h"
+#include "keyformat/ymdh.h"
+
+namespace clickatron {
+namespace {
+
+Status KeyError(std::string_view key, const std::string& why) {
+  std::string shown(key.substr(0, 200));
+  return Status::Error("key '" + shown + "' " + why);
+}
+
+// Splits "{subns}.{ns}" or "{ns}" (the part before '|'); validates the names.
+Status ParseNamespaces(std::string_view key, std::string_view head, ParsedKey* out) {
+  const size_t dot = head.find('.');
+  if (dot == std::string_view::npos) {
+    out->ns = head;
+  } else {
+    out->subns = head.substr(0, dot);
+    out->ns = head.substr(dot + 1);
+    Status s = ValidateNamespace(out->subns, "subtotal namespace");
+    if (!s.ok()) return KeyError(key, "is malformed: " + s.message());
+  }
+  Status s = ValidateNamespace(out->ns);
+  if (!s.ok()) return KeyError(key, "is malformed: " + s.message());
+  return Status::OK();
+}
+
+Status CheckYmdh(std::string_view key, std::string_view token) {
+  Result<int64_t> t = DecodeYmdh(token);
+  if (!t.ok()) return KeyError(key, "is malformed: " + t.status().message());
+  return Status::OK();
+}
+
+Result<ParsedKey> ParseLookupKey(std::string_view key) {
+  ParsedKey p;
+  p.type = RecordType::kLookup;
+  p.hash = key.substr(kLookupPrefix.size());
+  p.shard_key = key;
+  if (!IsKeyHash(p.hash)) return KeyError(key, "is malformed: '" + std::string(p.hash) + "' is not a key hash");
+  return p;
+}
+
+// Shared head of both key grammars: namespaces, then the stored key up to the next '.'.
+// Returns the rest after that '.' (or npos-empty with *has_rest=false).
+Status ParseHead(std::string_view key, ParsedKey* p, std::string_view* rest, bool* has_rest) {
+  const size_t bar = key.find('|');
+  if (bar == std::string_view::npos) return KeyError(key, "is malformed: it has no '|'");
+  Status s = ParseNamespaces(key, key.substr(0, bar), p);
+  if (!s.ok()) return s;
+  std::string_view tail = key.substr(bar + 1);
+  const size_t dot = tail.find('.');
+  p->key = tail.substr(0, dot);
+  *has_rest = dot != std::string_view::npos;
+  *rest = *has_rest ? tail.substr(dot + 1) : std::string_view();
+  if (!IsStoredKey(p->key)) return KeyError(key, "is malformed: '" + std::string(p->key) + "' is not a stored key");
+  const size_t shard_begin = p->subns.empty() ? 0 : p->subns.size() + 1;
+  p->shard_key = key.substr(shard_begin, bar + 1 + p->key.size() - shard_begin);
+  return Status::OK();
+}
+
+}  // namespace
+
+bool IsStoredKey(std::string_view stored) { return IsLiteralKey(stored) || IsKeyHash(stored); }
+
+Result<ParsedKey> ParseRealtimeKey(std::string_view key) {
+  if (key.starts_with(kLookupPrefix)) return ParseLookupKey(key);
+  ParsedKey p;
+  std::string_view rest;
+  bool has_rest;
+  Status s = ParseHead(key, &p, &rest, &has_rest);
+  if (!s.ok()) return s;
+  if (!has_rest) return KeyError(key, "is malformed: it has no time token");
+  if (p.subns.empty()) {
+    p.type = RecordType::kTotal;
+    p.ymdh = rest;
+  } else {
+    p.type = RecordType::kSubtotal;
+    const size_t dot = rest.find('.');
+    if (dot == std::string_view::npos) return KeyError(key, "is malformed: a subtotal key needs '.{subkey}.{ymdh}'");
+    p.subkey = rest.substr(0, dot);
+    p.ymdh = rest.substr(dot + 1);
+    if (!IsStoredKey(p.subkey)) return KeyError(key, "is malformed: '" + std::string(p.subkey) + "' is not a stored subkey");
+  }
+  s = CheckYmdh(key, p.ymdh);
+  if (!s.ok()) return s;
+  return p;
+}
+
+Result<ParsedKey> ParseArchiveKey(std::string_view key) {
+  if (key.starts_with(kLookupPrefix)) return ParseLookupKey(key);
+  ParsedKey p;
+  std::string_view rest;
+  bool has_rest;
+  Status s = ParseHead(key, &p, &rest, &has_rest);
+  if (!s.ok()) return s;
+  if (p.subns.empty()) {
+    p.type = RecordType::kTotal;
+    if (has_rest) return KeyError(key, "is malformed: an archive total key has no time token");
+    return p;
+  }
+  p.type = RecordType::kSubtotal;
+  if (!has_rest) return KeyError(key, "is malformed: an archive subtotal key needs '.{ymdh}'");
+  p.ymdh = rest;
+  s = CheckYmdh(key, p.ymdh);
+  if (!s.ok()) return s;
+  return p;
+}
+
+void AppendTotalKey(std::string* out, std::string_view ns, std::string_view key, std::string_view ymdh) {
+  out->append(ns).push_back('|');
+  out->append(key).push_back('.');
+  out->append(ymdh);
+}
+
+void AppendSubtotalKey(std::string* out, std::string_view subns, std::string_view ns,
+                       std::string_view key, std::string_view subkey, std::string_view ymdh) {
+  out->append(subns).push_back('.');
+  out->append(ns).push_back('|');
+  out->append(key).push_back('.');
+  out->append(subkey).push_back('.');
+  out->append(ymdh);
+}
+
+void AppendLookupKey(std::string* out, std::string_view hash) {
+  out->append(kLookupPrefix);
+  out->append(hash);
+}
+
+void AppendArchiveTotalKey(std::string* out, std::string_view ns, std::string_view key) {
+  out->append(ns).push_back('|');
+  out->append(key);
+}
+
+void AppendArchiveSubtotalKey(std::string* out, std::string_view subns, std::string_view ns,
+                              std::string_view key, std::string_view ymdh) {
+  out->append(subns).push_back('.');
+  out->append(ns).push_back('|');
+  out->append(key).push_back('.');
+  out->append(ymdh);
+}
+
+Result<Line> SplitLine(std::string_view line, char separator) {
+  const size_t sep = line.find(separator);
+  if (sep == std::string_view::npos) {
+    return Status::Error("line '" + std::string(line.substr(0, 200)) + "' has no '" +
+                         std::string(1, separator) + "' separator");
+  }
+  if (sep == 0) return Status::Error("line '" + std::string(line.substr(0, 200)) + "' has an empty key");
+  return Line{line.substr(0, sep), line.substr(sep + 1)};
+}
+
+Result<int64_t> ParseCount(std::string_view text) {
+  int64_t n = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, n);
+  if (text.empty() || ec == std::errc::invalid_argument || ptr != end) {
+    return Status::Error("count '" + std::string(text.substr(0, 40)) + "' is not an integer");
+  }
+  if (ec == std::errc::result_out_of_range) {
+    return Status::Error("count '" + std::string(text.substr(0, 40)) + "' does not fit in 64 bits");
+  }
+  return n;
+}
+
+void AppendCount(std::string* out, int64_t n) {
+  char buf[24];
+  auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, n);
+  (void)ec;
+  out->append(buf, ptr);
+}
+
+void AppendEscapedLookupValue(std::string* out, std::string_view original) {
+  for (char c : original) {
+    switch (c) {
+      case '%': out->append("%25"); break;
+      case '\n': out->append("%0A"); break;
+      case '\r': out->append("%0D"); break;
+      case '\0': out->append("%00"); break;
+      default: out->push_back(c);
+    }
+  }
+}
+
+Result<std::string> UnescapeLookupValue(std::string_view escaped) {
+  std::string out;
+  out.reserve(escaped.size());
+  for (size_t i = 0; i < escaped.size(); i++) {
+    const char c = escaped[i];
+    if (c == '\n' || c == '\r' || c == '\0') {
+      return Status::Error("lookup value has an unescaped control byte at offset " + std::to_string(i));
+    }
+    if (c != '%') {
+      out.push_back(c);
+      continue;
+    }
+    const std::string_view code = escaped.substr(i + 1, 2);
+    if (code == "25") out.push_back('%');
+    else if (code == "0A") out.push_back('\n');
+    else if (code == "0D") out.push_back('\r');
+    else if (code == "00") out.push_back('\0');
+    else return Status::Error("lookup value has a bad escape '%" + std::string(code) + "' at offset " + std::to_string(i));
+    i += 2;
+  }
+  return out;
+}
+
+}  // namespace clickatron

@@ -1,0 +1,42 @@
+// Stored keys and lookup hashes (SPEC 2.2), and namespace names.
+//
+// A user-supplied key or subkey is stored literally when it is 1–11 bytes of 0x21–0x7E
+// with none of the reserved `:` `,` `.` `|`; otherwise as its hash: standard base64 (with
+// `=` padding) of the first 8 bytes of its MD5 — always 12 characters, so a hash never
+// equals a literal. Every hashed value also needs a lookup record `_l|<hash>` → original.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "keyformat/status.h"
+
+namespace clickatron {
+
+inline constexpr size_t kMaxLiteralKeySize = 11;
+inline constexpr size_t kHashSize = 12;
+inline constexpr size_t kMaxUserKeySize = 4096;
+inline constexpr size_t kMaxNamespaceSize = 16;
+
+// True when `value` is stored as itself. REQUIRES: value is a valid user key.
+bool IsLiteralKey(std::string_view value);
+
+// The 12-character hash of `value` (SPEC 2.2), appended to *out.
+void AppendKeyHash(std::string_view value, std::string* out);
+std::string KeyHash(std::string_view value);
+
+// The stored form of `value`: itself or its hash. Appends to *out; returns true if hashed.
+bool AppendStoredKey(std::string_view value, std::string* out);
+std::string StoredKey(std::string_view value);
+
+// OK for a user key or subkey of 1–4096 bytes; `what` names it in the error ("key").
+Status ValidateUserKey(std::string_view value, std::string_view what = "key");
+
+// OK for a namespace or subtotal namespace: [A-Za-z0-9][A-Za-z0-9_-]{0,15}. Names that
+// begin with `_` are the system's (`_l`) and are rejected here.
+Status ValidateNamespace(std::string_view name, std::string_view what = "namespace");
+
+// True when `text` looks like a stored hash: 12 base64 characters ending in '='.
+bool IsKeyHash(std::string_view text);
+
+}  // namespace clickatron
