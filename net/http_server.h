@@ -1,0 +1,143 @@
+// Server: an evhttp server with N event loops, routing, request limits, latency stats and
+// clean shutdown on SIGTERM/SIGINT.
+//
+// Each loop is one thread with its own event_base and evhttp; all loops accept on one
+// address (SO_REUSEPORT sockets when threads > 1, so the kernel spreads connections; with
+// one thread the socket is exclusive, so a second server on the same port fails with
+// "address already in use"). Handlers run on the loop that read the request; see
+// request.h for what they get and how they reply.
+//
+// Routing is by exact path ("/get"); a route added with trailing_slash_alias also answers
+// "/get/" (sortdb compatibility). Paths are matched as sent, before percent-decoding. An
+// unknown path gets 404 "not found" (or the handler set with SetNotFound).
+//
+// Limits (ServerOptions): a request line longer than max_url_bytes gets 414; headers over
+// max_header_bytes and bodies over max_body_bytes are refused by evhttp (400/413) before
+// any handler runs. Connections idle for idle_timeout_seconds are closed. Keep-alive and
+// pipelined requests work as evhttp provides (requests on one connection are answered in
+// order, one at a time).
+//
+// Lifecycle:
+//   Server server(options);
+//   server.Handle("/get", OnGet, {.trailing_slash_alias = true});
+//   Status s = server.Listen();     // binds; port() is known (options.port 0 = any free)
+//   server.Run();                   // blocks until SIGTERM/SIGINT or Stop()
+// Run() runs loop 0 on the calling thread and loops 1..N-1 on threads it starts and joins.
+// When it returns every connection is closed, every pending AsyncReply abandoned (its
+// OnClose run) and every evhttp object freed. The event_bases live until ~Server, so
+// events a component created on base(0) (timers, LoopWaker, HttpClient) must be destroyed
+// before the Server.
+//
+// Signals (when handle_signals): SIGTERM and SIGINT stop the server; SIGHUP runs the
+// OnSighup callback on loop 0; SIGPIPE is ignored (a client closing mid-reply must not
+// kill the process). Only one Server per process may handle signals.
+#ifndef CLICKATRON_NET_HTTP_SERVER_H_
+#define CLICKATRON_NET_HTTP_SERVER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "net/json.h"
+#include "net/latency.h"
+#include "net/request.h"
+#include "net/status.h"
+
+struct event_base;
+
+namespace clickatron::net {
+
+struct ServerOptions {
+  std::string address = "127.0.0.1";
+  uint16_t port = 0;                       // 0: any free port (see port())
+  int threads = 1;                         // event loops, >= 1
+  size_t max_url_bytes = 8 * 1024;         // request line longer than this: 414
+  size_t max_header_bytes = 16 * 1024;     // all header lines together
+  size_t max_body_bytes = 1024 * 1024;     // larger bodies: 413
+  int idle_timeout_seconds = 60;           // idle keep-alive connections are closed
+  bool handle_signals = true;              // SIGTERM/SIGINT/SIGHUP as described above
+  bool log_requests = false;               // one stderr line per request (debugging)
+};
+
+using Handler = std::function<void(Request&)>;
+
+struct RouteOptions {
+  bool trailing_slash_alias = false;  // "/get" also answers "/get/"
+};
+
+// Latency of one route, merged over all loops.
+struct RouteLatency {
+  std::string path;
+  LatencySnapshot latency;
+};
+
+class Server {
+ public:
+  explicit Server(ServerOptions options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Adds a route. REQUIRES: before Listen(); path starts with '/'; not added twice.
+  void Handle(std::string path, Handler handler, RouteOptions options = {});
+  // Replaces the default 404 handler. REQUIRES: before Listen().
+  void SetNotFound(Handler handler);
+  // fn runs on loop 0 on every SIGHUP (e.g. reopen the data file). REQUIRES: before Run().
+  void OnSighup(std::function<void()> fn);
+  // fn runs on loop 0 once a stop is requested (signal or Stop()), before the loops
+  // exit: the last moment to use the loops (e.g. flush). REQUIRES: before Run().
+  void OnStop(std::function<void()> fn);
+
+  // Creates the loops and binds the listening sockets. Errors name the address and cause
+  // ("127.0.0.1:7201: Address already in use"). REQUIRES: called once.
+  Status Listen();
+  // The bound port (the real one when options.port was 0). REQUIRES: Listen() succeeded.
+  uint16_t port() const { return port_; }
+  // Loop i's event_base, for a component's own events. REQUIRES: Listen() succeeded.
+  event_base* base(int i = 0) const;
+  int threads() const { return options_.threads; }
+  const ServerOptions& options() const { return options_; }
+
+  // Serves until stopped; see the lifecycle above. REQUIRES: Listen() succeeded; once.
+  void Run();
+  // Asks Run() to return. Thread-safe (not async-signal-safe); idempotent; may be called
+  // from a handler, another thread, or before Run() (Run then returns at once).
+  void Stop();
+  // Simulates a SIGHUP: runs the OnSighup callback on loop 0. Thread-safe.
+  void TriggerSighup();
+
+  // Per-route latency (request read to reply handed to evhttp), merged over loops, in
+  // route order; a route's "/x/" alias counts as "/x". Any thread.
+  std::vector<RouteLatency> Latency() const;
+  // Writes {"/get": {"count": n, "p50_us": .., "p99_us": .., "p999_us": .., "max_us": ..},
+  // ...} (routes with no requests included, count 0) as one JSON value.
+  void WriteLatencyJson(JsonWriter* w) const;
+
+ private:
+  friend class ServerLoop;
+  struct Route {
+    std::string path;
+    Handler handler;
+    RouteOptions options;
+  };
+  void StopFromLoop();
+
+  ServerOptions options_;
+  std::vector<Route> routes_;
+  Handler not_found_;
+  std::function<void()> on_sighup_;
+  std::function<void()> on_stop_;
+  std::vector<std::unique_ptr<ServerLoop>> loops_;
+  uint16_t port_ = 0;
+  bool listening_ = false;
+  struct Signals;
+  std::unique_ptr<Signals> signals_;
+};
+
+}  // namespace clickatron::net
+
+#endif  // CLICKATRON_NET_HTTP_SERVER_H_
