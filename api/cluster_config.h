@@ -1,0 +1,40 @@
+// ClusterConfig: what clickatron-api (and clickatron-rebuild) know of the cluster (SPEC 6).
+//
+//   realtime = 127.0.0.1:7101              one line per realtime shard, in shard order
+//   archive  = 127.0.0.1:7201,127.0.0.1:7211  one line per archive shard; replicas by comma
+//   oplog-dir = var/oplog   oplog-sync = batch   node-id = api-1   port = 8000
+//
+// Every option may come from the command line or from the file named by --config
+// (Boost.Program_options syntax); the command line wins. Options other processes use in
+// the same file are ignored here.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "keyformat/status.h"
+#include "net/host_port.h"
+
+namespace clickatron {
+
+struct ClusterConfig {
+  std::string address = "127.0.0.1";
+  uint16_t port = 8000;
+  std::vector<net::HostPort> realtime;               // index = realtime shard
+  std::vector<std::vector<net::HostPort>> archive;   // index = archive shard; replicas
+  std::string oplog_dir = "var/oplog";
+  std::string oplog_sync = "batch";                  // always | batch | none
+  std::string node_id = "api-1";
+  std::string config_path;                           // the --config file, if any
+};
+
+// Parses argv (argv[0] is the program) and the --config file. On --help prints usage to
+// stdout and sets *help_shown. Errors name the option and the problem.
+Status ParseClusterConfig(int argc, const char* const* argv, ClusterConfig* out, bool* help_shown);
+
+// Checks a config already filled in: at least one realtime shard, valid sync policy,
+// node-id a namespace-like name (it becomes the oplog's source id).
+Status ValidateClusterConfig(const ClusterConfig& config);
+
+}  // namespace clickatron
