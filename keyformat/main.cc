@@ -38,7 +38,7 @@ Result<int64_t> ParseTs(const std::string& text) {
 }
 
 int OneArgument(const std::string& command, const std::vector<std::string>& args) {
-  if (args.size() != 1) return Fail(command + " takes exactly one argument\n" + kUsage);
+  if (args.size() != 1) return Fail(command + " takes exactly one argument (see --help)");
   const std::string& arg = args[0];
   if (command == "ymdh") {
     Result<int64_t> ts = ParseTs(arg);
@@ -137,5 +137,5 @@ int main(int argc, char** argv) {
   } catch (const po::error& e) {
     return Fail(std::string(e.what()));
   }
-  return Fail("unknown command '" + command + "'\n" + kUsage);
+  return Fail("unknown command '" + command + "' (see --help)");
 }
