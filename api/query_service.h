@@ -1,0 +1,76 @@
+// QueryService: the API's read path (SPEC 3.3) — GET /series, GET /breakdown, GET /lookup.
+//
+// A query is answered from both tiers at once. The archive watermark W (the last day the
+// archive answer covers, from its X-Archive-Last-Day header; none without the header) splits
+// the hours: hours of days <= W come from the archive only, later hours from realtime only —
+// never both, never neither. Every backend call is asynchronous on the service's event loop
+// through the net/ HttpClient; no thread blocks on I/O.
+//
+//   /series     one archive /get of the total record `{ns}|{key}` on its archive shard, and
+//               concurrently the realtime hours of the key (an /mget of the hours the ring can
+//               hold past the last watermark seen, or an /fwmatch when that is unknown); the
+//               hours are then rolled up into the buckets of the requested unit and zone.
+//   /breakdown  the archive total record is the index: only the subtotal records of its
+//               hours in range are fetched (/mget batches, same replica, same watermark),
+//               plus a realtime /fwmatch of `{subns}.{ns}|{key}.`; hashed subkeys are shown as
+//               their originals through lookup records (archive, then realtime; LRU cache).
+//   /lookup     `?hash=H` → {"hash": H, "value": original}.
+//
+// Failures: archive replicas are tried in turn, each with a per-request timeout; a shard
+// with no live replica, or a realtime shard that does not answer, gives 503 naming the
+// shard — never a partial number.
+//
+// Threading: everything runs on `base`, the loop `client` belongs to. REQUIRES: the server
+// the routes are registered on serves them on that loop (a one-loop net::Server whose
+// base(0) is `base`); a request arriving on another loop is answered 500, not served unsafely.
+// Lifetime: destroy the QueryService after the server stopped; queries still waiting for
+// backends when the client is destroyed are freed with it (their callbacks own them).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "api/cluster_config.h"
+
+struct event_base;
+
+namespace clickatron {
+
+namespace net {
+class HttpClient;
+class JsonWriter;
+class Server;
+}  // namespace net
+
+struct QueryOptions {
+  int archive_timeout_ms = 1000;    // per replica; then the next replica is tried
+  int realtime_timeout_ms = 2000;
+  size_t lookup_cache_entries = 100000;
+  size_t max_backend_url_bytes = 6000;  // /mget batches are cut to fit backend URL limits
+};
+
+class QueryService {
+ public:
+  // REQUIRES: client runs on base; both outlive this service. config is copied.
+  QueryService(event_base* base, net::HttpClient* client, const ClusterConfig& config,
+               QueryOptions options = {});
+  ~QueryService();
+  QueryService(const QueryService&) = delete;
+  QueryService& operator=(const QueryService&) = delete;
+
+  // Adds /series, /breakdown and /lookup to server. REQUIRES: before server->Listen().
+  void Register(net::Server* server);
+
+  // Writes the read path's counters as one JSON object (for the API's /stats):
+  // {"series": n, "breakdown": n, "lookup": n, "errors_4xx": n, "errors_503": n,
+  //  "lookup_cache": {"entries": n, "hits": n, "misses": n}, "archive_failovers": n}.
+  void WriteStatsJson(net::JsonWriter* w) const;
+
+  struct State;  // internal; public so the query runs in query_*.cc can reach it
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace clickatron
