@@ -1,0 +1,287 @@
+#include "archive/archive_server.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+
+#include "net/json.h"
+
+namespace clickatron::archive {
+
+namespace {
+
+// A relaxed add by the only writer: no locked instruction on the hot path.
+inline void Bump(std::atomic<uint64_t>& counter, uint64_t n = 1) {
+  counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+net::ServerOptions ServerOptionsOf(const ArchiveOptions& o) {
+  net::ServerOptions s;
+  s.address = o.address;
+  s.port = o.port;
+  s.threads = o.threads;
+  // An /mget of many encoded keys needs a long request line; keys are capped at 4 KiB.
+  s.max_url_bytes = 64 * 1024;
+  s.max_body_bytes = 64 * 1024;  // nothing here reads a body
+  s.log_requests = o.log_requests;
+  return s;
+}
+
+}  // namespace
+
+ArchiveServer::ArchiveServer(ArchiveOptions options)
+    : options_(std::move(options)),
+      db_(options_.db_file, DbFileOptions{.separator = options_.separator,
+                                          .populate = options_.populate}),
+      server_(ServerOptionsOf(options_)),
+      counters_(new LoopCounters[static_cast<size_t>(std::max(1, options_.threads))]),
+      scratch_(new LoopScratch[static_cast<size_t>(std::max(1, options_.threads))]),
+      started_(std::chrono::steady_clock::now()) {
+  const net::RouteOptions alias{.trailing_slash_alias = true};
+  server_.Handle("/get", [this](net::Request& r) { OnGet(r); }, alias);
+  server_.Handle("/mget", [this](net::Request& r) { OnMget(r); }, alias);
+  server_.Handle("/fwmatch", [this](net::Request& r) { OnFwmatch(r); }, alias);
+  server_.Handle("/reload", [this](net::Request& r) { OnReload(r); }, alias);
+  server_.Handle("/stats", [this](net::Request& r) { OnStats(r); }, alias);
+  server_.Handle("/ping", [this](net::Request& r) { OnPing(r); }, alias);
+  server_.OnSighup([this] {
+    Status ignored;
+    ReloadAndLog("SIGHUP", &ignored);
+  });
+}
+
+ArchiveServer::~ArchiveServer() = default;
+
+Status ArchiveServer::Start() {
+  Status s = db_.Open();
+  if (!s.ok()) return Status::Error("refusing to serve " + s.message());
+  std::shared_ptr<const DbFile> db = db_.Current();
+  std::fprintf(stderr, "clickatron-archive: serving %s (%llu records, %zu bytes%s%s)\n",
+               db->path().c_str(), static_cast<unsigned long long>(db->records()), db->size(),
+               db->has_manifest() ? ", generation " : "",
+               db->has_manifest() ? db->manifest().generation.c_str() : "");
+  net::Status ls = server_.Listen();
+  if (!ls.ok()) return Status::Error(ls.message());
+  std::fprintf(stderr, "clickatron-archive: listening on %s:%u with %d thread(s)\n",
+               options_.address.c_str(), static_cast<unsigned>(server_.port()),
+               options_.threads);
+  return Status::OK();
+}
+
+void ArchiveServer::Run() { server_.Run(); }
+
+void ArchiveServer::Stop() { server_.Stop(); }
+
+void ArchiveServer::AddLastDay(net::Request& req, const DbFile& db) {
+  if (db.has_manifest()) req.AddHeader("X-Archive-Last-Day", db.manifest().last_day.c_str());
+}
+
+void ArchiveServer::ReplyBadRequest(net::Request& req, const char* status_txt,
+                                    const std::string& message) {
+  Bump(counters_[req.loop_index()].bad_requests);
+  std::string body;
+  net::JsonWriter w(&body);
+  w.BeginObject();
+  w.Key("status_code");
+  w.Int(400);
+  w.Key("status_txt");
+  w.String(status_txt);
+  w.Key("data");
+  w.Null();
+  w.Key("message");
+  w.String(message);
+  w.EndObject();
+  body += '\n';
+  req.AddHeader("Content-Type", "application/json");
+  req.Reply(400, body);
+}
+
+void ArchiveServer::OnGet(net::Request& req) {
+  LoopScratch& scratch = scratch_[req.loop_index()];
+  LoopCounters& counters = counters_[req.loop_index()];
+  std::shared_ptr<const DbFile> db = db_.Current();
+  AddLastDay(req, *db);
+  if (!scratch.params.Parse(req.raw_query(), KeyParams::Mode::kFirstKey)) {
+    ReplyBadRequest(req, scratch.params.error_name(), scratch.params.error());
+    return;
+  }
+  if (scratch.params.keys().empty()) {
+    ReplyBadRequest(req, "MISSING_ARG_KEY", "missing argument: key");
+    return;
+  }
+  Line line;
+  if (db->Find(scratch.params.keys()[0], &line)) {
+    Bump(counters.get_hits);
+    req.Reply(200, line.value_nl);
+  } else {
+    Bump(counters.get_misses);
+    req.Reply(404, {});
+  }
+}
+
+void ArchiveServer::OnMget(net::Request& req) {
+  LoopScratch& scratch = scratch_[req.loop_index()];
+  LoopCounters& counters = counters_[req.loop_index()];
+  std::shared_ptr<const DbFile> db = db_.Current();
+  AddLastDay(req, *db);
+  if (!scratch.params.Parse(req.raw_query(), KeyParams::Mode::kEveryK)) {
+    ReplyBadRequest(req, scratch.params.error_name(), scratch.params.error());
+    return;
+  }
+  const auto& keys = scratch.params.keys();
+  if (keys.empty()) {
+    ReplyBadRequest(req, "MISSING_ARG_KEY", "missing argument: key");
+    return;
+  }
+  std::string& out = scratch.out;
+  out.clear();
+  uint64_t hits = 0;
+  for (std::string_view key : keys) {
+    Line line;
+    if (db->Find(key, &line)) {
+      out.append(line.whole);
+      ++hits;
+    }
+  }
+  Bump(counters.mget_keys, keys.size());
+  Bump(counters.mget_hits, hits);
+  req.Reply(200, out);
+}
+
+void ArchiveServer::OnFwmatch(net::Request& req) {
+  LoopScratch& scratch = scratch_[req.loop_index()];
+  LoopCounters& counters = counters_[req.loop_index()];
+  std::shared_ptr<const DbFile> db = db_.Current();
+  AddLastDay(req, *db);
+  KeyParams& params = scratch.params;
+  if (!params.Parse(req.raw_query(), KeyParams::Mode::kFirstKey)) {
+    // An empty prefix would dump the whole file: a bad request, not a match-everything.
+    ReplyBadRequest(req, params.error_name(),
+                    params.error() == "key is empty"
+                        ? "key (the prefix) is empty; /fwmatch does not dump the file"
+                        : params.error());
+    return;
+  }
+  if (params.keys().empty()) {
+    ReplyBadRequest(req, "MISSING_ARG_KEY", "missing argument: key");
+    return;
+  }
+  size_t limit = options_.fwmatch_limit;
+  if (params.limit()) {
+    std::string_view text = *params.limit();
+    uint64_t n = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || n == 0) {
+      ReplyBadRequest(req, "INVALID_ARG_LIMIT",
+                      "limit '" + std::string(text.substr(0, 64)) + "' is not a positive integer");
+      return;
+    }
+    if (n < limit) limit = n;  // larger limits are capped at --fwmatch-limit
+  }
+  std::string& out = scratch.out;
+  out.clear();
+  size_t lines = db->ForEachPrefixed(params.keys()[0], limit,
+                                     [&out](const Line& line) { out.append(line.whole); });
+  Bump(counters.fwmatch_lines, lines);
+  req.Reply(200, out);
+  // A rare huge answer should not pin its memory in this loop's scratch for ever.
+  if (out.capacity() > (1u << 20)) std::string().swap(out);
+}
+
+void ArchiveServer::ReloadAndLog(const char* why, Status* result) {
+  Status s = db_.Reload();
+  std::shared_ptr<const DbFile> db = db_.Current();
+  if (s.ok()) {
+    std::fprintf(stderr,
+                 "clickatron-archive: %s: reloaded %s (%llu records, %zu bytes%s%s)\n", why,
+                 db->path().c_str(), static_cast<unsigned long long>(db->records()),
+                 db->size(), db->has_manifest() ? ", generation " : "",
+                 db->has_manifest() ? db->manifest().generation.c_str() : "");
+  } else {
+    std::fprintf(stderr, "clickatron-archive: %s: reload refused, still serving the old file: %s\n",
+                 why, s.message().c_str());
+  }
+  *result = s;
+}
+
+void ArchiveServer::OnReload(net::Request& req) {
+  net::Method m = req.method();
+  if (m != net::Method::kGet && m != net::Method::kPost) {
+    req.AddHeader("Allow", "GET, POST");
+    req.Reply(405, "use GET or POST\n");
+    return;
+  }
+  Status s;
+  ReloadAndLog("/reload", &s);
+  if (s.ok()) {
+    req.Reply(200, "db reloaded\n");
+  } else {
+    req.Reply(500, "reload refused, still serving the old file: " + s.message() + "\n");
+  }
+}
+
+void ArchiveServer::OnStats(net::Request& req) {
+  std::shared_ptr<const DbFile> db = db_.Current();
+  uint64_t get_hits = 0, get_misses = 0, mget_keys = 0, mget_hits = 0, fwmatch_lines = 0,
+           bad = 0;
+  for (int i = 0; i < options_.threads; ++i) {
+    const LoopCounters& c = counters_[i];
+    get_hits += c.get_hits.load(std::memory_order_relaxed);
+    get_misses += c.get_misses.load(std::memory_order_relaxed);
+    mget_keys += c.mget_keys.load(std::memory_order_relaxed);
+    mget_hits += c.mget_hits.load(std::memory_order_relaxed);
+    fwmatch_lines += c.fwmatch_lines.load(std::memory_order_relaxed);
+    bad += c.bad_requests.load(std::memory_order_relaxed);
+  }
+  std::string data;
+  net::JsonWriter w(&data);
+  w.BeginObject();
+  w.Key("db_file");
+  w.String(db->path());
+  w.Key("real_path");
+  w.String(db->real_path());
+  w.Key("records");
+  w.Uint(db->records());
+  w.Key("bytes");
+  w.Uint(db->size());
+  if (db->has_manifest()) {
+    w.Key("generation");
+    w.String(db->manifest().generation);
+    w.Key("last_day");
+    w.String(db->manifest().last_day);
+  }
+  w.Key("threads");
+  w.Int(options_.threads);
+  w.Key("uptime_seconds");
+  w.Int(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
+                                                         started_)
+            .count());
+  w.Key("reloads");
+  w.Uint(db_.reloads());
+  w.Key("failed_reloads");
+  w.Uint(db_.failed_reloads());
+  w.Key("hits");
+  w.Uint(get_hits + mget_hits);
+  w.Key("misses");
+  w.Uint(get_misses + (mget_keys - mget_hits));
+  w.Key("get_hits");
+  w.Uint(get_hits);
+  w.Key("get_misses");
+  w.Uint(get_misses);
+  w.Key("mget_keys");
+  w.Uint(mget_keys);
+  w.Key("mget_hits");
+  w.Uint(mget_hits);
+  w.Key("fwmatch_lines");
+  w.Uint(fwmatch_lines);
+  w.Key("bad_requests");
+  w.Uint(bad);
+  w.Key("requests");  // per endpoint: count and latency quantiles in microseconds
+  server_.WriteLatencyJson(&w);
+  w.EndObject();
+  req.ReplyJson(200, "OK", data);
+}
+
+void ArchiveServer::OnPing(net::Request& req) { req.Reply(200, "OK\n"); }
+
+}  // namespace clickatron::archive

@@ -1,0 +1,107 @@
+// ArchiveServer: clickatron-archive, the sortdb-compatible HTTP face of a LiveDb (SPEC 3.1).
+//
+// Endpoints (each also answers with a trailing slash, as sortdb's did):
+//   /get?key=K            200 the value and its '\n'; 404 empty body when absent
+//   /mget?key=A&key=B...  200 the found `key,value\n` lines in request order (every
+//                         parameter whose name starts with 'k' is a key; absent keys are
+//                         skipped; none found is a 200 with an empty body)
+//   /fwmatch?key=P[&limit=N]  200 every line whose key starts with P, in file order, at most
+//                         N lines (default and maximum: --fwmatch-limit)
+//   /reload (GET or POST) 200 "db reloaded\n" once the file now at the path is verified and
+//                         live; 500 naming the problem when it is refused (old file stays)
+//   /stats                JSON envelope: per-endpoint requests and latency, hits, misses,
+//                         the file, its manifest's generation and last day, uptime
+//   /ping                 200 "OK\n"
+// Bad requests (no key, an empty key, a key over 4096 bytes, bad percent-encoding, a bad
+// limit) get 400 with the envelope {"status_code":400,"status_txt":"MISSING_ARG_KEY",
+// "data":null,"message":"..."}. Keys are decoded as described in key_params.h.
+// When the serving file has a manifest, every /get, /mget and /fwmatch answer carries
+// `X-Archive-Last-Day: YYYY-MM-DD` of the file that answered it.
+//
+// Threads: options.threads event loops share one listening address (SO_REUSEPORT) and one
+// mapping. A request holds the file it started on until it has replied, so a reload never
+// pulls a mapping from under it. SIGHUP reloads like /reload; SIGTERM stops the loops.
+//
+// Hot path: a lookup copies the answer's bytes from the mapping into evhttp's output
+// buffer once and allocates nothing of its own (per-loop scratch buffers are reused).
+#ifndef CLICKATRON_ARCHIVE_ARCHIVE_SERVER_H_
+#define CLICKATRON_ARCHIVE_ARCHIVE_SERVER_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "archive/db_file.h"
+#include "archive/key_params.h"
+#include "archive/live_db.h"
+#include "keyformat/status.h"
+#include "net/http_server.h"
+
+namespace clickatron::archive {
+
+struct ArchiveOptions {
+  std::string db_file;
+  char separator = ',';
+  std::string address = "127.0.0.1";
+  uint16_t port = 8080;
+  int threads = 1;
+  size_t fwmatch_limit = 10000;
+  bool populate = false;
+  bool log_requests = false;
+};
+
+class ArchiveServer {
+ public:
+  explicit ArchiveServer(ArchiveOptions options);
+  ~ArchiveServer();
+  ArchiveServer(const ArchiveServer&) = delete;
+  ArchiveServer& operator=(const ArchiveServer&) = delete;
+
+  // Opens and verifies the file, then binds. Errors name the file's first bad line or the
+  // address that could not be bound.
+  Status Start();
+  // Serves until SIGTERM/SIGINT or Stop(). REQUIRES: Start() succeeded.
+  void Run();
+  void Stop();
+  uint16_t port() const { return server_.port(); }
+
+ private:
+  // Counters of one loop, written only by it (a relaxed load+store, no locked op) and
+  // summed by /stats. Padded so two loops never share a cache line.
+  struct alignas(64) LoopCounters {
+    std::atomic<uint64_t> get_hits{0}, get_misses{0};
+    std::atomic<uint64_t> mget_keys{0}, mget_hits{0};
+    std::atomic<uint64_t> fwmatch_lines{0};
+    std::atomic<uint64_t> bad_requests{0};
+  };
+  // Scratch space of one loop, reused by every request it serves.
+  struct LoopScratch {
+    KeyParams params;
+    std::string out;
+  };
+
+  void OnGet(net::Request& req);
+  void OnMget(net::Request& req);
+  void OnFwmatch(net::Request& req);
+  void OnReload(net::Request& req);
+  void OnStats(net::Request& req);
+  void OnPing(net::Request& req);
+  void ReloadAndLog(const char* why, Status* result);
+  void ReplyBadRequest(net::Request& req, const char* status_txt, const std::string& message);
+  static void AddLastDay(net::Request& req, const DbFile& db);
+
+  ArchiveOptions options_;
+  LiveDb db_;
+  net::Server server_;
+  std::unique_ptr<LoopCounters[]> counters_;
+  std::unique_ptr<LoopScratch[]> scratch_;
+  std::chrono::steady_clock::time_point started_;
+};
+
+}  // namespace clickatron::archive
+
+#endif  // CLICKATRON_ARCHIVE_ARCHIVE_SERVER_H_

@@ -1,0 +1,224 @@
+#include "archive/db_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+
+#include "keyformat/key_order.h"
+
+namespace clickatron::archive {
+
+namespace {
+
+std::string Errno(const std::string& path, const char* what) {
+  return path + ": " + what + ": " + std::strerror(errno);
+}
+
+// The key shown in an error message: long keys are cut so a log line stays readable.
+std::string Shown(std::string_view key) {
+  constexpr size_t kMax = 80;
+  if (key.size() <= kMax) return std::string(key);
+  return std::string(key.substr(0, kMax)) + "...";
+}
+
+// The file the descriptor really refers to (symlinks resolved at open time, so a
+// `current` pointer swapped after our open() cannot make us read another generation's
+// manifest).
+std::string RealPathOf(int fd, const std::string& fallback) {
+  char link[64];
+  std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+  char buf[PATH_MAX];
+  ssize_t n = readlink(link, buf, sizeof(buf) - 1);
+  if (n <= 0) return fallback;
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+std::string DirOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::string BaseOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const DbFile>> DbFile::Open(const std::string& path,
+                                                   const DbFileOptions& options) {
+  std::shared_ptr<DbFile> db(new DbFile());
+  db->path_ = path;
+  db->separator_ = options.separator;
+
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::Error(Errno(path, "open"));
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    Status s = Status::Error(Errno(path, "fstat"));
+    ::close(fd);
+    return s;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::Error(path + ": not a regular file");
+  }
+  db->real_path_ = RealPathOf(fd, path);
+  db->size_ = static_cast<size_t>(st.st_size);
+  if (db->size_ > 0) {
+    int flags = MAP_SHARED | (options.populate ? MAP_POPULATE : 0);
+    void* p = mmap(nullptr, db->size_, PROT_READ, flags, fd, 0);
+    if (p == MAP_FAILED) {
+      Status s = Status::Error(Errno(path, "mmap"));
+      ::close(fd);
+      return s;
+    }
+    db->data_ = static_cast<const char*>(p);
+  }
+  ::close(fd);  // the mapping keeps the file alive, even once it is renamed over
+
+  if (db->size_ > 0) {
+    // The verification pass reads the file front to back: let the kernel read ahead.
+    madvise(const_cast<char*>(db->data_), db->size_, MADV_SEQUENTIAL);
+  }
+  Status s = db->Verify();
+  if (!s.ok()) return s.Prefixed(path + ": ");
+
+  Result<Manifest> manifest = ReadManifest(DirOf(db->real_path_));
+  if (!manifest.ok()) return manifest.status();
+  db->manifest_ = std::move(manifest).value();
+  if (const ManifestShard* entry = db->manifest_.FindFile(BaseOf(db->real_path_))) {
+    auto mismatch = [&](const char* what, const std::string& want, const std::string& got) {
+      return Status::Error(path + ": " + what + " " + got + " does not match the manifest's " +
+                           want + " (generation " + db->manifest_.generation + ")");
+    };
+    if (entry->has_bytes && entry->bytes != db->size_) {
+      return mismatch("size", std::to_string(entry->bytes), std::to_string(db->size_));
+    }
+    if (entry->has_records && entry->records != db->records_) {
+      return mismatch("record count", std::to_string(entry->records),
+                      std::to_string(db->records_));
+    }
+    if (entry->has_xxh64) {
+      uint64_t h = XXH64(db->data_, db->size_, 0);
+      if (h != entry->xxh64) {
+        char want[17], got[17];
+        std::snprintf(want, sizeof(want), "%016llx", static_cast<unsigned long long>(entry->xxh64));
+        std::snprintf(got, sizeof(got), "%016llx", static_cast<unsigned long long>(h));
+        return mismatch("xxh64", want, got);
+      }
+    }
+  }
+
+  if (db->size_ > 0) {
+    // Served by binary search from now on: random access, readahead would only waste
+    // page cache. With populate, ask for every page to stay resident.
+    madvise(const_cast<char*>(db->data_), db->size_,
+            options.populate ? MADV_WILLNEED : MADV_RANDOM);
+  }
+  return std::shared_ptr<const DbFile>(std::move(db));
+}
+
+DbFile::~DbFile() {
+  if (data_ != nullptr) munmap(const_cast<char*>(data_), size_);
+}
+
+Status DbFile::Verify() {
+  const char* p = data_;
+  const char* end = data_ + size_;
+  if (size_ > 0 && end[-1] != '\n') {
+    // Count lines so the message names the truncated one.
+    uint64_t lines = 1;
+    for (const char* q = p; (q = static_cast<const char*>(std::memchr(q, '\n', end - q)));
+         ++q) {
+      ++lines;
+    }
+    return Status::Error("line " + std::to_string(lines) +
+                         ": the file does not end with a newline (truncated last line)");
+  }
+  std::string_view prev_key;
+  uint64_t line_no = 0;
+  while (p < end) {
+    ++line_no;
+    const char* nl = static_cast<const char*>(std::memchr(p, '\n', end - p));
+    const char* sep = static_cast<const char*>(std::memchr(p, separator_, nl - p));
+    auto bad = [&](const std::string& what) {
+      return Status::Error("line " + std::to_string(line_no) + ": " + what);
+    };
+    if (sep == nullptr) {
+      std::string shown = separator_ == '\t' ? std::string("tab") : std::string(1, separator_);
+      return bad("no separator '" + shown + "' in the line");
+    }
+    if (sep == p) return bad("empty key");
+    std::string_view key(p, static_cast<size_t>(sep - p));
+    if (line_no > 1 && CompareKeys(prev_key, key) >= 0) {
+      return bad("key '" + Shown(key) + "' is not after the key before it '" + Shown(prev_key) +
+                 "' (the file must be sorted by key, each key once)");
+    }
+    prev_key = key;
+    p = nl + 1;
+  }
+  records_ = line_no;
+  return Status::OK();
+}
+
+std::string_view DbFile::KeyAt(size_t offset) const {
+  const char* p = data_ + offset;
+  const char* sep = static_cast<const char*>(std::memchr(p, separator_, size_ - offset));
+  return std::string_view(p, static_cast<size_t>(sep - p));
+}
+
+size_t DbFile::LowerBound(std::string_view key) const {
+  // Invariant: every line starting before lo has a key < `key`; every line starting at or
+  // after hi has a key >= `key`; lo and hi are line starts (or size_).
+  size_t lo = 0, hi = size_;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    // The start of the line holding mid: just after the last '\n' in [lo, mid).
+    size_t start = lo;
+    if (mid > lo) {
+      const void* nl = memrchr(data_ + lo, '\n', mid - lo);
+      if (nl != nullptr) start = static_cast<size_t>(static_cast<const char*>(nl) - data_) + 1;
+    }
+    if (CompareKeys(KeyAt(start), key) < 0) {
+      const char* nl = static_cast<const char*>(std::memchr(data_ + start, '\n', size_ - start));
+      lo = static_cast<size_t>(nl - data_) + 1;  // start <= mid < hi: progress
+    } else {
+      hi = start;  // start <= mid < hi: progress
+    }
+  }
+  return lo;
+}
+
+Line DbFile::LineAt(size_t offset, size_t* next) const {
+  const char* p = data_ + offset;
+  const char* nl = static_cast<const char*>(std::memchr(p, '\n', size_ - offset));
+  const char* sep = static_cast<const char*>(std::memchr(p, separator_, nl - p));
+  *next = static_cast<size_t>(nl - data_) + 1;
+  Line line;
+  line.key = std::string_view(p, static_cast<size_t>(sep - p));
+  line.whole = std::string_view(p, static_cast<size_t>(nl + 1 - p));
+  line.value_nl = std::string_view(sep + 1, static_cast<size_t>(nl - sep));
+  return line;
+}
+
+bool DbFile::Find(std::string_view key, Line* line) const {
+  size_t offset = LowerBound(key);
+  if (offset >= size_) return false;
+  size_t next;
+  Line found = LineAt(offset, &next);
+  if (found.key != key) return false;
+  *line = found;
+  return true;
+}
+
+}  // namespace clickatron::archive

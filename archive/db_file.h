@@ -1,0 +1,121 @@
+// DbFile: one sorted text file (SPEC 2.4), mapped read-only and verified, answering
+// exact-key and prefix lookups by binary search over the mapping.
+//
+// A file is a sequence of lines `key SEP value \n`, sorted by key bytewise with a key
+// sorting before any longer key it prefixes (keyformat/key_order.h). Open() maps the whole
+// file (MAP_SHARED, PROT_READ: several processes serving one file share its pages) and
+// walks it once before anything is served, refusing it with the number of the first bad
+// line when:
+//   * the file does not end with '\n' (a truncated copy, or a last line sortdb would
+//     answer with the bytes that follow the mapping);
+//   * a line has no separator, or an empty key;
+//   * a key is not strictly greater than the key before it (unsorted, or duplicated:
+//     sortdb's binary search silently loses keys in such a file).
+// Because every line is known to end in '\n' and to hold a separator, lookups never read
+// outside the mapping and never need a NUL terminator (sortdb used strchr/strncmp on the
+// mapping and read past the end of a file whose size is a multiple of the page size).
+//
+// Lookups allocate nothing and copy nothing: they return views into the mapping, valid
+// for as long as the DbFile lives. There is no in-memory index: the binary search runs
+// over byte offsets and steps back to the start of the line it lands in, so the process's
+// memory is the file's pages, not a heap copy of its structure.
+//
+// Thread-safety: a DbFile is immutable after Open(); any number of threads may look up
+// concurrently. Share it with std::shared_ptr (see live_db.h); the mapping is unmapped by
+// the destructor, i.e. when the last user lets go.
+#ifndef CLICKATRON_ARCHIVE_DB_FILE_H_
+#define CLICKATRON_ARCHIVE_DB_FILE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "archive/manifest.h"
+#include "keyformat/status.h"
+
+namespace clickatron::archive {
+
+struct DbFileOptions {
+  char separator = ',';
+  // Pre-fault the page tables at map time (MAP_POPULATE) and ask the kernel to keep the
+  // pages (MADV_WILLNEED), so the first requests after a start or swap do not take
+  // page faults. Without it pages are faulted in on first touch.
+  bool populate = false;
+};
+
+// A line of the file: its key and its value (the value excludes the separator, and
+// value_nl is the value with its trailing '\n', which is what /get answers).
+struct Line {
+  std::string_view key;
+  std::string_view whole;     // key SEP value '\n'
+  std::string_view value_nl;  // value '\n'
+};
+
+class DbFile {
+ public:
+  // Maps and verifies the file now at `path` (a symlink is followed; the manifest is read
+  // from the directory of the resolved file, if one is there). Errors name the path and
+  // the problem: "data.csv: line 3: key 'b' is not after the key before it 'c' (the file
+  // must be sorted by key)".
+  static Result<std::shared_ptr<const DbFile>> Open(const std::string& path,
+                                                    const DbFileOptions& options);
+
+  ~DbFile();
+  DbFile(const DbFile&) = delete;
+  DbFile& operator=(const DbFile&) = delete;
+
+  // The line whose key equals `key`; false if there is none.
+  bool Find(std::string_view key, Line* line) const;
+
+  // Byte offset of the first line whose key is >= key (size() if none). Lines from there
+  // on whose key starts with a prefix are the prefix's matches, in file order.
+  size_t LowerBound(std::string_view key) const;
+  // The line starting at `offset` (a line start, < size()); *next is the next line start.
+  Line LineAt(size_t offset, size_t* next) const;
+
+  // Calls fn(line) for every line whose key starts with `prefix`, in file order, at most
+  // `limit` lines. Returns how many lines it visited.
+  template <typename Fn>
+  size_t ForEachPrefixed(std::string_view prefix, size_t limit, Fn&& fn) const {
+    size_t n = 0;
+    size_t offset = LowerBound(prefix);
+    while (n < limit && offset < size_) {
+      size_t next;
+      Line line = LineAt(offset, &next);
+      if (!line.key.starts_with(prefix)) break;
+      fn(line);
+      ++n;
+      offset = next;
+    }
+    return n;
+  }
+
+  const std::string& path() const { return path_; }           // as given to Open()
+  const std::string& real_path() const { return real_path_; } // the file actually mapped
+  size_t size() const { return size_; }
+  uint64_t records() const { return records_; }
+  char separator() const { return separator_; }
+  // The manifest beside the file (has_manifest() false when there is none).
+  bool has_manifest() const { return manifest_.present; }
+  const Manifest& manifest() const { return manifest_; }
+
+ private:
+  DbFile() = default;
+  Status Verify();
+  // The key of the line starting at offset (REQUIRES: a verified line start).
+  std::string_view KeyAt(size_t offset) const;
+
+  std::string path_;
+  std::string real_path_;
+  const char* data_ = nullptr;
+  size_t size_ = 0;
+  uint64_t records_ = 0;
+  char separator_ = ',';
+  Manifest manifest_;
+};
+
+}  // namespace clickatron::archive
+
+#endif  // CLICKATRON_ARCHIVE_DB_FILE_H_

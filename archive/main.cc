@@ -1,0 +1,97 @@
+// clickatron-archive: serves one sorted file, sortdb-compatible (SPEC 3.1; issue 3).
+//   clickatron-archive --db-file FILE [--port P] [--address A] [--threads N]
+//                      [--field-separator C] [--fwmatch-limit N] [--populate] [--config F]
+// Every flag may also be given as `name = value` in the file named by --config (options
+// this program does not know are ignored there, so a cluster config can be shared).
+// A bad flag or a file that fails verification: one line on stderr, exit status 2 / 1.
+#include <boost/program_options.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "archive/archive_server.h"
+
+namespace po = boost::program_options;
+using clickatron::archive::ArchiveOptions;
+using clickatron::archive::ArchiveServer;
+
+namespace {
+
+int Fail(const std::string& message, int code) {
+  std::fprintf(stderr, "clickatron-archive: %s\n", message.c_str());
+  return code;
+}
+
+// --field-separator takes one literal character (a tab included); "\t" and "tab" are
+// accepted as spellings of the tab, since a literal tab is awkward in a config file.
+bool ParseSeparator(const std::string& text, char* out) {
+  if (text.size() == 1) {
+    *out = text[0];
+  } else if (text == "\\t" || text == "tab") {
+    *out = '\t';
+  } else {
+    return false;
+  }
+  return *out != '\n' && *out != '\0';
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ArchiveOptions o;
+  std::string separator = ",", config;
+  int port = 8080;
+  po::options_description desc(
+      "clickatron-archive: serves a sorted key,value file over HTTP (sortdb-compatible)\n"
+      "options");
+  desc.add_options()
+      ("help", "show this help")
+      ("config", po::value<std::string>(&config), "read options from this file (name = value)")
+      ("db-file", po::value<std::string>(&o.db_file), "the sorted file to serve (required)")
+      ("field-separator", po::value<std::string>(&separator)->default_value(","),
+       "the character between key and value (one literal character; \\t or tab for a tab)")
+      ("address", po::value<std::string>(&o.address)->default_value("127.0.0.1"),
+       "address to listen on")
+      ("port", po::value<int>(&port)->default_value(8080), "port to listen on")
+      ("threads", po::value<int>(&o.threads)->default_value(1),
+       "event loops sharing the port (SO_REUSEPORT) and the mapping")
+      ("fwmatch-limit", po::value<size_t>(&o.fwmatch_limit)->default_value(10000),
+       "most lines one /fwmatch answers (and its default limit)")
+      ("populate", po::bool_switch(&o.populate),
+       "pre-fault the mapping (MAP_POPULATE, MADV_WILLNEED) at start and on every reload")
+      ("log-requests", po::bool_switch(&o.log_requests), "one stderr line per request");
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, desc), vm);
+    if (vm.count("help")) {
+      std::cout << desc << "\n";
+      return 0;
+    }
+    if (vm.count("config")) {
+      const std::string path = vm["config"].as<std::string>();
+      std::ifstream in(path);
+      if (!in) return Fail("cannot read config file " + path, 2);
+      po::store(po::parse_config_file(in, desc, /*allow_unregistered=*/true), vm);
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return Fail(std::string(e.what()) + " (see --help)", 2);
+  }
+  if (o.db_file.empty()) return Fail("--db-file is required (see --help)", 2);
+  if (!ParseSeparator(separator, &o.separator)) {
+    return Fail("--field-separator must be a single character, got '" + separator + "'", 2);
+  }
+  if (port < 0 || port > 65535) return Fail("--port must be 0..65535", 2);
+  o.port = static_cast<uint16_t>(port);
+  if (o.threads < 1 || o.threads > 256) return Fail("--threads must be 1..256", 2);
+  if (o.fwmatch_limit < 1) return Fail("--fwmatch-limit must be at least 1", 2);
+
+  ArchiveServer server(o);
+  clickatron::Status s = server.Start();
+  if (!s.ok()) return Fail(s.message(), 1);
+  server.Run();
+  std::fprintf(stderr, "clickatron-archive: stopped\n");
+  return 0;
+}
