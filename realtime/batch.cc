@@ -1,0 +1,67 @@
+#include "realtime/batch.h"
+
+#include <string>
+
+#include "keyformat/records.h"
+#include "keyformat/ymdh.h"
+
+namespace clickatron::realtime {
+namespace {
+
+// Calls fn(line, number) for every line of body; stops at the first error fn returns.
+template <typename Fn>
+Status ForEachLine(std::string_view body, Fn fn) {
+  uint32_t number = 0;
+  size_t pos = 0;
+  while (pos < body.size()) {
+    ++number;
+    size_t end = body.find('\n', pos);
+    if (end == std::string_view::npos) end = body.size();
+    std::string_view line = body.substr(pos, end - pos);
+    pos = end + 1;
+    Status s = line.empty() ? Status::Error("empty line") : fn(line, number);
+    if (!s.ok()) return s.Prefixed("line " + std::to_string(number) + ": ");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ParseIncrBatch(std::string_view body, std::vector<IncrLine>* lines) {
+  lines->clear();
+  return ForEachLine(body, [lines](std::string_view text, uint32_t number) {
+    Result<Line> split = SplitLine(text);
+    if (!split.ok()) return split.status();
+    Result<ParsedKey> key = ParseRealtimeKey(split->key);
+    if (!key.ok()) return key.status();
+    if (key->type == RecordType::kLookup) {
+      return Status::Error("lookup record '" + std::string(split->key) +
+                           "' is not a counter (send lookups to /set)");
+    }
+    Result<int64_t> delta = ParseCount(split->value);
+    if (!delta.ok()) return delta.status().Prefixed("delta: ");
+    lines->push_back(IncrLine{split->key, *delta, DayOfYmdhUnchecked(key->ymdh), number});
+    return Status::OK();
+  });
+}
+
+Status ParseLookupBatch(std::string_view body, std::vector<LookupLine>* lines) {
+  lines->clear();
+  return ForEachLine(body, [lines](std::string_view text, uint32_t number) {
+    Result<Line> split = SplitLine(text);
+    if (!split.ok()) return split.status();
+    Result<ParsedKey> key = ParseRealtimeKey(split->key);
+    if (!key.ok()) return key.status();
+    if (key->type != RecordType::kLookup) {
+      return Status::Error("'" + std::string(split->key) +
+                           "' is not a lookup key (_l|{hash}); counters go to /incr");
+    }
+    if (split->value.empty()) return Status::Error("lookup value is empty");
+    Result<std::string> original = UnescapeLookupValue(split->value);
+    if (!original.ok()) return original.status().Prefixed("lookup value: ");
+    lines->push_back(LookupLine{split->key, split->value, number});
+    return Status::OK();
+  });
+}
+
+}  // namespace clickatron::realtime

@@ -1,0 +1,157 @@
+#include "realtime/ring.h"
+
+#include <gtest/gtest.h>
+
+#include "keyformat/ymdh.h"
+#include "realtime/test_dir.h"
+
+namespace clickatron::realtime {
+namespace {
+
+constexpr int64_t kDay = 15424;  // 2012-03-25, slot 15424 % 3 == 1
+
+// "u|{name}.{ymdh}" for hour `hour` of `day`.
+std::string Key(std::string_view name, int64_t day, int hour = 1) {
+  return "u|" + std::string(name) + "." +
+         std::string(EncodeYmdh(day * kSecondsPerDay + hour * kSecondsPerHour).value().view());
+}
+
+class RingTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Reopen(); }
+  void Reopen() {
+    ring_.reset();
+    Result<std::unique_ptr<Ring>> r = Ring::Open(dir_.path(), SlotOptions{});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ring_ = std::move(r).value();
+  }
+  WriteOutcome Incr(const std::string& body, std::string_view source, int64_t seq) {
+    Status s = ParseIncrBatch(body, &lines_);
+    EXPECT_TRUE(s.ok()) << s.message();
+    return ring_->Incr(&lines_, source, seq);
+  }
+  std::string Get(const std::string& key) {
+    std::string v;
+    return ring_->Get(key, &v) ? v : "<absent>";
+  }
+
+  TestDir dir_;
+  std::unique_ptr<Ring> ring_;
+  std::vector<IncrLine> lines_;
+};
+
+TEST_F(RingTest, ThreeDaysLiveSideBySide) {
+  std::string body;
+  for (int d = 0; d < 3; ++d) body += Key("a", kDay + d) + "," + std::to_string(d + 1) + "\n";
+  WriteOutcome o = Incr(body, "api-1", 1);
+  ASSERT_TRUE(o.ok()) << o.message;
+  EXPECT_EQ(o.applied, 3u);
+  for (int d = 0; d < 3; ++d) {
+    EXPECT_EQ(Get(Key("a", kDay + d)), std::to_string(d + 1));
+    EXPECT_EQ(ring_->SlotHolding(kDay + d)->state(), SlotState::kOpen);
+  }
+  EXPECT_EQ(Get(Key("a", kDay + 3)), "<absent>");  // same slot as kDay, other day
+}
+
+TEST_F(RingTest, NotReleasedThenReleaseThenReuse) {
+  ASSERT_TRUE(Incr(Key("a", kDay) + ",5\n", "api-1", 1).ok());
+  WriteOutcome o = Incr(Key("a", kDay + 3) + ",1\n" + Key("b", kDay + 1) + ",1\n", "api-1", 2);
+  EXPECT_EQ(o.refusal, Refusal::kNotReleased);
+  EXPECT_EQ(o.message, "cannot take 2012-03-28: slot 1 holds 2012-03-25 (open), not released yet");
+  EXPECT_EQ(Get(Key("b", kDay + 1)), "<absent>");  // nothing of the batch applied
+  EXPECT_EQ(ring_->SlotHolding(kDay + 1), nullptr);
+
+  EXPECT_EQ(ring_->Release(kDay + 3).refusal, Refusal::kInvalid);  // not held: 404
+  ASSERT_TRUE(ring_->Release(kDay).ok());
+  ASSERT_TRUE(ring_->Release(kDay).ok());  // idempotent
+  EXPECT_EQ(Get(Key("a", kDay)), "5");     // released data stays readable until reuse
+  o = Incr(Key("a", kDay + 3) + ",1\n", "api-1", 2);
+  ASSERT_TRUE(o.ok()) << o.message;
+  EXPECT_EQ(Get(Key("a", kDay + 3)), "1");
+  EXPECT_EQ(Get(Key("a", kDay)), "<absent>");
+  EXPECT_EQ(ring_->slot(1).Mark("api-1"), 2);
+
+  o = Incr(Key("a", kDay) + ",1\n", "api-1", 3);
+  EXPECT_EQ(o.refusal, Refusal::kExpired);
+  EXPECT_EQ(o.message, "day 2012-03-25 has expired: slot 1 holds 2012-03-28 (open)");
+}
+
+TEST_F(RingTest, TwoDaysOfOneSlotInOneBatchAreRefused) {
+  WriteOutcome o = Incr(Key("a", kDay + 3) + ",1\n" + Key("a", kDay) + ",1\n", "api-1", 1);
+  EXPECT_EQ(o.refusal, Refusal::kExpired);
+  EXPECT_EQ(o.message, "line 2: day 2012-03-25 has expired: day 2012-03-28 of the same batch takes its slot");
+  EXPECT_EQ(ring_->slot(1).state(), SlotState::kEmpty);
+}
+
+TEST_F(RingTest, DuplicateSeqIsSkippedPerSlot) {
+  std::string body = Key("a", kDay) + ",5\n" + Key("a", kDay + 1) + ",7\n";
+  ASSERT_EQ(Incr(body, "api-1", 10).applied, 2u);
+  WriteOutcome o = Incr(body, "api-1", 10);
+  EXPECT_TRUE(o.ok());
+  EXPECT_EQ(o.applied, 0u);
+  EXPECT_EQ(o.duplicate, 2u);
+  o = Incr(body, "api-1", 9);
+  EXPECT_EQ(o.duplicate, 2u);
+  o = Incr(body, "api-2", 1);  // another source has its own marks
+  EXPECT_EQ(o.applied, 2u);
+  // A batch whose lines reach a slot that has not seen seq yet applies there only:
+  // the state after a crash between two slots' commits.
+  o = Incr(body + Key("a", kDay + 2) + ",1\n", "api-1", 10);
+  EXPECT_EQ(o.applied, 1u);
+  EXPECT_EQ(o.duplicate, 2u);
+  EXPECT_EQ(Get(Key("a", kDay)), "10");
+  EXPECT_EQ(Get(Key("a", kDay + 1)), "14");
+  EXPECT_EQ(Get(Key("a", kDay + 2)), "1");
+}
+
+TEST_F(RingTest, OverflowAnywhereUndoesTheWholeBatch) {
+  ASSERT_TRUE(Incr(Key("z", kDay + 1) + ",9223372036854775800\n", "api-1", 1).ok());
+  std::string body = Key("a", kDay) + ",5\n" + Key("b", kDay + 1) + ",3\n" + Key("a", kDay) + ",2\n" +
+                     Key("z", kDay + 1) + ",8\n";
+  WriteOutcome o = Incr(body, "api-1", 2);
+  EXPECT_EQ(o.refusal, Refusal::kOverflow);
+  EXPECT_EQ(o.message, "line 4: counter '" + Key("z", kDay + 1) + "' would overflow int64 adding 8");
+  EXPECT_EQ(Get(Key("a", kDay)), "<absent>");
+  EXPECT_EQ(Get(Key("b", kDay + 1)), "<absent>");
+  EXPECT_EQ(Get(Key("z", kDay + 1)), "9223372036854775800");
+  EXPECT_EQ(ring_->slot(1).Mark("api-1"), -1);
+  EXPECT_EQ(ring_->slot(2).Mark("api-1"), 1);
+}
+
+TEST_F(RingTest, SyncedWritesSurviveReopen) {
+  ASSERT_TRUE(Incr(Key("a", kDay) + ",5\n", "api-1", 1).ok());
+  ASSERT_TRUE(ring_->Sync().ok());
+  ASSERT_TRUE(Incr(Key("a", kDay) + ",5\n", "api-1", 2).ok());
+  Reopen();  // a clean close commits
+  EXPECT_EQ(Get(Key("a", kDay)), "10");
+  EXPECT_EQ(ring_->slot(1).Mark("api-1"), 2);
+}
+
+TEST_F(RingTest, LookupsNewestDayWinsAndFwmatchMerges) {
+  std::vector<LookupLine> lookups;
+  ASSERT_TRUE(ParseLookupBatch("_l|h0aMB8AuNw4=,old\n_l|AAAAAAAAAAA=,x\n", &lookups).ok());
+  ASSERT_TRUE(ring_->SetLookups(kDay, lookups).ok());
+  ASSERT_TRUE(ParseLookupBatch("_l|h0aMB8AuNw4=,new\n", &lookups).ok());
+  ASSERT_TRUE(ring_->SetLookups(kDay + 1, lookups).ok());
+  EXPECT_EQ(Get("_l|h0aMB8AuNw4="), "new");
+  ASSERT_TRUE(Incr(Key("b", kDay + 1) + ",2\n" + Key("a", kDay) + ",1\n" + Key("c", kDay + 2) + ",3\n" +
+                       Key("ab", kDay) + ",4\n",
+                   "api-1", 1)
+                  .ok());
+  std::string out;
+  EXPECT_EQ(ring_->Fwmatch("_l|", 100, &out), 2u);
+  EXPECT_EQ(out, "_l|AAAAAAAAAAA=,x\n_l|h0aMB8AuNw4=,new\n");
+  out.clear();
+  EXPECT_EQ(ring_->Fwmatch("u|", 100, &out), 4u);
+  EXPECT_EQ(out, Key("a", kDay) + ",1\n" + Key("ab", kDay) + ",4\n" + Key("b", kDay + 1) + ",2\n" +
+                     Key("c", kDay + 2) + ",3\n");
+  out.clear();
+  EXPECT_EQ(ring_->Fwmatch("", 3, &out), 3u);
+  EXPECT_EQ(out, "_l|AAAAAAAAAAA=,x\n_l|h0aMB8AuNw4=,new\n" + Key("a", kDay) + ",1\n");
+  out.clear();
+  EXPECT_EQ(ring_->Fwmatch("#", 10, &out), 0u);  // metadata is never visible
+  EXPECT_EQ(ring_->slot(1).records(), 4u);
+}
+
+}  // namespace
+}  // namespace clickatron::realtime

@@ -1,0 +1,378 @@
+#include "realtime/slot.h"
+
+#include <fcntl.h>
+#include <tcbdb.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "keyformat/records.h"
+
+namespace clickatron::realtime {
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "counters are stored as little-endian int64 by memcpy");
+
+constexpr std::string_view kDayKey = "#day";
+constexpr std::string_view kStateKey = "#state";
+constexpr std::string_view kMarkPrefix = "#hwm|";
+constexpr int kCounterSize = sizeof(int64_t);
+
+int64_t DecodeCounter(const void* p) {
+  int64_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// tcbdbputproc's callback: adds the delta in place (one B+tree search per increment,
+// like tcbdbaddint, which only holds 32 bits). Returning NULL leaves the record alone.
+struct AddOp {
+  int64_t delta;
+  bool subtract;
+  bool overflow;
+  bool corrupt;
+};
+
+void* AddProc(const void* vbuf, int vsiz, int* sp, void* arg) {
+  AddOp* op = static_cast<AddOp*>(arg);
+  if (vsiz != kCounterSize) {
+    op->corrupt = true;
+    return nullptr;
+  }
+  int64_t sum;
+  const bool overflow = op->subtract ? __builtin_sub_overflow(DecodeCounter(vbuf), op->delta, &sum)
+                                     : __builtin_add_overflow(DecodeCounter(vbuf), op->delta, &sum);
+  if (overflow) {
+    op->overflow = true;
+    return nullptr;
+  }
+  if (op->subtract && sum == 0) return reinterpret_cast<void*>(-1);  // remove the record
+  void* out = std::malloc(kCounterSize);  // Tokyo Cabinet frees it
+  std::memcpy(out, &sum, kCounterSize);
+  *sp = kCounterSize;
+  return out;
+}
+
+bool ParseDecimal(const void* p, int size, int64_t* out) {
+  Result<int64_t> n = ParseCount(std::string_view(static_cast<const char*>(p), static_cast<size_t>(size)));
+  if (!n.ok()) return false;
+  *out = *n;
+  return true;
+}
+
+Status SyncDirectory(const std::string& file) {
+  size_t slash = file.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : file.substr(0, slash == 0 ? 1 : slash);
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return Status::Error(dir + ": " + std::strerror(errno));
+  int rc = ::fsync(fd);
+  int saved = errno;
+  ::close(fd);
+  if (rc != 0) return Status::Error(dir + ": fsync: " + std::strerror(saved));
+  return Status::OK();
+}
+
+}  // namespace
+
+void AppendRecordValue(std::string_view key, std::string_view stored, std::string* out) {
+  if (key.starts_with(kLookupPrefix) || stored.size() != kCounterSize) {
+    out->append(stored);
+  } else {
+    AppendCount(out, DecodeCounter(stored.data()));
+  }
+}
+
+Slot::Slot(int index, std::string path, const SlotOptions& options)
+    : index_(index), path_(std::move(path)), options_(options) {}
+
+Slot::~Slot() {
+  Status s = Close();
+  if (!s.ok()) std::fprintf(stderr, "realtime: closing slot %d: %s\n", index_, s.message().c_str());
+}
+
+Result<std::unique_ptr<Slot>> Slot::Open(int index, std::string path, const SlotOptions& options) {
+  std::unique_ptr<Slot> slot(new Slot(index, std::move(path), options));
+  // A reset that died before its rename: the old file is intact and still authoritative.
+  std::string leftover = slot->path_ + ".new";
+  if (::unlink(leftover.c_str()) == 0) {
+    std::fprintf(stderr, "realtime: slot %d: removed %s left by an interrupted reset\n", index,
+                 leftover.c_str());
+  }
+  Status s = slot->OpenFile(slot->path_, false);
+  if (!s.ok()) return s;
+  s = slot->LoadMetadata();
+  if (!s.ok()) return s;
+  return slot;
+}
+
+Status Slot::Error(std::string_view what) const {
+  std::string m = path_ + ": " + std::string(what);
+  if (db_ != nullptr) {
+    m += ": ";
+    m += tcbdberrmsg(tcbdbecode(db_));
+  }
+  return Status::Error(std::move(m));
+}
+
+Status Slot::OpenFile(const std::string& path, bool truncate) {
+  db_ = tcbdbnew();
+  tcbdbsetmutex(db_);  // harmless on one thread; the periodic commit may move to a thread
+  // BDBTLARGE: 64-bit offsets, a busy day can pass 2 GB. Bucket count sized for ~1M leaves.
+  tcbdbtune(db_, options_.lmemb, options_.nmemb, 262139, -1, -1, BDBTLARGE);
+  tcbdbsetcache(db_, options_.leaf_cache, options_.node_cache);
+  if (options_.mmap_bytes > 0) tcbdbsetxmsiz(db_, options_.mmap_bytes);
+  int mode = BDBOWRITER | BDBOCREAT;
+  if (truncate) mode |= BDBOTRUNC;
+  if (options_.fsync) mode |= BDBOTSYNC;
+  if (!tcbdbopen(db_, path.c_str(), mode)) {
+    std::string m = path + ": cannot open: " + tcbdberrmsg(tcbdbecode(db_));
+    tcbdbdel(db_);
+    db_ = nullptr;
+    return Status::Error(std::move(m));
+  }
+  return Status::OK();
+}
+
+void Slot::CloseFile() {
+  if (db_ == nullptr) return;
+  tcbdbdel(db_);  // closes, writing back the caches
+  db_ = nullptr;
+  in_transaction_ = false;
+}
+
+Status Slot::Close() {
+  if (db_ == nullptr) return Status::OK();
+  Status s = Commit();
+  if (s.ok() && !tcbdbclose(db_)) s = Error("close");
+  tcbdbdel(db_);
+  db_ = nullptr;
+  return s;
+}
+
+Status Slot::LoadMetadata() {
+  day_ = kNoDay;
+  state_ = SlotState::kEmpty;
+  marks_.clear();
+  int size = 0;
+  const void* day = tcbdbget3(db_, kDayKey.data(), static_cast<int>(kDayKey.size()), &size);
+  if (day == nullptr) return Status::OK();  // a new, empty slot
+  int64_t d;
+  if (!ParseDecimal(day, size, &d) || d < 0) return Error("corrupt #day metadata");
+  const void* state = tcbdbget3(db_, kStateKey.data(), static_cast<int>(kStateKey.size()), &size);
+  SlotState st;
+  if (state == nullptr ||
+      !ParseSlotState(std::string_view(static_cast<const char*>(state), static_cast<size_t>(size)), &st)) {
+    return Error("corrupt #state metadata");
+  }
+  day_ = d;
+  state_ = st;
+  BDBCUR* cur = tcbdbcurnew(db_);
+  tcbdbcurjump(cur, kMarkPrefix.data(), static_cast<int>(kMarkPrefix.size()));
+  Status s;
+  for (;;) {
+    int ksize = 0, vsize = 0;
+    const char* k = static_cast<const char*>(tcbdbcurkey3(cur, &ksize));
+    if (k == nullptr) break;
+    std::string_view key(k, static_cast<size_t>(ksize));
+    if (!key.starts_with(kMarkPrefix)) break;
+    const void* v = tcbdbcurval3(cur, &vsize);
+    int64_t seq;
+    if (v == nullptr || !ParseDecimal(v, vsize, &seq)) {
+      s = Error("corrupt high-water mark '" + std::string(key) + "'");
+      break;
+    }
+    marks_.emplace(std::string(key.substr(kMarkPrefix.size())), seq);
+    tcbdbcurnext(cur);
+  }
+  tcbdbcurdel(cur);
+  return s;
+}
+
+Status Slot::Begin() {
+  if (db_ == nullptr) return Status::Error(path_ + ": slot is closed after an earlier error");
+  if (in_transaction_) return Status::OK();
+  if (!tcbdbtranbegin(db_)) return Error("begin transaction");
+  in_transaction_ = true;
+  return Status::OK();
+}
+
+Status Slot::Commit() {
+  if (!in_transaction_) return Status::OK();
+  in_transaction_ = false;
+  if (!tcbdbtrancommit(db_)) return Error("commit");
+  return Status::OK();
+}
+
+Status Slot::Abort() {
+  if (db_ == nullptr) return Status::Error(path_ + ": slot is closed after an earlier error");
+  if (in_transaction_) {
+    in_transaction_ = false;
+    if (!tcbdbtranabort(db_)) return Error("abort transaction");
+  }
+  return LoadMetadata();
+}
+
+Status Slot::Reset(int64_t day) {
+  Status s = Commit();
+  if (!s.ok()) return s;
+  CloseFile();
+  const std::string fresh = path_ + ".new";
+  s = OpenFile(fresh, true);
+  if (s.ok()) {
+    std::string d = std::to_string(day);
+    std::string_view open = SlotStateName(SlotState::kOpen);
+    bool ok = tcbdbput(db_, kDayKey.data(), static_cast<int>(kDayKey.size()), d.data(), static_cast<int>(d.size())) &&
+              tcbdbput(db_, kStateKey.data(), static_cast<int>(kStateKey.size()), open.data(), static_cast<int>(open.size())) &&
+              tcbdbsync(db_);
+    if (!ok) s = Error("write new day");
+    if (!tcbdbclose(db_) && s.ok()) s = Error("close new day");
+    tcbdbdel(db_);
+    db_ = nullptr;
+  }
+  if (s.ok() && std::rename(fresh.c_str(), path_.c_str()) != 0) {
+    s = Status::Error(path_ + ": rename: " + std::strerror(errno));
+  }
+  if (s.ok()) s = SyncDirectory(path_);
+  if (!s.ok()) ::unlink(fresh.c_str());
+  // Reopen whichever file is now at path_: the new day, or the old one if the reset failed.
+  Status reopened = OpenFile(path_, false);
+  if (reopened.ok()) reopened = LoadMetadata();
+  if (!reopened.ok()) {
+    CloseFile();
+    return s.ok() ? reopened : s;
+  }
+  return s;
+}
+
+Status Slot::Release() {
+  if (state_ == SlotState::kEmpty) return Status::Error(path_ + ": slot holds no day");
+  if (state_ == SlotState::kReleased) return Status::OK();
+  Status s = Begin();
+  if (!s.ok()) return s;
+  std::string_view released = SlotStateName(SlotState::kReleased);
+  if (!tcbdbput(db_, kStateKey.data(), static_cast<int>(kStateKey.size()), released.data(),
+                static_cast<int>(released.size()))) {
+    return Error("write #state");
+  }
+  s = Commit();
+  if (s.ok()) state_ = SlotState::kReleased;
+  return s;
+}
+
+Status Slot::Add(std::string_view key, int64_t delta, bool* overflow) {
+  Status s = Begin();
+  if (!s.ok()) return s;
+  AddOp op{delta, false, false, false};
+  const bool ok = tcbdbputproc(db_, key.data(), static_cast<int>(key.size()), &delta, kCounterSize,
+                               AddProc, &op);
+  *overflow = op.overflow;
+  if (op.overflow) return Status::OK();
+  if (op.corrupt) return Status::Error(path_ + ": counter '" + std::string(key) + "' is not 8 bytes");
+  if (!ok) return Error("add to '" + std::string(key) + "'");
+  return Status::OK();
+}
+
+Status Slot::Undo(std::string_view key, int64_t delta) {
+  AddOp op{delta, true, false, false};
+  // The record exists (the Add being undone made it), so the value passed is never stored.
+  const bool ok = tcbdbputproc(db_, key.data(), static_cast<int>(key.size()), nullptr, 0, AddProc, &op);
+  if (op.overflow || op.corrupt || !ok) return Error("undo add to '" + std::string(key) + "'");
+  return Status::OK();
+}
+
+Status Slot::PutLookup(std::string_view key, std::string_view escaped_value) {
+  Status s = Begin();
+  if (!s.ok()) return s;
+  if (!tcbdbput(db_, key.data(), static_cast<int>(key.size()), escaped_value.data(),
+                static_cast<int>(escaped_value.size()))) {
+    return Error("put '" + std::string(key) + "'");
+  }
+  return Status::OK();
+}
+
+Status Slot::SetMark(std::string_view source, int64_t seq) {
+  Status s = Begin();
+  if (!s.ok()) return s;
+  scratch_.assign(kMarkPrefix);
+  scratch_.append(source);
+  char buf[24];
+  int n = std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(seq));
+  if (!tcbdbput(db_, scratch_.data(), static_cast<int>(scratch_.size()), buf, n)) {
+    return Error("write high-water mark");
+  }
+  auto it = marks_.find(source);
+  if (it == marks_.end()) {
+    marks_.emplace(std::string(source), seq);
+  } else {
+    it->second = seq;
+  }
+  return Status::OK();
+}
+
+int64_t Slot::Mark(std::string_view source) const {
+  auto it = marks_.find(source);
+  return it == marks_.end() ? -1 : it->second;
+}
+
+bool Slot::Get(std::string_view key, std::string* out) const {
+  if (db_ == nullptr || key.empty() || key[0] == kMetaPrefix) return false;
+  int size = 0;
+  const void* v = tcbdbget3(db_, key.data(), static_cast<int>(key.size()), &size);
+  if (v == nullptr) return false;
+  AppendRecordValue(key, std::string_view(static_cast<const char*>(v), static_cast<size_t>(size)), out);
+  return true;
+}
+
+uint64_t Slot::records() const {
+  if (db_ == nullptr) return 0;
+  uint64_t meta = state_ == SlotState::kEmpty ? 0 : 2 + marks_.size();
+  uint64_t n = tcbdbrnum(db_);
+  return n > meta ? n - meta : 0;
+}
+
+uint64_t Slot::file_bytes() const { return db_ == nullptr ? 0 : tcbdbfsiz(db_); }
+
+SlotCursor::SlotCursor(const Slot& slot) {
+  if (slot.db() != nullptr) cur_ = tcbdbcurnew(slot.db());
+}
+
+SlotCursor::~SlotCursor() {
+  if (cur_ != nullptr) tcbdbcurdel(cur_);
+}
+
+void SlotCursor::Seek(std::string_view start) {
+  valid_ = false;
+  if (cur_ == nullptr) return;
+  // Metadata keys start with '#' and sort first; "$" is just past them.
+  if (start.empty() || start[0] <= kMetaPrefix) start = "$";
+  if (!tcbdbcurjump(cur_, start.data(), static_cast<int>(start.size()))) return;
+  Load();
+}
+
+void SlotCursor::Next() {
+  if (!valid_) return;
+  valid_ = false;
+  if (!tcbdbcurnext(cur_)) return;
+  Load();
+}
+
+void SlotCursor::Load() {
+  int size = 0;
+  const char* k = static_cast<const char*>(tcbdbcurkey3(cur_, &size));
+  if (k == nullptr) return;
+  key_ = std::string_view(k, static_cast<size_t>(size));
+  valid_ = true;
+}
+
+std::string_view SlotCursor::stored_value() const {
+  int size = 0;
+  const char* v = static_cast<const char*>(tcbdbcurval3(cur_, &size));
+  return v == nullptr ? std::string_view() : std::string_view(v, static_cast<size_t>(size));
+}
+
+}  // namespace clickatron::realtime

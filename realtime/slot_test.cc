@@ -1,0 +1,130 @@
+#include "realtime/slot.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "realtime/test_dir.h"
+
+namespace clickatron::realtime {
+namespace {
+
+std::unique_ptr<Slot> OpenSlot(const std::string& path) {
+  Result<std::unique_ptr<Slot>> s = Slot::Open(1, path, SlotOptions{});
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.ok() ? std::move(s).value() : nullptr;
+}
+
+std::string GetValue(const Slot& slot, std::string_view key) {
+  std::string v;
+  return slot.Get(key, &v) ? v : "<absent>";
+}
+
+TEST(Slot, NewSlotIsEmpty) {
+  TestDir dir;
+  auto slot = OpenSlot(dir.path() + "/s.tcb");
+  EXPECT_EQ(slot->state(), SlotState::kEmpty);
+  EXPECT_EQ(slot->day(), kNoDay);
+  EXPECT_EQ(slot->records(), 0u);
+}
+
+TEST(Slot, CountersLookupsMarksAndMetadataStayHidden) {
+  TestDir dir;
+  auto slot = OpenSlot(dir.path() + "/s.tcb");
+  ASSERT_TRUE(slot->Reset(20000).ok());
+  EXPECT_EQ(slot->state(), SlotState::kOpen);
+  bool overflow = true;
+  ASSERT_TRUE(slot->Add("u|a.c3p1", 5, &overflow).ok());
+  EXPECT_FALSE(overflow);
+  ASSERT_TRUE(slot->Add("u|a.c3p1", -7, &overflow).ok());
+  ASSERT_TRUE(slot->PutLookup("_l|h0aMB8AuNw4=", "http://www.facebook.com/").ok());
+  ASSERT_TRUE(slot->SetMark("api-1", 42).ok());
+  EXPECT_EQ(GetValue(*slot, "u|a.c3p1"), "-2");
+  EXPECT_EQ(GetValue(*slot, "_l|h0aMB8AuNw4="), "http://www.facebook.com/");
+  EXPECT_EQ(GetValue(*slot, "#day"), "<absent>");
+  EXPECT_EQ(slot->Mark("api-1"), 42);
+  EXPECT_EQ(slot->Mark("api-2"), -1);
+  EXPECT_EQ(slot->records(), 2u);
+
+  SlotCursor c(*slot);
+  std::string seen;
+  for (c.Seek(""); c.Valid(); c.Next()) {
+    seen.append(c.key()).push_back(',');
+    c.AppendValue(&seen);
+    seen.push_back('\n');
+  }
+  EXPECT_EQ(seen, "_l|h0aMB8AuNw4=,http://www.facebook.com/\nu|a.c3p1,-2\n");
+}
+
+TEST(Slot, OverflowChangesNothingAndUndoRemovesNewCounters) {
+  TestDir dir;
+  auto slot = OpenSlot(dir.path() + "/s.tcb");
+  ASSERT_TRUE(slot->Reset(20000).ok());
+  bool overflow = false;
+  ASSERT_TRUE(slot->Add("u|a.c3p1", INT64_MAX, &overflow).ok());
+  ASSERT_TRUE(slot->Add("u|a.c3p1", 1, &overflow).ok());
+  EXPECT_TRUE(overflow);
+  EXPECT_EQ(GetValue(*slot, "u|a.c3p1"), "9223372036854775807");
+  ASSERT_TRUE(slot->Add("u|b.c3p1", INT64_MIN, &overflow).ok());
+  EXPECT_FALSE(overflow);
+  ASSERT_TRUE(slot->Undo("u|b.c3p1", INT64_MIN).ok());
+  EXPECT_EQ(GetValue(*slot, "u|b.c3p1"), "<absent>");
+  EXPECT_EQ(slot->records(), 1u);
+}
+
+TEST(Slot, CommittedStateSurvivesReopenAndUncommittedDoesNot) {
+  TestDir dir;
+  const std::string path = dir.path() + "/s.tcb";
+  {
+    auto slot = OpenSlot(path);
+    ASSERT_TRUE(slot->Reset(20000).ok());
+    bool overflow;
+    ASSERT_TRUE(slot->Add("u|a.c3p1", 3, &overflow).ok());
+    ASSERT_TRUE(slot->SetMark("api-1", 7).ok());
+    ASSERT_TRUE(slot->Commit().ok());
+    ASSERT_TRUE(slot->Add("u|a.c3p1", 100, &overflow).ok());
+    ASSERT_TRUE(slot->SetMark("api-1", 8).ok());
+    ASSERT_TRUE(slot->Abort().ok());  // as if the process died before the next sync
+    EXPECT_EQ(slot->Mark("api-1"), 7);
+    EXPECT_EQ(GetValue(*slot, "u|a.c3p1"), "3");
+    ASSERT_TRUE(slot->Release().ok());
+  }
+  auto slot = OpenSlot(path);
+  EXPECT_EQ(slot->day(), 20000);
+  EXPECT_EQ(slot->state(), SlotState::kReleased);
+  EXPECT_EQ(slot->Mark("api-1"), 7);
+  EXPECT_EQ(GetValue(*slot, "u|a.c3p1"), "3");
+}
+
+TEST(Slot, ResetWipesRecordsAndMarksAndLeftoverIsIgnored) {
+  TestDir dir;
+  const std::string path = dir.path() + "/s.tcb";
+  {
+    auto slot = OpenSlot(path);
+    ASSERT_TRUE(slot->Reset(20000).ok());
+    bool overflow;
+    ASSERT_TRUE(slot->Add("u|a.c3p1", 3, &overflow).ok());
+    ASSERT_TRUE(slot->SetMark("api-1", 7).ok());
+    ASSERT_TRUE(slot->Release().ok());
+  }
+  // A reset that died before its rename leaves "<path>.new"; the old day stays.
+  {
+    FILE* f = std::fopen((path + ".new").c_str(), "w");
+    std::fputs("half-written", f);
+    std::fclose(f);
+  }
+  auto slot = OpenSlot(path);
+  EXPECT_FALSE(std::filesystem::exists(path + ".new"));
+  EXPECT_EQ(slot->day(), 20000);
+  EXPECT_EQ(slot->state(), SlotState::kReleased);
+  ASSERT_TRUE(slot->Reset(20003).ok());
+  EXPECT_EQ(slot->day(), 20003);
+  EXPECT_EQ(slot->state(), SlotState::kOpen);
+  EXPECT_EQ(slot->Mark("api-1"), -1);
+  EXPECT_EQ(slot->records(), 0u);
+  EXPECT_EQ(GetValue(*slot, "u|a.c3p1"), "<absent>");
+}
+
+}  // namespace
+}  // namespace clickatron::realtime
