@@ -1,0 +1,75 @@
+// Breakdown arithmetic: subtotals summed per subkey over a query's hours (SPEC 3.3
+// /breakdown), the top-N ranking, and the JSON of the answer. Pure code.
+//
+// The archive total record is the index of which subtotal records exist: only its hours in
+// range (and <= W) are fetched, as `{sub}.{ns}|{key}.{ymdh}` records of `subkey:n` columns.
+// Realtime answers an /fwmatch of `{sub}.{ns}|{key}.` with `{sub}.{ns}|{key}.{subkey}.{ymdh},n`
+// lines; only hours in range and of days > W count. Sums are kept per stored subkey, as
+// views into the backend bodies (the caller keeps them alive).
+//
+// Ranking: largest sum first, ties by the subkey as shown (the original for a hashed subkey),
+// at most `limit`; subkeys whose sum is 0 are left out. Since showing a hashed subkey needs
+// its lookup record, Candidates() returns just the subkeys that can still make the cut — the
+// top `limit` and everything tied with the last of them — and only those are looked up.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "api/query_params.h"
+#include "api/query_plan.h"
+#include "keyformat/status.h"
+
+namespace clickatron {
+
+struct SubkeyCount {
+  std::string_view stored;
+  int64_t value = 0;
+};
+
+struct BreakdownEntry {
+  std::string subkey;  // as shown
+  int64_t value = 0;
+  bool operator==(const BreakdownEntry&) const = default;
+};
+
+class BreakdownSum {
+ public:
+  BreakdownSum(HourRange range, int64_t watermark) : range_(range), watermark_(watermark) {}
+
+  // An archive /mget body of subtotal records; prefix = "{sub}.{ns}|{key}.".
+  Status AddArchive(std::string_view body, std::string_view prefix);
+  // A realtime /fwmatch body of subtotal keys; prefix = "{sub}.{ns}|{key}.".
+  Status AddRealtime(std::string_view body, std::string_view prefix);
+
+  // The subkeys that can be in the top `limit`, largest first (ties by stored bytes).
+  std::vector<SubkeyCount> Candidates(int limit) const;
+  size_t subkeys() const { return sums_.size(); }
+
+ private:
+  void Add(std::string_view subkey, int64_t n);
+
+  HourRange range_;
+  int64_t watermark_;
+  std::unordered_map<std::string_view, int64_t> sums_;
+};
+
+// The archive keys of the subtotal records to fetch: one per hour of the total record's
+// columns inside range with a day <= w, in time order.
+Status ArchiveSubtotalKeys(std::string_view total_value, HourRange range, int64_t w,
+                           std::string_view sub, std::string_view ns, std::string_view stored_key,
+                           std::vector<std::string>* keys);
+
+// Ranks candidates under their shown names: shown(stored) gives the original of a hashed
+// subkey, or the stored bytes. Largest first, ties by shown name, at most limit.
+std::vector<BreakdownEntry> RankBreakdown(const std::vector<SubkeyCount>& candidates, int limit,
+                                          const std::function<std::string(std::string_view)>& shown);
+
+// The `data` object of a /breakdown answer: ns ... tz_offset, "sub", "breakdown".
+std::string BreakdownJson(const QueryParams& q, const std::vector<BreakdownEntry>& entries);
+
+}  // namespace clickatron

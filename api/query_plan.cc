@@ -1,0 +1,88 @@
+#include "api/query_plan.h"
+
+#include <algorithm>
+
+#include "keyformat/ymdh.h"
+#include "net/query.h"
+
+namespace clickatron {
+
+Result<int64_t> ParseWatermark(std::optional<std::string_view> header) {
+  if (!header.has_value()) return kNoArchiveDays;
+  Result<int64_t> day = ParseDay(*header);
+  if (!day.ok()) return Status::Error("archive header X-Archive-Last-Day: " + day.status().message());
+  return day.value();
+}
+
+HourRange RangeOfBuckets(const std::vector<Bucket>& buckets) {
+  HourRange r;
+  if (buckets.empty()) return r;
+  r.start = std::max(buckets.back().start, kYmdhMinTs);
+  // kYmdhMaxTs is the last second of the last hour.
+  r.end = std::min(buckets.front().end, kYmdhMaxTs + 1);
+  if (r.start > r.end) r.start = r.end;
+  return r;
+}
+
+bool RealtimeHours(HourRange range, int64_t w, int64_t last_day, size_t max_hours,
+                   std::vector<int64_t>* hours) {
+  hours->clear();
+  int64_t start = std::max(range.start, (w + 1) * kSecondsPerDay);
+  int64_t end = std::min(range.end, (last_day + 1) * kSecondsPerDay);
+  if (start >= end) return true;
+  if (static_cast<size_t>((end - start) / kSecondsPerHour) > max_hours) return false;
+  for (int64_t h = start; h < end; h += kSecondsPerHour) hours->push_back(h);
+  return true;
+}
+
+std::string GetPath(std::string_view key) {
+  std::string path = "/get?key=";
+  net::PercentEncode(key, &path);
+  return path;
+}
+
+std::string FwmatchPath(std::string_view prefix) {
+  std::string path = "/fwmatch?key=";
+  net::PercentEncode(prefix, &path);
+  return path;
+}
+
+std::vector<std::string> MgetPaths(const std::vector<std::string>& keys, size_t max_bytes) {
+  std::vector<std::string> paths;
+  std::string path;
+  std::string encoded;
+  for (const std::string& key : keys) {
+    encoded.clear();
+    net::PercentEncode(key, &encoded);
+    if (!path.empty() && path.size() + 5 + encoded.size() > max_bytes) {
+      paths.push_back(std::move(path));
+      path.clear();
+    }
+    path += path.empty() ? "/mget?key=" : "&key=";
+    path += encoded;
+  }
+  if (!path.empty()) paths.push_back(std::move(path));
+  return paths;
+}
+
+bool LineWalker::Next(std::string_view* key, std::string_view* value) {
+  while (!rest_.empty()) {
+    size_t nl = rest_.find('\n');
+    std::string_view line = rest_.substr(0, nl);
+    rest_ = nl == std::string_view::npos ? std::string_view() : rest_.substr(nl + 1);
+    if (line.empty()) continue;
+    size_t comma = line.find(',');
+    if (comma == std::string_view::npos || comma == 0) {
+      status_ = Status::Error("backend line '" + std::string(line.substr(0, 80)) +
+                              "' is not key,value");
+      rest_ = {};
+      return false;
+    }
+    *key = line.substr(0, comma);
+    *value = line.substr(comma + 1);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace clickatron

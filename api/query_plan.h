@@ -1,0 +1,71 @@
+// Query planning: which records a query needs from which tier, as pure functions.
+//
+// The archive watermark W (SPEC 3.1, 3.3) is the `X-Archive-Last-Day` of the archive answer a
+// query used, as days since 1970-01-01; an answer without the header holds no days
+// (kNoArchiveDays). An hour whose UTC day is <= W is read from the archive only, a later hour
+// from realtime only. Realtime can hold only days after W up to tomorrow (increments later
+// than tomorrow are refused), so those are the only realtime hours worth asking for.
+//
+// Backend requests are plain GETs; /mget batches are cut so every URL stays under the
+// backends' request-line limit (net/ servers answer 414 beyond 8 KB).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/buckets.h"
+#include "keyformat/status.h"
+
+namespace clickatron {
+
+inline constexpr int64_t kNoArchiveDays = -1;
+inline constexpr std::string_view kWatermarkHeader = "X-Archive-Last-Day";
+
+// W from the header value (absent: kNoArchiveDays). A malformed header is an error.
+Result<int64_t> ParseWatermark(std::optional<std::string_view> header);
+
+// The UTC day of an hour (unix seconds).
+inline int64_t DayOfHour(int64_t hour) {
+  return hour >= 0 ? hour / 86400 : -((-hour + 86399) / 86400);
+}
+
+// The hours a query covers, [start, end), clamped to the hours data can have (ymdh.h);
+// empty (start >= end) when none can.
+struct HourRange {
+  int64_t start = 0;
+  int64_t end = 0;
+  bool empty() const { return start >= end; }
+  bool Contains(int64_t hour) const { return hour >= start && hour < end; }
+};
+HourRange RangeOfBuckets(const std::vector<Bucket>& buckets);
+
+// The hours of `range` realtime may hold past watermark `w`: days > w and <= last_day. Fills
+// *hours in ascending order and returns true, or returns false (with *hours cleared) when
+// there are more than max_hours — then one /fwmatch over the key is the cheaper question.
+bool RealtimeHours(HourRange range, int64_t w, int64_t last_day, size_t max_hours,
+                   std::vector<int64_t>* hours);
+
+// "/get?key=<k>" and "/fwmatch?key=<prefix>", k percent-encoded.
+std::string GetPath(std::string_view key);
+std::string FwmatchPath(std::string_view prefix);
+// "/mget?key=<k1>&key=<k2>..." paths holding every key once, in order, each path at most
+// max_bytes long (a single longer key still gets its own path).
+std::vector<std::string> MgetPaths(const std::vector<std::string>& keys, size_t max_bytes);
+
+// Walks a sortdb-style body of `key,value\n` lines (the last newline optional). Next()
+// returns false at the end; a line without ',' is reported through status().
+class LineWalker {
+ public:
+  explicit LineWalker(std::string_view body) : rest_(body) {}
+  bool Next(std::string_view* key, std::string_view* value);
+  const Status& status() const { return status_; }
+
+ private:
+  std::string_view rest_;
+  Status status_;
+};
+
+}  // namespace clickatron

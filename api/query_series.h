@@ -1,0 +1,71 @@
+// Series arithmetic: the hours of a total rolled up into buckets (SPEC 3.3 /series), and the
+// JSON of the answer. Pure code — query_service.cc feeds it the backends' bodies.
+//
+// The archive total record `{ns}|{key}` holds `ymdh:n` columns in time order; realtime
+// answers (/mget or /fwmatch) hold `{ns}|{key}.{ymdh},n` lines. SeriesSum takes archive
+// hours only of days <= W and realtime hours only of days > W (query_plan.h), and only hours
+// inside the buckets. Bad backend data is an error, never a silently wrong number.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/buckets.h"
+#include "api/query_params.h"
+#include "api/query_plan.h"
+#include "keyformat/status.h"
+
+namespace clickatron {
+
+namespace net {
+class JsonWriter;
+}
+
+// Adds b to *a, saturating instead of overflowing (counts are user-supplied int64s).
+inline void AddCount(int64_t* a, int64_t b) {
+  if (__builtin_add_overflow(*a, b, a)) *a = b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+class SeriesSum {
+ public:
+  // REQUIRES: buckets is not empty and outlives this object.
+  SeriesSum(const std::vector<Bucket>& buckets, int64_t watermark);
+
+  // The value of the archive total record (columns of days > W are ignored).
+  Status AddArchiveTotal(std::string_view value);
+  // A realtime body of `{total_prefix}{ymdh},n` lines (total_prefix = "{ns}|{key}.");
+  // hours of days <= W are ignored.
+  Status AddRealtime(std::string_view body, std::string_view total_prefix);
+
+  // One sum per bucket, in the buckets' order.
+  const std::vector<int64_t>& values() const { return values_; }
+  int64_t Total() const;
+
+ private:
+  const std::vector<Bucket>& buckets_;
+  int64_t watermark_;
+  HourRange range_;
+  std::vector<int64_t> values_;
+};
+
+// The first hour (unix seconds) with data in an archive total value, or INT64_MAX if none.
+Result<int64_t> FirstArchiveHour(std::string_view value);
+// The first hour of a day > w in a realtime body of `{prefix}...{ymdh},n` lines, whose keys
+// end in the YMDH token; INT64_MAX if none.
+Result<int64_t> FirstRealtimeHour(std::string_view body, std::string_view prefix, int64_t w);
+
+// The hour (unix seconds) named by the last 4 bytes of a realtime key that starts with
+// prefix; fails when the key does not have that shape.
+Result<int64_t> RealtimeKeyHour(std::string_view key, std::string_view prefix);
+
+// The `data` object of a /series answer: ns, key, unit, units, unit_reference_ts, tz_offset,
+// then "series" (newest first, {"dt", "value"}) or, with rollup, "total".
+std::string SeriesJson(const QueryParams& q, const std::vector<Bucket>& buckets,
+                       const std::vector<int64_t>& values);
+
+// Writes the members every query answer starts with (ns ... tz_offset) into an open object.
+void WriteQueryHead(const QueryParams& q, net::JsonWriter* w);
+
+}  // namespace clickatron

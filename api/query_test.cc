@@ -1,0 +1,275 @@
+// The read path's pure parts: parameters, planning, series and breakdown arithmetic, on the
+// golden seed example's records.
+#include <gtest/gtest.h>
+
+#include "api/query_breakdown.h"
+#include "api/query_params.h"
+#include "api/query_plan.h"
+#include "api/query_series.h"
+#include "keyformat/ymdh.h"
+
+namespace clickatron {
+namespace {
+
+constexpr int64_t kRef = 1333314000;  // 2012-04-01 21:00 UTC
+constexpr int64_t kApr1 = 15431;      // days since 1970 of 2012-04-01
+
+std::vector<net::QueryParam> Params(std::initializer_list<std::pair<const char*, const char*>> l) {
+  std::vector<net::QueryParam> v;
+  for (auto& [n, val] : l) v.push_back({n, val});
+  return v;
+}
+
+QueryError Fails(QueryKind kind, std::initializer_list<std::pair<const char*, const char*>> l) {
+  QueryParams q;
+  QueryError e;
+  EXPECT_FALSE(ParseQueryParams(kind, Params(l), kRef, &q, &e));
+  return e;
+}
+
+TEST(QueryParamsTest, Defaults) {
+  QueryParams q;
+  QueryError e;
+  ASSERT_TRUE(ParseQueryParams(QueryKind::kSeries, Params({{"ns", "u"}, {"key", "jehiah"}}), kRef,
+                               &q, &e));
+  EXPECT_EQ(q.ns, "u");
+  EXPECT_EQ(q.stored_key, "jehiah");
+  EXPECT_EQ(q.unit, Unit::kDay);
+  EXPECT_EQ(q.units, -1);
+  EXPECT_EQ(q.reference_ts, kRef);
+  EXPECT_EQ(q.tz_offset, 0);
+  EXPECT_FALSE(q.rollup);
+}
+
+TEST(QueryParamsTest, EverythingGiven) {
+  QueryParams q;
+  QueryError e;
+  ASSERT_TRUE(ParseQueryParams(
+      QueryKind::kBreakdown,
+      Params({{"ns", "u"}, {"key", "http://www.facebook.com/"}, {"sub", "r"}, {"unit", "mweek"},
+              {"units", "12"}, {"unit_reference_ts", "1331553600"},
+              {"timezone", "America/New_York"}, {"rollup", "true"}, {"limit", "7"},
+              {"access_token", "ignored"}}),
+      kRef, &q, &e))
+      << e.message;
+  EXPECT_EQ(q.stored_key, "h0aMB8AuNw4=");
+  EXPECT_EQ(q.sub, "r");
+  EXPECT_EQ(q.unit, Unit::kMweek);
+  EXPECT_EQ(q.units, 12);
+  EXPECT_EQ(q.reference_ts, 1331553600);
+  EXPECT_EQ(q.tz_offset, -4);
+  EXPECT_TRUE(q.rollup);
+  EXPECT_EQ(q.limit, 7);
+  ASSERT_TRUE(ParseQueryParams(QueryKind::kSeries,
+                               Params({{"ns", "u"}, {"key", "k"}, {"hour_offset", "-5"},
+                                       {"unit_reference_ts", "now"}}),
+                               kRef, &q, &e));
+  EXPECT_EQ(q.tz_offset, -5);
+  EXPECT_EQ(q.reference_ts, kRef);
+}
+
+TEST(QueryParamsTest, ErrorsNameTheParameter) {
+  using K = QueryKind;
+  EXPECT_EQ(Fails(K::kSeries, {{"ns", "u"}}).status_txt, "MISSING_ARG_KEY");
+  EXPECT_EQ(Fails(K::kSeries, {{"key", "k"}}).status_txt, "MISSING_ARG_NS");
+  EXPECT_EQ(Fails(K::kSeries, {{"ns", "u"}, {"key", ""}}).status_txt, "MISSING_ARG_KEY");
+  EXPECT_EQ(Fails(K::kSeries, {{"ns", "_l"}, {"key", "k"}}).status_txt, "INVALID_ARG_NS");
+  EXPECT_EQ(Fails(K::kSeries, {{"ns", "u|x"}, {"key", "k"}}).status_txt, "INVALID_ARG_NS");
+  EXPECT_EQ(Fails(K::kSeries, {{"ns", "u"}, {"key", std::string(4097, 'k').c_str()}}).status_txt,
+            "INVALID_ARG_KEY");
+  QueryError unit = Fails(K::kSeries, {{"ns", "u"}, {"key", "k"}, {"unit", "fortnight"}});
+  EXPECT_EQ(unit.status_txt, "INVALID_ARG_UNIT");
+  EXPECT_EQ(unit.code, 400);
+  EXPECT_EQ(unit.message, "unit 'fortnight' is not one of hour, day, week, mweek, month");
+  for (const char* units : {"0", "10001", "-2", "1.5", "+3", "x"}) {
+    EXPECT_EQ(Fails(K::kSeries, {{"ns", "u"}, {"key", "k"}, {"units", units}}).status_txt,
+              "INVALID_ARG_UNITS") << units;
+  }
+  for (const char* tz : {"15", "Mars/Olympus", "Asia/Kolkata", "-15"}) {
+    EXPECT_EQ(Fails(K::kSeries, {{"ns", "u"}, {"key", "k"}, {"timezone", tz}}).status_txt,
+              "INVALID_ARG_TIMEZONE") << tz;
+  }
+  EXPECT_EQ(Fails(K::kSeries, {{"ns", "u"}, {"key", "k"}, {"hour_offset", "New_York"}}).status_txt,
+            "INVALID_ARG_HOUR_OFFSET");
+  EXPECT_EQ(Fails(K::kSeries, {{"ns", "u"}, {"key", "k"}, {"hour_offset", "1"}, {"timezone", "1"}})
+                .status_txt,
+            "INVALID_ARG_HOUR_OFFSET");
+  for (const char* ref : {"yesterday", "0", "99999999999", "-5", "1e9"}) {
+    EXPECT_EQ(Fails(K::kSeries, {{"ns", "u"}, {"key", "k"}, {"unit_reference_ts", ref}}).status_txt,
+              "INVALID_ARG_UNIT_REFERENCE_TS") << ref;
+  }
+  EXPECT_EQ(Fails(K::kSeries, {{"ns", "u"}, {"key", "k"}, {"rollup", "yes"}}).status_txt,
+            "INVALID_ARG_ROLLUP");
+  EXPECT_EQ(Fails(K::kBreakdown, {{"ns", "u"}, {"key", "k"}}).status_txt, "MISSING_ARG_SUB");
+  EXPECT_EQ(Fails(K::kBreakdown, {{"ns", "u"}, {"key", "k"}, {"sub", "a.b"}}).status_txt,
+            "INVALID_ARG_SUB");
+  for (const char* limit : {"0", "1001", "ten"}) {
+    EXPECT_EQ(Fails(K::kBreakdown, {{"ns", "u"}, {"key", "k"}, {"sub", "c"}, {"limit", limit}})
+                  .status_txt,
+              "INVALID_ARG_LIMIT");
+  }
+}
+
+TEST(QueryPlanTest, Watermark) {
+  EXPECT_EQ(ParseWatermark(std::nullopt).value(), kNoArchiveDays);
+  EXPECT_EQ(ParseWatermark("2012-04-01").value(), kApr1);
+  EXPECT_FALSE(ParseWatermark("2012-04-31").ok());
+  EXPECT_FALSE(ParseWatermark("").ok());
+  EXPECT_EQ(DayOfHour(kRef), kApr1);
+  EXPECT_EQ(DayOfHour(kApr1 * 86400), kApr1);
+  EXPECT_EQ(DayOfHour(kApr1 * 86400 - 1), kApr1 - 1);
+}
+
+TEST(QueryPlanTest, RealtimeHoursArePastTheWatermarkUpToTomorrow) {
+  HourRange range{(kApr1 - 10) * 86400, kRef + 3600};
+  std::vector<int64_t> hours;
+  ASSERT_TRUE(RealtimeHours(range, kApr1 - 1, kApr1 + 1, 96, &hours));
+  ASSERT_EQ(hours.size(), 22u);  // 2012-04-01 00:00 .. 21:00
+  EXPECT_EQ(hours.front(), kApr1 * 86400);
+  EXPECT_EQ(hours.back(), kRef);
+  ASSERT_TRUE(RealtimeHours(range, kApr1, kApr1 + 1, 96, &hours));
+  EXPECT_TRUE(hours.empty());
+  // No archive days: the whole range is realtime's, more than one /mget is worth.
+  EXPECT_FALSE(RealtimeHours(range, kNoArchiveDays, kApr1 + 1, 96, &hours));
+  // Nothing realtime can hold: the range ended before today.
+  ASSERT_TRUE(RealtimeHours(range, kNoArchiveDays, kApr1 - 20, 96, &hours));
+  EXPECT_TRUE(hours.empty());
+}
+
+TEST(QueryPlanTest, Paths) {
+  EXPECT_EQ(GetPath("u|jehiah"), "/get?key=u%7Cjehiah");
+  EXPECT_EQ(FwmatchPath("r.u|jehiah."), "/fwmatch?key=r.u%7Cjehiah.");
+  std::vector<std::string> keys = {"_l|h0aMB8AuNw4=", "_l|HMCJVIkxxP4="};
+  EXPECT_EQ(MgetPaths(keys, 6000),
+            std::vector<std::string>{"/mget?key=_l%7Ch0aMB8AuNw4%3D&key=_l%7CHMCJVIkxxP4%3D"});
+  EXPECT_EQ(MgetPaths(keys, 30),
+            (std::vector<std::string>{"/mget?key=_l%7Ch0aMB8AuNw4%3D", "/mget?key=_l%7CHMCJVIkxxP4%3D"}));
+  std::vector<std::string> many(1000, "c.u|jehiah.c41l");
+  std::vector<std::string> paths = MgetPaths(many, 6000);
+  size_t count = 0;
+  for (const std::string& p : paths) {
+    EXPECT_LE(p.size(), 6000u);
+    for (size_t i = p.find("key="); i != std::string::npos; i = p.find("key=", i + 1)) ++count;
+  }
+  EXPECT_EQ(count, 1000u);
+  EXPECT_TRUE(MgetPaths({}, 6000).empty());
+}
+
+TEST(QueryPlanTest, LineWalker) {
+  LineWalker lines("a,1\nb,x:1 y:2\n\nc,\n");
+  std::string_view k, v;
+  ASSERT_TRUE(lines.Next(&k, &v));
+  EXPECT_EQ(k, "a");
+  EXPECT_EQ(v, "1");
+  ASSERT_TRUE(lines.Next(&k, &v));
+  EXPECT_EQ(v, "x:1 y:2");
+  ASSERT_TRUE(lines.Next(&k, &v));
+  EXPECT_EQ(k, "c");
+  EXPECT_EQ(v, "");
+  EXPECT_FALSE(lines.Next(&k, &v));
+  EXPECT_TRUE(lines.status().ok());
+  LineWalker bad("no-comma\n");
+  EXPECT_FALSE(bad.Next(&k, &v));
+  EXPECT_FALSE(bad.status().ok());
+}
+
+std::vector<Bucket> Days(int64_t ref, int64_t n, int hours = 0) {
+  return MakeBuckets(Unit::kDay, TimeZone::FixedHours(hours), ref, n).value();
+}
+
+TEST(SeriesSumTest, ArchiveAndRealtimeSplitAtTheWatermark) {
+  std::vector<Bucket> buckets = Days(kRef, 2);
+  // All in the archive (W = 2012-04-01).
+  SeriesSum all(buckets, kApr1);
+  ASSERT_TRUE(all.AddArchiveTotal("c413:2 c41l:5").ok());
+  ASSERT_TRUE(all.AddRealtime("u|jehiah.c41l,100\n", "u|jehiah.").ok());  // not realtime's hour
+  EXPECT_EQ(all.values(), (std::vector<int64_t>{7, 0}));
+  // W = 2012-03-31: April 1st comes from realtime only.
+  SeriesSum split(buckets, kApr1 - 1);
+  ASSERT_TRUE(split.AddArchiveTotal("c3uf:4 c3vf:1 c413:2 c41l:5").ok());
+  ASSERT_TRUE(split.AddRealtime("u|jehiah.c413,2\nu|jehiah.c41l,5\nu|jehiah.c41m,9\n", "u|jehiah.").ok());
+  EXPECT_EQ(split.values(), (std::vector<int64_t>{7, 1}));
+  EXPECT_EQ(split.Total(), 8);
+  // Realtime lines that are not this key's are an error, not a number.
+  EXPECT_FALSE(split.AddRealtime("u|jehiahx.c41l,5\n", "u|jehiah.").ok());
+  EXPECT_FALSE(split.AddRealtime("u|jehiah.c41l,five\n", "u|jehiah.").ok());
+  EXPECT_FALSE(all.AddArchiveTotal("c413:x").ok());
+}
+
+TEST(SeriesSumTest, FirstHours) {
+  EXPECT_EQ(FirstArchiveHour("c413:2 c41l:5").value(), 1333249200);
+  EXPECT_EQ(FirstArchiveHour("").value(), INT64_MAX);
+  EXPECT_EQ(FirstRealtimeHour("u|k.c413,1\nu|k.c41l,1\n", "u|k.", kApr1 - 1).value(), 1333249200);
+  EXPECT_EQ(FirstRealtimeHour("u|k.c413,1\n", "u|k.", kApr1).value(), INT64_MAX);
+}
+
+TEST(SeriesSumTest, Json) {
+  QueryParams q;
+  q.ns = "u";
+  q.key = "jehiah";
+  q.units = 2;
+  q.reference_ts = kRef;
+  std::vector<Bucket> buckets = Days(kRef, 2);
+  EXPECT_EQ(SeriesJson(q, buckets, {7, 0}),
+            R"({"ns":"u","key":"jehiah","unit":"day","units":2,"unit_reference_ts":1333314000,)"
+            R"("tz_offset":0,"series":[{"dt":1333238400,"value":7},{"dt":1333152000,"value":0}]})");
+  q.rollup = true;
+  EXPECT_EQ(SeriesJson(q, buckets, {7, 0}),
+            R"({"ns":"u","key":"jehiah","unit":"day","units":2,"unit_reference_ts":1333314000,)"
+            R"("tz_offset":0,"total":7})");
+}
+
+TEST(BreakdownSumTest, SumsRanksAndShowsOriginals) {
+  std::vector<Bucket> buckets = Days(kRef, 1);
+  HourRange range = RangeOfBuckets(buckets);
+  std::vector<std::string> keys;
+  ASSERT_TRUE(ArchiveSubtotalKeys("c3uf:1 c413:2 c41l:5 c41m:1", range, kApr1, "r", "u", "jehiah", &keys).ok());
+  EXPECT_EQ(keys, (std::vector<std::string>{"r.u|jehiah.c413", "r.u|jehiah.c41l"}));
+  ASSERT_TRUE(ArchiveSubtotalKeys("c413:2 c41l:5", range, kApr1 - 1, "r", "u", "jehiah", &keys).ok());
+  EXPECT_TRUE(keys.empty());
+
+  BreakdownSum sum(range, kApr1 - 1);
+  ASSERT_TRUE(sum.AddArchive("r.u|jehiah.c3uf,HMCJVIkxxP4=:50\n", "r.u|jehiah.").ok());  // <= W but out of range
+  ASSERT_TRUE(sum.AddRealtime("r.u|jehiah.HMCJVIkxxP4=.c41l,3\nr.u|jehiah.h0aMB8AuNw4=.c41l,2\n"
+                              "r.u|jehiah.zero.c41l,0\nr.u|jehiah.b.c41l,2\nr.u|jehiah.a.c41m,2\n",
+                              "r.u|jehiah.").ok());
+  std::vector<SubkeyCount> top1 = sum.Candidates(1);
+  ASSERT_EQ(top1.size(), 1u);
+  EXPECT_EQ(top1[0].stored, "HMCJVIkxxP4=");
+  // Second place is a tie of two: both are candidates.
+  std::vector<SubkeyCount> top2 = sum.Candidates(2);
+  ASSERT_EQ(top2.size(), 3u);
+  auto shown = [](std::string_view s) {
+    if (s == "HMCJVIkxxP4=") return std::string("http://twitter.com/");
+    if (s == "h0aMB8AuNw4=") return std::string("http://www.facebook.com/");
+    return std::string(s);
+  };
+  EXPECT_EQ(RankBreakdown(top2, 2, shown),
+            (std::vector<BreakdownEntry>{{"http://twitter.com/", 3}, {"b", 2}}));
+  EXPECT_EQ(RankBreakdown(sum.Candidates(100), 100, shown),
+            (std::vector<BreakdownEntry>{{"http://twitter.com/", 3}, {"b", 2},
+                                         {"http://www.facebook.com/", 2}}));
+  EXPECT_FALSE(sum.AddRealtime("r.u|jehiah..c41l,3\n", "r.u|jehiah.").ok());
+  BreakdownSum archived(range, kApr1);
+  EXPECT_FALSE(archived.AddArchive("r.u|jehiah.c41l,US\n", "r.u|jehiah.").ok());
+  EXPECT_FALSE(archived.AddArchive("r.u|jehiah.c41,US:1\n", "r.u|jehiah.").ok());
+  ASSERT_TRUE(archived.AddArchive("r.u|jehiah.c41l,US:4 JP:1\n", "r.u|jehiah.").ok());
+  EXPECT_EQ(RankBreakdown(archived.Candidates(5), 5, shown),
+            (std::vector<BreakdownEntry>{{"US", 4}, {"JP", 1}}));
+}
+
+TEST(BreakdownSumTest, Json) {
+  QueryParams q;
+  q.kind = QueryKind::kBreakdown;
+  q.ns = "u";
+  q.key = "jehiah";
+  q.sub = "c";
+  q.units = 1;
+  q.reference_ts = kRef;
+  EXPECT_EQ(BreakdownJson(q, {{"US", 4}, {"JP", 1}}),
+            R"({"ns":"u","key":"jehiah","unit":"day","units":1,"unit_reference_ts":1333314000,)"
+            R"("tz_offset":0,"sub":"c","breakdown":[{"subkey":"US","value":4},{"subkey":"JP","value":1}]})");
+}
+
+}  // namespace
+}  // namespace clickatron
