@@ -35,9 +35,10 @@ Status Fetch(std::string_view host_port, std::string_view path_and_query,
              ClientOptions client_options = {});
 
 // Streams the body to on_chunk as it arrives (response->body stays empty). on_chunk
-// returning false aborts with "aborted by receiver". By default no total timeout, only
-// the idle timeout: options.timeout_ms is set to 0 unless the caller set it non-zero
-// after construction. The status line and headers are in *response when it returns.
+// returning false aborts with "aborted by receiver". options.timeout_ms bounds the whole
+// transfer as for Fetch; pass 0 for an export of unknown size (the client's
+// idle_timeout_ms still ends a stalled one). The status and headers are in *response
+// when it returns.
 Status FetchStream(const HostPort& to, std::string_view path_and_query,
                    RequestOptions options,
                    std::function<bool(std::string_view chunk)> on_chunk,

@@ -38,7 +38,9 @@
 
 #include "net/host_port.h"
 
+struct event;
 struct event_base;
+struct evhttp_connection;
 
 namespace clickatron::net {
 
@@ -101,9 +103,12 @@ class HttpClient {
   struct Call;
   friend struct Call;
   Pool* PoolFor(const HostPort& to);
+  static void OnReap(int fd, short what, void* arg);
 
   event_base* base_;
   ClientOptions options_;
+  event* reaper_;                           // frees doomed_ outside evhttp's callbacks
+  std::vector<evhttp_connection*> doomed_;  // connections to close
   std::map<std::string, std::unique_ptr<Pool>> pools_;  // by "host:port"
   Call* calls_ = nullptr;  // in-flight calls, an intrusive list
   size_t in_flight_ = 0;

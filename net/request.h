@@ -36,6 +36,8 @@
 
 #include "net/query.h"
 
+struct evbuffer;
+struct evhttp_connection;
 struct evhttp_request;
 struct event_base;
 
@@ -90,7 +92,8 @@ class Responder {
   int route_ = -1;                 // index into the server's routes, -1 for "not found"
   uint64_t start_micros_ = 0;
   bool replied_ = false;
-  bool gone_ = false;              // the client disconnected; evhttp detached the request
+  bool gone_ = false;              // the client disconnected (or the server stopped)
+  bool async_ = false;             // this is an AsyncReply
 };
 
 class Request : public Responder {
@@ -168,14 +171,20 @@ class AsyncReply : public Responder {
 
  private:
   friend class Request;
+  friend class Responder;
   friend class ServerLoop;
-  AsyncReply() = default;
-  void ClientGone();    // called by the loop when the connection closes
-  void Abandon();       // called by the loop when the server stops
+  AsyncReply() { async_ = true; }
+  static void OnConnectionClose(evhttp_connection* conn, void* arg);
+  static void OnDrained(evhttp_connection* conn, void* arg);
+  void Detach();        // leaves the loop's pending list, clears the close callback
+  void ClientGone();    // the connection closed before the reply was complete
+  void Abandon();       // the server stopped
 
   std::function<void()> on_close_;
   std::function<void()> on_drained_;
+  evbuffer* chunk_ = nullptr;   // reused for every SendChunk
   bool chunked_ = false;
+  bool linked_ = false;         // on the loop's pending list
   AsyncReply* prev_ = nullptr;  // the loop's list of pending replies
   AsyncReply* next_ = nullptr;
 };
