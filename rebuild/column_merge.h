@@ -1,0 +1,26 @@
+// Merging the multi-column values of one archive key found in several segments.
+//
+// Total records (`ymdh:n …`) and subtotal records (`subkey:n …`) both hold columns in
+// ascending name order. Merging two values walks both once: equal names are summed, a
+// column whose sum is 0 is dropped (SPEC 2.3), the rest keep their order. The common case
+// of the nightly merge — yesterday's hours appended after every earlier hour — is a plain
+// concatenation, checked by comparing one boundary pair of names.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "keyformat/status.h"
+
+namespace clickatron::rebuild {
+
+// Merges `more` into *acc (both well-formed sorted column values; *acc may be empty).
+// *columns is set to the number of columns of the result. Fails on a malformed value or a
+// sum that overflows int64, naming the column.
+Status MergeColumnsInto(std::string* acc, std::string_view more, std::string* scratch);
+
+// Number of columns of a well-formed value (its spaces + 1; 0 when empty).
+uint64_t CountColumns(std::string_view value);
+
+}  // namespace clickatron::rebuild

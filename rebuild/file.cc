@@ -1,0 +1,246 @@
+#include "rebuild/file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+namespace clickatron::rebuild {
+
+namespace fs = std::filesystem;
+
+Status ErrnoStatus(std::string_view what, const std::string& path) {
+  const int e = errno;
+  std::string m(what);
+  m += " ";
+  m += path;
+  m += ": ";
+  m += strerror(e);
+  return Status::Error(std::move(m));
+}
+
+FileWriter::~FileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status FileWriter::Open(const std::string& path, size_t buffer_size) {
+  path_ = path;
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) return error_ = ErrnoStatus("create", path);
+  capacity_ = buffer_size;
+  buffer_.reserve(capacity_);
+  return Status::OK();
+}
+
+Status FileWriter::FlushBuffer() {
+  size_t done = 0;
+  while (done < buffer_.size()) {
+    const ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return error_ = ErrnoStatus("write", path_);
+    }
+    done += size_t(n);
+  }
+  buffer_.clear();
+  return Status::OK();
+}
+
+Status FileWriter::Append(std::string_view bytes) {
+  if (!error_.ok()) return error_;
+  bytes_ += bytes.size();
+  if (buffer_.size() + bytes.size() > capacity_) {
+    if (Status s = FlushBuffer(); !s.ok()) return s;
+    if (bytes.size() >= capacity_) {  // a huge piece goes straight out
+      buffer_.assign(bytes);
+      return FlushBuffer();
+    }
+  }
+  buffer_.append(bytes);
+  return Status::OK();
+}
+
+Status FileWriter::SyncAndClose() {
+  if (!error_.ok()) return error_;
+  if (Status s = FlushBuffer(); !s.ok()) return s;
+  if (::fdatasync(fd_) != 0) return error_ = ErrnoStatus("fsync", path_);
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) return error_ = ErrnoStatus("close", path_);
+  return Status::OK();
+}
+
+Status FileWriter::Close() {
+  if (!error_.ok()) return error_;
+  if (Status s = FlushBuffer(); !s.ok()) return s;
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) return error_ = ErrnoStatus("close", path_);
+  return Status::OK();
+}
+
+LineReader::~LineReader() {
+  if (owns_fd_ && fd_ >= 0) ::close(fd_);
+}
+
+Status LineReader::Open(const std::string& path, size_t buffer_size) {
+  path_ = path;
+  if (path == "-") {
+    fd_ = 0;
+    path_ = "standard input";
+  } else {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) return status_ = ErrnoStatus("open", path);
+    owns_fd_ = true;
+    struct stat st;
+    if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) {
+      file_size_ = uint64_t(st.st_size);
+      ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+    }
+  }
+  buffer_.resize(buffer_size);
+  return Status::OK();
+}
+
+bool LineReader::Refill() {
+  if (eof_) return false;
+  // Keep the partial line, move it to the front, read behind it.
+  if (begin_ > 0) {
+    std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+    end_ -= begin_;
+    begin_ = 0;
+  }
+  if (end_ == buffer_.size()) buffer_.resize(buffer_.size() * 2);  // a line longer than the buffer
+  for (;;) {
+    const ssize_t n = ::read(fd_, buffer_.data() + end_, buffer_.size() - end_);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      status_ = ErrnoStatus("read", path_);
+      return false;
+    }
+    if (n == 0) {
+      eof_ = true;
+      return false;
+    }
+    if (digest_enabled_) XXH64_update(&digest_state_, buffer_.data() + end_, size_t(n));
+    end_ += size_t(n);
+    bytes_read_ += uint64_t(n);
+    return true;
+  }
+}
+
+bool LineReader::Next(std::string_view* line) {
+  if (!status_.ok() || fd_ < 0) return false;
+  size_t scan_from = begin_;
+  for (;;) {
+    const char* nl = static_cast<const char*>(
+        std::memchr(buffer_.data() + scan_from, '\n', end_ - scan_from));
+    if (nl != nullptr) {
+      const size_t pos = size_t(nl - buffer_.data());
+      *line = std::string_view(buffer_.data() + begin_, pos - begin_);
+      begin_ = pos + 1;
+      ++line_number_;
+      return true;
+    }
+    const size_t partial = end_ - begin_;
+    if (!Refill()) {
+      if (!status_.ok()) return false;
+      if (begin_ < end_) {  // last line without '\n'
+        *line = std::string_view(buffer_.data() + begin_, end_ - begin_);
+        begin_ = end_;
+        final_newline_ = false;
+        ++line_number_;
+        return true;
+      }
+      return false;
+    }
+    scan_from = begin_ + partial;
+  }
+}
+
+Result<std::string> ReadSmallFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus("open", path);
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      Status s = ErrnoStatus("read", path);
+      ::close(fd);
+      return s;
+    }
+    if (n == 0) break;
+    out.append(buf, size_t(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+Status SyncDir(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus("open directory", dir);
+  const int r = ::fsync(fd);
+  Status s = r == 0 ? Status::OK() : ErrnoStatus("fsync directory", dir);
+  ::close(fd);
+  return s;
+}
+
+static std::string ParentOf(const std::string& path) {
+  const fs::path parent = fs::path(path).parent_path();
+  return parent.empty() ? std::string(".") : parent.string();
+}
+
+Status RenameDurable(const std::string& from, const std::string& to) {
+  if (::rename(from.c_str(), to.c_str()) != 0) return ErrnoStatus("rename " + from + " to", to);
+  return SyncDir(ParentOf(to));
+}
+
+Status WriteFileAtomic(const std::string& path, std::string_view contents) {
+  const std::string tmp = path + ".tmp";
+  FileWriter w;
+  if (Status s = w.Open(tmp, 1 << 16); !s.ok()) return s;
+  if (Status s = w.Append(contents); !s.ok()) return s;
+  if (Status s = w.SyncAndClose(); !s.ok()) return s;
+  return RenameDurable(tmp, path);
+}
+
+Status MakeDirs(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Status::Error("create directory " + dir + ": " + ec.message());
+  return Status::OK();
+}
+
+Status RemoveAll(const std::string& path) {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+  if (ec) return Status::Error("remove " + path + ": " + ec.message());
+  return Status::OK();
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+Result<std::vector<std::string>> ListDir(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return names;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    names.push_back(it->path().filename().string());
+  }
+  if (ec) return Status::Error("list " + dir + ": " + ec.message());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace clickatron::rebuild

@@ -1,0 +1,114 @@
+// Files for batch work: big buffered writes and reads, durable renames, directories.
+//
+// Every output of clickatron-rebuild is written to a temporary name, fsynced, and renamed
+// into place (then its directory fsynced), so a step killed at any point leaves either the
+// old file or the whole new one — never half of one. Errors are returned as Status values
+// whose text names the path and the failing call ("write /w/merged/shard-0.csv: No space
+// left on device").
+#pragma once
+
+#include <sys/types.h>
+#define XXH_STATIC_LINKING_ONLY  // XXH64_state_t on the stack, no malloc per hash
+#include <xxhash.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "keyformat/status.h"
+
+namespace clickatron::rebuild {
+
+// Appends to a new file through a large buffer. Not thread-safe.
+class FileWriter {
+ public:
+  FileWriter() = default;
+  ~FileWriter();  // closes without syncing (an unfinished temp file is garbage anyway)
+  FileWriter(const FileWriter&) = delete;
+  FileWriter& operator=(const FileWriter&) = delete;
+
+  // Creates (truncates) path for writing.
+  Status Open(const std::string& path, size_t buffer_size = 4 << 20);
+  // Appends bytes; an error sticks (later calls return it too).
+  Status Append(std::string_view bytes);
+  // Flushes, fsyncs and closes. REQUIRES: Open succeeded.
+  Status SyncAndClose();
+  // Flushes and closes without fsync (scratch files).
+  Status Close();
+  uint64_t bytes() const { return bytes_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  Status FlushBuffer();
+  int fd_ = -1;
+  std::string path_;
+  std::string buffer_;
+  size_t capacity_ = 0;
+  uint64_t bytes_ = 0;
+  Status error_;
+};
+
+// Reads a file (or standard input, path "-") line by line through a large buffer.
+// Lines are returned without their '\n' as views valid until the next call. A last line
+// without '\n' is returned too; has_final_newline() tells whether the input ended in one.
+class LineReader {
+ public:
+  LineReader() = default;
+  ~LineReader();
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+
+  Status Open(const std::string& path, size_t buffer_size = 4 << 20);
+  // Stores the next line in *line; false at the end or on an error (then status()).
+  bool Next(std::string_view* line);
+  const Status& status() const { return status_; }
+  uint64_t line_number() const { return line_number_; }  // of the last line returned
+  uint64_t bytes_read() const { return bytes_read_; }    // from the file so far
+  // Size of the file when known (a regular file), else 0.
+  uint64_t file_size() const { return file_size_; }
+  bool has_final_newline() const { return final_newline_; }
+  const std::string& path() const { return path_; }
+  // Hash every byte read from now on (call right after Open); digest() is XXH64 (seed 0)
+  // of the whole input once Next() has returned false.
+  void EnableDigest() {
+    digest_enabled_ = true;
+    XXH64_reset(&digest_state_, 0);
+  }
+  uint64_t digest() const { return XXH64_digest(&digest_state_); }
+
+ private:
+  bool Refill();
+  int fd_ = -1;
+  bool owns_fd_ = false;
+  std::string path_;
+  std::vector<char> buffer_;
+  size_t begin_ = 0, end_ = 0;
+  bool eof_ = false;
+  bool final_newline_ = true;
+  uint64_t line_number_ = 0;
+  uint64_t bytes_read_ = 0;
+  uint64_t file_size_ = 0;
+  bool digest_enabled_ = false;
+  XXH64_state_t digest_state_;
+  Status status_;
+};
+
+// Reads a whole small file (metadata, manifests).
+Result<std::string> ReadSmallFile(const std::string& path);
+// Writes a small file durably: temp name, fsync, rename, fsync of the directory.
+Status WriteFileAtomic(const std::string& path, std::string_view contents);
+// rename(2) then fsync of the destination's directory.
+Status RenameDurable(const std::string& from, const std::string& to);
+Status SyncDir(const std::string& dir);
+// mkdir -p.
+Status MakeDirs(const std::string& dir);
+// rm -rf; a missing path is fine.
+Status RemoveAll(const std::string& path);
+bool Exists(const std::string& path);
+// Names in a directory (not "." or ".."), sorted; a missing directory is empty.
+Result<std::vector<std::string>> ListDir(const std::string& dir);
+// "errno text" of the last failed call, prefixed with what and path.
+Status ErrnoStatus(std::string_view what, const std::string& path);
+
+}  // namespace clickatron::rebuild

@@ -1,0 +1,75 @@
+#include "rebuild/footer.h"
+
+#include <charconv>
+
+namespace clickatron::rebuild {
+
+std::string Hex64(uint64_t value) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i) {
+    out[size_t(i)] = kDigits[value & 15];
+    value >>= 4;
+  }
+  return out;
+}
+
+Result<uint64_t> ParseHex64(std::string_view text) {
+  uint64_t v = 0;
+  if (text.size() != 16) return Status::Error("'" + std::string(text) + "' is not 16 hex digits");
+  for (char c : text) {
+    int d;
+    if (c >= '0' && c <= '9') d = c - '0';
+    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    else return Status::Error("'" + std::string(text) + "' is not 16 lowercase hex digits");
+    v = (v << 4) | uint64_t(d);
+  }
+  return v;
+}
+
+std::string FormatFooter(const Footer& footer) {
+  std::string out(kFooterPrefix);
+  out += "count=";
+  out += std::to_string(footer.count);
+  out += " xxh64=";
+  out += Hex64(footer.xxh64);
+  out += "\n";
+  return out;
+}
+
+Result<Footer> ParseFooter(std::string_view line) {
+  const std::string shown(line.substr(0, 100));
+  const Status bad = Status::Error("footer '" + shown + "' is not '#END count=<n> xxh64=<16 hex>'");
+  if (!line.starts_with(kFooterPrefix)) return bad;
+  std::string_view rest = line.substr(kFooterPrefix.size());
+  if (!rest.starts_with("count=")) return bad;
+  rest.remove_prefix(6);
+  const size_t space = rest.find(' ');
+  if (space == std::string_view::npos) return bad;
+  Footer f;
+  const std::string_view count = rest.substr(0, space);
+  auto [ptr, ec] = std::from_chars(count.data(), count.data() + count.size(), f.count);
+  if (ec != std::errc() || ptr != count.data() + count.size() || count.empty()) return bad;
+  rest.remove_prefix(space + 1);
+  if (!rest.starts_with("xxh64=")) return bad;
+  Result<uint64_t> h = ParseHex64(rest.substr(6));
+  if (!h.ok()) return bad;
+  f.xxh64 = *h;
+  return f;
+}
+
+Status FooterCheck::Verify(std::string_view footer_line) const {
+  Result<Footer> f = ParseFooter(footer_line);
+  if (!f.ok()) return f.status();
+  if (f->count != count_) {
+    return Status::Error("footer says " + std::to_string(f->count) + " records but " +
+                         std::to_string(count_) + " were read");
+  }
+  if (f->xxh64 != digest()) {
+    return Status::Error("checksum mismatch: footer says xxh64=" + Hex64(f->xxh64) +
+                         " but the bytes hash to " + Hex64(digest()));
+  }
+  return Status::OK();
+}
+
+}  // namespace clickatron::rebuild

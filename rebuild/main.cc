@@ -1,0 +1,40 @@
+// clickatron-rebuild: the nightly rebuild and bulk loader (SPEC 3.4, 6). Reads flags and
+// the config, opens the work directory, runs one subcommand (commands.h). Errors: one
+// line on stderr naming the problem, exit status 1 (2 for a bad command line).
+#include <cstdio>
+#include <map>
+
+#include "rebuild/commands.h"
+#include "rebuild/options.h"
+#include "rebuild/work_dir.h"
+
+using namespace clickatron;
+using namespace clickatron::rebuild;
+
+int main(int argc, char** argv) {
+  Options options;
+  bool help = false;
+  if (Status s = ParseOptions(argc, argv, &options, &help); !s.ok()) {
+    std::fprintf(stderr, "clickatron-rebuild: %s\n", s.message().c_str());
+    return 2;
+  }
+  if (help) return 0;
+  using Command = Status (*)(const Options&, WorkDir*);
+  const std::map<std::string, Command> commands = {
+      {"import", RunImport},
+      {"merge", RunMerge},
+  };
+  auto it = commands.find(options.command);
+  if (it == commands.end()) {
+    std::fprintf(stderr, "clickatron-rebuild: %s is not built yet\n", options.command.c_str());
+    return 2;
+  }
+  WorkDir work(options.work);
+  Status s = work.Open();
+  if (s.ok()) s = it->second(options, &work);
+  if (!s.ok()) {
+    std::fprintf(stderr, "clickatron-rebuild %s: %s\n", options.command.c_str(), s.message().c_str());
+    return 1;
+  }
+  return 0;
+}

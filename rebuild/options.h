@@ -1,0 +1,49 @@
+// The command line of clickatron-rebuild (SPEC 6) and what the cluster config adds to it.
+//
+//   clickatron-rebuild import --work DIR --input FILE|- [--memory SIZE] [--archive-shards M]
+//   clickatron-rebuild merge --work DIR [--archive-shards M]
+//   clickatron-rebuild publish --work DIR [--config FILE] [--backup DIR]
+//   clickatron-rebuild export|segment|nightly --work DIR --config FILE --day YYYY-MM-DD
+//   clickatron-rebuild compact --work DIR --before YYYY-MM-DD
+//   clickatron-rebuild release --work DIR --config FILE --through YYYY-MM-DD
+//
+// Every flag may also be given as `name = value` in the --config file (the command line
+// wins); options of other programs in that file (port, oplog-dir, ...) are ignored. The
+// archive shard count is --archive-shards, or the number of `archive =` lines of the
+// config; both given and different is an error; neither means 1.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "keyformat/status.h"
+#include "rebuild/record_sorter.h"
+
+namespace clickatron::rebuild {
+
+struct Options {
+  std::string command;
+  std::string work;
+  std::string config;
+  std::string input;
+  std::string backup;
+  Day day = 0, before = 0, through = 0;  // 0 = not given
+  uint64_t memory = 1ull << 30;
+  uint32_t archive_shards = 0;           // resolved: always >= 1 after parsing
+  uint32_t jobs = 1;
+  uint64_t max_errors = 0;
+  bool replace = false;
+  uint32_t keep_generations = 3;
+  int timeout_ms = 30000;                // HTTP requests other than the export stream
+  std::vector<std::string> realtime;               // host:port per realtime shard
+  std::vector<std::vector<std::string>> archive;   // host:port replicas per archive shard
+};
+
+// Parses argv. On --help (or no command) prints usage to stdout and sets *help_shown.
+Status ParseOptions(int argc, const char* const* argv, Options* out, bool* help_shown);
+
+// "YYYY-MM-DD" → Day, with the flag's name in the error.
+Result<Day> ParseDayFlag(const std::string& text, const std::string& flag);
+
+}  // namespace clickatron::rebuild

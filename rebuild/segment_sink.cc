@@ -1,0 +1,53 @@
+#include "rebuild/segment_sink.h"
+
+#include "keyformat/ymdh.h"
+
+namespace clickatron::rebuild {
+
+std::string SpanOfDay(Day day) { return day == kLookupDay ? "lookups" : FormatDay(day); }
+
+Status SegmentSink::StartDay(Day day) {
+  if (Status s = FinishCurrent(); !s.ok()) return s;
+  const std::string span = SpanOfDay(day);
+  const std::string name = span + "." + WorkDir::NewId();
+  writer_ = std::make_unique<SegmentDirWriter>(txn_->StagingPath(name), name, span, shards_);
+  writer_->Cover(span, source_);
+  day_ = day;
+  return writer_->Open();
+}
+
+Status SegmentSink::FinishCurrent() {
+  if (!writer_) return Status::OK();
+  file_ = nullptr;
+  if (Status s = writer_->Finish(); !s.ok()) return s;
+  txn_->AddSegment(writer_->info().name);
+  written_.push_back(writer_->info());
+  writer_.reset();
+  return Status::OK();
+}
+
+Status SegmentSink::BeginGroup(Day day, uint32_t shard) {
+  if (!writer_ || day != day_) {
+    if (Status s = StartDay(day); !s.ok()) return s;
+  }
+  Result<SortedFileWriter*> f = writer_->Shard(shard);
+  if (!f.ok()) return f.status();
+  file_ = *f;
+  return Status::OK();
+}
+
+Status SegmentSink::Line(std::string_view key, std::string_view value, uint64_t columns) {
+  return file_->Add(key, value, columns);
+}
+
+Status SegmentSink::EnsureDay(Day day) {
+  for (const SegmentInfo& info : written_) {
+    if (info.span == SpanOfDay(day)) return Status::OK();
+  }
+  if (writer_ && day_ == day) return Status::OK();
+  return StartDay(day);
+}
+
+Status SegmentSink::Finish() { return FinishCurrent(); }
+
+}  // namespace clickatron::rebuild

@@ -1,0 +1,46 @@
+// SegmentSink: the LineSink that writes a RecordSorter's output as segment directories
+// inside a transaction's staging area — one directory per day (import, segment), plus one
+// `lookups` directory for an import's lookup records.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rebuild/record_sorter.h"
+#include "rebuild/work_dir.h"
+
+namespace clickatron::rebuild {
+
+class SegmentSink : public LineSink {
+ public:
+  // source: what the new segments cover their units with ("import-<hex>", "export-<hex>").
+  SegmentSink(Transaction* txn, uint32_t shards, std::string source)
+      : txn_(txn), shards_(shards), source_(std::move(source)) {}
+
+  Status BeginGroup(Day day, uint32_t shard) override;
+  Status Line(std::string_view key, std::string_view value, uint64_t columns) override;
+  Status EndGroup() override { return Status::OK(); }
+
+  // Makes sure a segment for day exists even with no records (an empty exported day).
+  Status EnsureDay(Day day);
+  // Finishes the last segment; every written segment is added to the transaction.
+  Status Finish();
+  const std::vector<SegmentInfo>& written() const { return written_; }
+
+ private:
+  Status StartDay(Day day);
+  Status FinishCurrent();
+  Transaction* txn_;
+  uint32_t shards_;
+  std::string source_;
+  std::unique_ptr<SegmentDirWriter> writer_;
+  Day day_ = 0;
+  SortedFileWriter* file_ = nullptr;
+  std::vector<SegmentInfo> written_;
+};
+
+// "2012-03-25" for a day, "lookups" for kLookupDay.
+std::string SpanOfDay(Day day);
+
+}  // namespace clickatron::rebuild

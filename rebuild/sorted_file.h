@@ -1,0 +1,74 @@
+// Sorted record files: the segments of the work directory and the merged archive files.
+//
+// Both hold `key,value\n` lines in SPEC 2.4 key order. A segment ends with the `#END`
+// footer (footer.h) so a truncated or corrupted segment is found by its checksum when it
+// is read; a merged file is a plain SPEC 2.4 file (the archive server serves it as is) and
+// its checksum goes into the manifest instead. Readers check the order of keys as well,
+// which costs one comparison per line and catches a file written by something else.
+#pragma once
+
+#define XXH_STATIC_LINKING_ONLY  // XXH64_state_t on the stack, no malloc per hash
+#include <xxhash.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "keyformat/status.h"
+#include "rebuild/file.h"
+#include "rebuild/footer.h"
+
+namespace clickatron::rebuild {
+
+// What a finished sorted file holds (the manifest and segment metadata carry these).
+struct FileSummary {
+  uint64_t records = 0;  // lines, footer excluded
+  uint64_t bytes = 0;    // bytes of those lines, footer excluded
+  uint64_t xxh64 = 0;    // of those bytes, seed 0
+  uint64_t columns = 0;  // data points (columns of total and subtotal lines)
+};
+
+class SortedFileWriter {
+ public:
+  SortedFileWriter() { XXH64_reset(&state_, 0); }
+  // with_footer: a segment (true) or a merged archive file (false).
+  Status Open(const std::string& path, bool with_footer);
+  // Appends `key,value\n`. REQUIRES: key after the previous key; value not empty.
+  Status Add(std::string_view key, std::string_view value, uint64_t columns = 0);
+  // Writes the footer (segments), fsyncs, closes.
+  Status Finish();
+  const FileSummary& summary() const { return summary_; }
+  const std::string& path() const { return file_.path(); }
+
+ private:
+  FileWriter file_;
+  XXH64_state_t state_;
+  bool with_footer_ = false;
+  FileSummary summary_;
+  std::string line_;
+};
+
+// Reads a segment, checking order as it goes and the footer at the end.
+class SegmentReader {
+ public:
+  Status Open(const std::string& path);
+  // The next record; false at the end (status() OK only if the footer matched) or on error.
+  bool Next(std::string_view* key, std::string_view* value);
+  const Status& status() const { return status_; }
+  const std::string& path() const { return path_; }
+  uint64_t bytes_read() const { return reader_.bytes_read(); }
+
+ private:
+  bool Fail(std::string message);
+  LineReader reader_;
+  FooterCheck check_;
+  std::string path_;
+  std::string previous_key_;
+  bool done_ = false;
+  Status status_;
+};
+
+// Reads a whole segment only to verify it (footer, checksum, order); fills *summary.
+Status VerifySegment(const std::string& path, FileSummary* summary);
+
+}  // namespace clickatron::rebuild

@@ -1,0 +1,326 @@
+#include "rebuild/work_dir.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+
+#include "rebuild/file.h"
+#include "rebuild/footer.h"
+
+namespace clickatron::rebuild {
+namespace {
+
+std::string Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return std::string(s);
+}
+
+Result<uint64_t> ParseU64(const std::string& text, const std::string& what) {
+  uint64_t v = 0;
+  if (text.empty()) return Status::Error(what + " is missing");
+  for (char c : text) {
+    if (c < '0' || c > '9' || v > (UINT64_MAX - 9) / 10) return Status::Error(what + " '" + text + "' is not a number");
+    v = v * 10 + uint64_t(c - '0');
+  }
+  return v;
+}
+
+constexpr char kCommitFile[] = "COMMIT";
+
+}  // namespace
+
+Result<KeyValueFile> KeyValueFile::Parse(std::string_view text, const std::string& what) {
+  KeyValueFile f;
+  size_t line_no = 0;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    ++line_no;
+    const std::string t = Trim(line);
+    if (t.empty() || t[0] == '#') continue;
+    const size_t eq = t.find('=');
+    if (eq == std::string::npos) {
+      return Status::Error(what + " line " + std::to_string(line_no) + " is not 'key = value'");
+    }
+    f.Add(Trim(std::string_view(t).substr(0, eq)), Trim(std::string_view(t).substr(eq + 1)));
+  }
+  return f;
+}
+
+Result<KeyValueFile> KeyValueFile::Read(const std::string& path) {
+  Result<std::string> text = ReadSmallFile(path);
+  if (!text.ok()) return text.status();
+  return Parse(*text, path);
+}
+
+std::string KeyValueFile::Get(std::string_view key) const {
+  for (const auto& [k, v] : entries_) {
+    if (k == key) return v;
+  }
+  return "";
+}
+
+std::vector<std::string> KeyValueFile::GetAll(std::string_view key) const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : entries_) {
+    if (k == key) out.push_back(v);
+  }
+  return out;
+}
+
+bool KeyValueFile::Has(std::string_view key) const {
+  for (const auto& e : entries_) {
+    if (e.first == key) return true;
+  }
+  return false;
+}
+
+std::string KeyValueFile::Format() const {
+  std::string out;
+  for (const auto& [k, v] : entries_) out += k + " = " + v + "\n";
+  return out;
+}
+
+std::string SegmentInfo::ShardPath(uint32_t shard) const {
+  return dir + "/shard-" + std::to_string(shard) + ".seg";
+}
+
+std::string FormatSegmentMeta(const SegmentInfo& info) {
+  KeyValueFile f;
+  f.Add("span", info.span);
+  f.Add("shards", std::to_string(info.shards));
+  for (const auto& [unit, source] : info.covers) f.Add("covers", unit + " " + source);
+  for (uint32_t k = 0; k < info.files.size(); ++k) {
+    const std::string p = "shard." + std::to_string(k) + ".";
+    f.Add(p + "records", std::to_string(info.files[k].records));
+    f.Add(p + "bytes", std::to_string(info.files[k].bytes));
+    f.Add(p + "xxh64", Hex64(info.files[k].xxh64));
+    f.Add(p + "columns", std::to_string(info.files[k].columns));
+  }
+  return f.Format();
+}
+
+Result<SegmentInfo> ReadSegmentInfo(const std::string& dir, const std::string& name) {
+  Result<KeyValueFile> meta = KeyValueFile::Read(dir + "/meta");
+  if (!meta.ok()) return meta.status();
+  SegmentInfo info;
+  info.name = name;
+  info.dir = dir;
+  info.span = meta->Get("span");
+  const std::string what = "segment " + dir + ": ";
+  Result<uint64_t> shards = ParseU64(meta->Get("shards"), "shards");
+  if (!shards.ok() || *shards == 0 || *shards > 65535) return Status::Error(what + "bad 'shards'");
+  info.shards = uint32_t(*shards);
+  for (const std::string& c : meta->GetAll("covers")) {
+    const size_t space = c.find(' ');
+    if (space == std::string::npos) return Status::Error(what + "bad 'covers' line '" + c + "'");
+    info.covers[c.substr(0, space)] = c.substr(space + 1);
+  }
+  for (uint32_t k = 0; k < info.shards; ++k) {
+    const std::string p = "shard." + std::to_string(k) + ".";
+    FileSummary s;
+    Result<uint64_t> records = ParseU64(meta->Get(p + "records"), p + "records");
+    Result<uint64_t> bytes = ParseU64(meta->Get(p + "bytes"), p + "bytes");
+    Result<uint64_t> columns = ParseU64(meta->Get(p + "columns"), p + "columns");
+    Result<uint64_t> xxh = ParseHex64(meta->Get(p + "xxh64"));
+    if (!records.ok() || !bytes.ok() || !xxh.ok() || !columns.ok()) {
+      return Status::Error(what + "bad metadata for shard " + std::to_string(k));
+    }
+    s.records = *records;
+    s.bytes = *bytes;
+    s.xxh64 = *xxh;
+    s.columns = *columns;
+    info.files.push_back(s);
+  }
+  return info;
+}
+
+std::map<std::string, Cover> CoverageOf(const std::vector<SegmentInfo>& segments) {
+  std::map<std::string, Cover> out;
+  for (const SegmentInfo& seg : segments) {
+    for (const auto& [unit, source] : seg.covers) {
+      const std::string key = unit == "lookups" ? "lookups " + source : unit;
+      out[key] = Cover{source, seg.name, seg.span};
+    }
+  }
+  return out;
+}
+
+std::string LastCoveredDay(const std::vector<SegmentInfo>& segments) {
+  std::string last;
+  for (const SegmentInfo& seg : segments) {
+    for (const auto& entry : seg.covers) {
+      if (entry.first != "lookups" && entry.first > last) last = entry.first;
+    }
+  }
+  return last;
+}
+
+Status CheckShardCount(const std::vector<SegmentInfo>& segments, uint32_t shards) {
+  for (const SegmentInfo& seg : segments) {
+    if (seg.shards != shards) {
+      return Status::Error("segment " + seg.name + " was written for " + std::to_string(seg.shards) +
+                           " archive shards, not " + std::to_string(shards) +
+                           " (changing the archive shard count needs a new work directory)");
+    }
+  }
+  return Status::OK();
+}
+
+WorkDir::~WorkDir() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+Status WorkDir::Open() {
+  if (root_.empty()) return Status::Error("--work is required");
+  for (const char* sub : {"", "/segments", "/txn"}) {
+    if (Status s = MakeDirs(root_ + sub); !s.ok()) return s;
+  }
+  const std::string lock = Path("lock");
+  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0) return ErrnoStatus("open", lock);
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    return Status::Error("work directory " + root_ + " is in use by another clickatron-rebuild (lock " + lock + ")");
+  }
+  return Recover();
+}
+
+Status WorkDir::Recover() {
+  Result<std::vector<std::string>> txns = ListDir(Path("txn"));
+  if (!txns.ok()) return txns.status();
+  for (const std::string& name : *txns) {
+    const std::string dir = Path("txn") + "/" + name;
+    if (Exists(dir + "/" + kCommitFile)) {
+      std::fprintf(stderr, "clickatron-rebuild: finishing interrupted change %s\n", name.c_str());
+      if (Status s = ApplyTransaction(*this, dir); !s.ok()) return s;
+    } else if (Status s = RemoveAll(dir); !s.ok()) {
+      return s;
+    }
+  }
+  return Status::OK();
+}
+
+Result<std::vector<SegmentInfo>> WorkDir::Segments() const {
+  Result<std::vector<std::string>> names = ListDir(Path("segments"));
+  if (!names.ok()) return names.status();
+  std::vector<SegmentInfo> out;
+  for (const std::string& name : *names) {
+    Result<SegmentInfo> info = ReadSegmentInfo(Path("segments") + "/" + name, name);
+    if (!info.ok()) return info.status();
+    out.push_back(std::move(info).value());
+  }
+  return out;
+}
+
+std::string WorkDir::NewId() {
+  static std::atomic<uint32_t> counter{0};
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%lld%09ld-%d-%u", static_cast<long long>(ts.tv_sec), ts.tv_nsec,
+                int(::getpid()), counter.fetch_add(1));
+  return buf;
+}
+
+Transaction::Transaction(const WorkDir& work) : work_(work) {}
+
+Transaction::~Transaction() {
+  if (!dir_.empty() && !committed_) RemoveAll(dir_);
+}
+
+Status Transaction::Begin() {
+  dir_ = work_.Path("txn") + "/" + WorkDir::NewId();
+  return MakeDirs(dir_);
+}
+
+Status Transaction::Commit() {
+  for (const std::string& name : adds_) {
+    if (Status s = SyncDir(StagingPath(name)); !s.ok()) return s;
+  }
+  if (Status s = SyncDir(dir_); !s.ok()) return s;
+  std::string commit;
+  for (const std::string& name : removes_) commit += "remove " + name + "\n";
+  for (const std::string& name : adds_) commit += "add " + name + "\n";
+  if (Status s = WriteFileAtomic(dir_ + "/" + kCommitFile, commit); !s.ok()) return s;
+  committed_ = true;
+  return ApplyTransaction(work_, dir_);
+}
+
+Status ApplyTransaction(const WorkDir& work, const std::string& txn_dir) {
+  Result<std::string> commit = ReadSmallFile(txn_dir + "/" + kCommitFile);
+  if (!commit.ok()) return commit.status();
+  const std::string segments = work.Path("segments");
+  std::string_view text = *commit;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    if (line.starts_with("remove ")) {
+      if (Status s = RemoveAll(segments + "/" + std::string(line.substr(7))); !s.ok()) return s;
+    } else if (line.starts_with("add ")) {
+      const std::string name(line.substr(4));
+      const std::string from = txn_dir + "/" + name;
+      if (Exists(from)) {
+        if (Status s = RenameDurable(from, segments + "/" + name); !s.ok()) return s;
+      }
+    } else if (!line.empty()) {
+      return Status::Error("change " + txn_dir + " has a bad COMMIT line '" + std::string(line) + "'");
+    }
+  }
+  if (Status s = SyncDir(segments); !s.ok()) return s;
+  return RemoveAll(txn_dir);
+}
+
+SegmentDirWriter::SegmentDirWriter(std::string dir, std::string name, std::string span, uint32_t shards) {
+  info_.dir = std::move(dir);
+  info_.name = std::move(name);
+  info_.span = std::move(span);
+  info_.shards = shards;
+}
+
+Status SegmentDirWriter::Open() { return MakeDirs(info_.dir); }
+
+Status SegmentDirWriter::CloseCurrent() {
+  if (!current_) return Status::OK();
+  if (Status s = current_->Finish(); !s.ok()) return s;
+  info_.files.push_back(current_->summary());
+  current_.reset();
+  return Status::OK();
+}
+
+Status SegmentDirWriter::OpenShard(uint32_t shard) {
+  current_ = std::make_unique<SortedFileWriter>();
+  current_shard_ = shard;
+  next_shard_ = shard + 1;
+  return current_->Open(info_.ShardPath(shard), /*with_footer=*/true);
+}
+
+Result<SortedFileWriter*> SegmentDirWriter::Shard(uint32_t shard) {
+  if (current_ && shard == current_shard_) return current_.get();
+  if (shard < next_shard_ || shard >= info_.shards) {
+    return Status::Error("internal: shard " + std::to_string(shard) + " written out of order");
+  }
+  while (true) {
+    if (Status s = CloseCurrent(); !s.ok()) return s;
+    if (Status s = OpenShard(next_shard_); !s.ok()) return s;
+    if (current_shard_ == shard) return current_.get();
+  }
+}
+
+Status SegmentDirWriter::Finish() {
+  while (next_shard_ < info_.shards) {
+    if (Status s = CloseCurrent(); !s.ok()) return s;
+    if (Status s = OpenShard(next_shard_); !s.ok()) return s;
+  }
+  if (Status s = CloseCurrent(); !s.ok()) return s;
+  if (Status s = WriteFileAtomic(info_.dir + "/meta", FormatSegmentMeta(info_)); !s.ok()) return s;
+  return SyncDir(info_.dir);
+}
+
+}  // namespace clickatron::rebuild

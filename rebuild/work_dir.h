@@ -1,0 +1,148 @@
+// The work directory of clickatron-rebuild and its segment catalog.
+//
+//   DIR/lock                       flock: one rebuild command at a time
+//   DIR/export/<day>/shard-N.csv   realtime exports, `#END` footer kept
+//   DIR/segments/<span>.<id>/      one segment: `meta` + shard-K.seg for every archive shard
+//   DIR/txn/<id>/                  a change of the segment set being prepared or applied
+//   DIR/merged/                    shard-K.csv + meta (what `publish` publishes)
+//   DIR/gen/<generation>/          published generations; DIR/current -> gen/<generation>
+//
+// A segment's span is a day (YYYY-MM-DD), a month (YYYY-MM, made by `compact`) or
+// `lookups` (the lookup records of one import, which belong to no day). Its meta says
+// which units it covers and where each came from:
+//
+//   span = 2012-03-25
+//   shards = 2
+//   covers = 2012-03-25 export-1f0c...      (one line per covered day, or `lookups <src>`)
+//   shard.0.records = 12   shard.0.bytes = 345   shard.0.xxh64 = 16 hex
+//
+// The segment set changes only through a Transaction: new segment directories are
+// written inside DIR/txn/<id>/, then a COMMIT file lists what to add and what to remove,
+// then the renames happen. Every command first runs Recover(): a transaction with COMMIT
+// is finished, one without is deleted. So a kill -9 anywhere leaves the old set or the new
+// one, and a day is never counted twice.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "keyformat/status.h"
+#include "rebuild/record_sorter.h"
+#include "rebuild/sorted_file.h"
+
+namespace clickatron::rebuild {
+
+// `key = value` lines (manifests, metadata); '#' starts a comment line.
+class KeyValueFile {
+ public:
+  static Result<KeyValueFile> Parse(std::string_view text, const std::string& what);
+  static Result<KeyValueFile> Read(const std::string& path);
+  // First value of key, or "" when absent.
+  std::string Get(std::string_view key) const;
+  std::vector<std::string> GetAll(std::string_view key) const;
+  bool Has(std::string_view key) const;
+  void Add(std::string key, std::string value) { entries_.emplace_back(std::move(key), std::move(value)); }
+  std::string Format() const;
+
+ private:
+  std::vector<std::pair<std::string, std::string>> entries_;
+};
+
+struct SegmentInfo {
+  std::string name;                          // directory name: <span>.<id>
+  std::string dir;                           // full path
+  std::string span;                          // YYYY-MM-DD, YYYY-MM or lookups
+  uint32_t shards = 0;
+  std::map<std::string, std::string> covers; // unit (day or "lookups") -> source
+  std::vector<FileSummary> files;            // per shard
+  std::string ShardPath(uint32_t shard) const;
+};
+
+class WorkDir {
+ public:
+  explicit WorkDir(std::string root) : root_(std::move(root)) {}
+  ~WorkDir();
+
+  // Creates the layout if needed, takes the lock, and runs Recover().
+  Status Open();
+  const std::string& root() const { return root_; }
+  std::string Path(std::string_view relative) const { return root_ + "/" + std::string(relative); }
+
+  // Finishes committed transactions and deletes unfinished ones and stray temp files.
+  Status Recover();
+
+  // Every segment, by name (so by span: months before their days, lookups last).
+  Result<std::vector<SegmentInfo>> Segments() const;
+
+  // A unique id for new names (time and pid based).
+  static std::string NewId();
+
+ private:
+  std::string root_;
+  int lock_fd_ = -1;
+};
+
+// Which segment covers each unit (a day, or "lookups" per source).
+struct Cover {
+  std::string source;
+  std::string segment;  // name
+  std::string span;
+};
+// Key: the unit ("2012-03-25"; lookups as "lookups <source>").
+std::map<std::string, Cover> CoverageOf(const std::vector<SegmentInfo>& segments);
+// The newest covered day ("" when none).
+std::string LastCoveredDay(const std::vector<SegmentInfo>& segments);
+// Error when a segment was written for another archive shard count.
+Status CheckShardCount(const std::vector<SegmentInfo>& segments, uint32_t shards);
+
+Result<SegmentInfo> ReadSegmentInfo(const std::string& dir, const std::string& name);
+std::string FormatSegmentMeta(const SegmentInfo& info);
+
+// A change of the segment set (see the top of this file).
+class Transaction {
+ public:
+  explicit Transaction(const WorkDir& work);
+  ~Transaction();  // an uncommitted transaction is deleted
+  Status Begin();
+  // Where to write a new segment directory called name.
+  std::string StagingPath(const std::string& name) const { return dir_ + "/" + name; }
+  void AddSegment(const std::string& name) { adds_.push_back(name); }
+  void RemoveSegment(const std::string& name) { removes_.push_back(name); }
+  // Makes the change durable and applies it.
+  Status Commit();
+
+ private:
+  const WorkDir& work_;
+  std::string dir_;
+  std::vector<std::string> adds_, removes_;
+  bool committed_ = false;
+};
+
+// Applies a committed transaction directory (idempotent).
+Status ApplyTransaction(const WorkDir& work, const std::string& txn_dir);
+
+// Writes a segment directory: one shard-K.seg per shard and the meta file last.
+class SegmentDirWriter {
+ public:
+  SegmentDirWriter(std::string dir, std::string name, std::string span, uint32_t shards);
+  Status Open();  // creates the directory
+  // The writer of shard K, opened on first use; shards must be opened in ascending order.
+  Result<SortedFileWriter*> Shard(uint32_t shard);
+  void Cover(const std::string& unit, const std::string& source) { info_.covers[unit] = source; }
+  // Writes the empty shards, fsyncs, writes meta.
+  Status Finish();
+  const SegmentInfo& info() const { return info_; }
+
+ private:
+  Status CloseCurrent();
+  Status OpenShard(uint32_t shard);
+  SegmentInfo info_;
+  std::unique_ptr<SortedFileWriter> current_;
+  uint32_t current_shard_ = 0;
+  uint32_t next_shard_ = 0;
+};
+
+}  // namespace clickatron::rebuild
