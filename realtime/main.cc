@@ -1,0 +1,103 @@
+// clickatron-realtime: one shard of the realtime tier (SPEC 3.2). Flags, then the server.
+//   clickatron-realtime --data-dir DIR --port P [--address A] [--sync-interval 1s]
+//                       [--cache-mb N] [--fwmatch-limit N] [--max-body-mb N] [--config FILE]
+#include <boost/program_options.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "realtime/server.h"
+
+namespace po = boost::program_options;
+using clickatron::realtime::RealtimeOptions;
+using clickatron::realtime::RealtimeServer;
+
+namespace {
+
+int Fail(const std::string& message, int code = 2) {
+  std::fprintf(stderr, "clickatron-realtime: %s\n", message.c_str());
+  return code;
+}
+
+// "1", "1s", "0.5", "250ms" → seconds; false when malformed.
+bool ParseInterval(std::string text, double* seconds) {
+  double scale = 1;
+  if (text.size() > 2 && text.ends_with("ms")) {
+    scale = 1e-3;
+    text.resize(text.size() - 2);
+  } else if (text.size() > 1 && text.ends_with("s")) {
+    text.resize(text.size() - 1);
+  }
+  try {
+    size_t used = 0;
+    double v = std::stod(text, &used);
+    if (used != text.size()) return false;
+    *seconds = v * scale;
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  RealtimeOptions o;
+  std::string interval = "1s", config;
+  int port = -1;
+  int64_t cache_mb = 256, max_body_mb = 64;
+  po::options_description desc("clickatron-realtime: one realtime shard (Tokyo Cabinet day ring)");
+  desc.add_options()
+      ("help", "show this help")
+      ("config", po::value<std::string>(&config), "read more flags from this file (name = value)")
+      ("data-dir", po::value<std::string>(&o.data_dir), "directory of the three slot databases (required)")
+      ("port", po::value<int>(&port), "TCP port (required; 0 = any free port)")
+      ("address", po::value<std::string>(&o.address)->default_value("127.0.0.1"), "address to bind")
+      ("sync-interval", po::value<std::string>(&interval)->default_value("1s"),
+       "commit and fsync every this long (seconds; suffix s or ms allowed)")
+      ("cache-mb", po::value<int64_t>(&cache_mb)->default_value(256),
+       "Tokyo Cabinet page cache per slot, MiB")
+      ("fwmatch-limit", po::value<uint64_t>(&o.fwmatch_limit)->default_value(10000),
+       "most lines one /fwmatch answers (and its default limit)")
+      ("max-body-mb", po::value<int64_t>(&max_body_mb)->default_value(64), "largest request body, MiB");
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, desc), vm);
+    po::notify(vm);
+    if (!config.empty()) {
+      std::ifstream in(config);
+      if (!in) return Fail("cannot read --config " + config);
+      po::store(po::parse_config_file(in, desc, /*allow_unregistered=*/true), vm);
+      po::notify(vm);
+    }
+  } catch (const std::exception& e) {
+    return Fail(e.what());
+  }
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  if (o.data_dir.empty()) return Fail("--data-dir is required");
+  if (port < 0 || port > 65535) return Fail("--port is required (0-65535)");
+  o.port = static_cast<uint16_t>(port);
+  if (!ParseInterval(interval, &o.sync_interval_seconds)) {
+    return Fail("--sync-interval '" + interval + "' is not a duration (1, 1s, 250ms)");
+  }
+  if (cache_mb < 1 || cache_mb > 1 << 20) return Fail("--cache-mb must be between 1 and 1048576");
+  if (max_body_mb < 1 || max_body_mb > 4096) return Fail("--max-body-mb must be between 1 and 4096");
+  if (o.fwmatch_limit < 1) return Fail("--fwmatch-limit must be at least 1");
+  o.max_body_bytes = static_cast<size_t>(max_body_mb) << 20;
+  // A leaf of 128 records of ~50-byte keys and 8-byte values is about 8 KiB in memory.
+  const int64_t leaf_bytes = int64_t{o.slot.lmemb} * 64;
+  o.slot.leaf_cache = static_cast<int32_t>(std::max<int64_t>(64, (cache_mb << 20) / leaf_bytes));
+  o.slot.node_cache = std::max<int32_t>(512, o.slot.leaf_cache / 16);
+
+  RealtimeServer server(o);
+  clickatron::Status s = server.Start();
+  if (!s.ok()) return Fail(s.message(), 1);
+  s = server.Run();
+  if (!s.ok()) return Fail(s.message(), 1);
+  return 0;
+}

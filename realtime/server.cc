@@ -1,0 +1,431 @@
+#include "realtime/server.h"
+
+#include <event2/event.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+#include "keyformat/records.h"
+#include "keyformat/ymdh.h"
+#include "net/json.h"
+#include "realtime/export_stream.h"
+
+namespace clickatron::realtime {
+namespace {
+
+constexpr size_t kMaxSourceBytes = 64;
+
+bool ValidSource(std::string_view s) {
+  if (s.empty() || s.size() > kMaxSourceBytes) return false;
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '-' || c == '.' || c == ':';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// A non-negative decimal int64, nothing else.
+bool ParseSeq(std::string_view text, int64_t* out) {
+  if (text.empty() || text[0] == '-' || text[0] == '+') return false;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && p == text.data() + text.size();
+}
+
+std::string Upper(std::string_view s) {
+  std::string u(s);
+  for (char& c : u) {
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+    else if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))) c = '_';
+  }
+  return u;
+}
+
+std::string Shown(std::string_view s) { return std::string(s.substr(0, 64)); }
+
+}  // namespace
+
+RealtimeServer::RealtimeServer(RealtimeOptions options) : options_(std::move(options)) {
+  net::ServerOptions so;
+  so.address = options_.address;
+  so.port = options_.port;
+  so.threads = 1;  // the ring belongs to one loop (the Redis model)
+  so.max_body_bytes = options_.max_body_bytes;
+  server_ = std::make_unique<net::Server>(so);
+}
+
+RealtimeServer::~RealtimeServer() {
+  exports_.clear();
+  if (sync_timer_ != nullptr) event_free(sync_timer_);
+  if (ring_ != nullptr) {
+    Status s = ring_->Close();
+    if (!s.ok()) std::fprintf(stderr, "clickatron-realtime: close: %s\n", s.message().c_str());
+  }
+}
+
+Status RealtimeServer::Start() {
+  struct stat st;
+  if (::stat(options_.data_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Status::Error("--data-dir " + options_.data_dir + " is not a directory");
+  }
+  if (!(options_.sync_interval_seconds > 0) || options_.sync_interval_seconds > 3600) {
+    return Status::Error("--sync-interval must be between 0 and 3600 seconds");
+  }
+  Result<std::unique_ptr<Ring>> ring = Ring::Open(options_.data_dir, options_.slot);
+  if (!ring.ok()) return ring.status();
+  ring_ = std::move(ring).value();
+  for (int i = 0; i < kSlots; ++i) {
+    const Slot& s = ring_->slot(i);
+    for (const auto& [source, seq] : s.marks()) {
+      SourceSeq& ss = sources_[source];
+      ss.acked = std::max(ss.acked, seq);
+      ss.synced = ss.acked;
+    }
+    std::fprintf(stderr, "clickatron-realtime: slot %d: %s %s, %llu records\n", i,
+                 s.day() == kNoDay ? "-" : FormatDay(s.day()).c_str(),
+                 std::string(SlotStateName(s.state())).c_str(),
+                 static_cast<unsigned long long>(s.records()));
+  }
+
+  auto bind = [this](void (RealtimeServer::*fn)(net::Request&)) {
+    return [this, fn](net::Request& req) { (this->*fn)(req); };
+  };
+  server_->Handle("/incr", bind(&RealtimeServer::OnIncr));
+  server_->Handle("/set", bind(&RealtimeServer::OnSet));
+  server_->Handle("/get", bind(&RealtimeServer::OnGet), {.trailing_slash_alias = true});
+  server_->Handle("/mget", bind(&RealtimeServer::OnMget), {.trailing_slash_alias = true});
+  server_->Handle("/fwmatch", bind(&RealtimeServer::OnFwmatch), {.trailing_slash_alias = true});
+  server_->Handle("/export", bind(&RealtimeServer::OnExport));
+  server_->Handle("/release", bind(&RealtimeServer::OnRelease));
+  server_->Handle("/stats", bind(&RealtimeServer::OnStats));
+  server_->Handle("/ping", bind(&RealtimeServer::OnPing));
+  server_->OnStop([this] { Sync(); });
+
+  net::Status ls = server_->Listen();
+  if (!ls.ok()) return Status::Error(ls.message());
+  sync_timer_ = event_new(server_->base(0), -1, EV_PERSIST, &RealtimeServer::OnSyncTimer, this);
+  double whole = std::floor(options_.sync_interval_seconds);
+  timeval tv{static_cast<time_t>(whole),
+             static_cast<suseconds_t>((options_.sync_interval_seconds - whole) * 1e6)};
+  event_add(sync_timer_, &tv);
+  std::fprintf(stderr, "clickatron-realtime: listening on %s:%u, data in %s, sync every %gs\n",
+               options_.address.c_str(), static_cast<unsigned>(server_->port()),
+               options_.data_dir.c_str(), options_.sync_interval_seconds);
+  return Status::OK();
+}
+
+Status RealtimeServer::Run() {
+  server_->Run();
+  exports_.clear();
+  Status s = ring_->Close();
+  if (s.ok()) std::fprintf(stderr, "clickatron-realtime: stopped; data synced\n");
+  return s;
+}
+
+void RealtimeServer::OnSyncTimer(int, short, void* arg) { static_cast<RealtimeServer*>(arg)->Sync(); }
+
+// Group commit: everything acknowledged so far becomes durable at once.
+void RealtimeServer::Sync() {
+  Status s = ring_->Sync();
+  if (!s.ok()) {
+    ++counters_.sync_errors;
+    std::fprintf(stderr, "clickatron-realtime: sync failed: %s\n", s.message().c_str());
+    return;
+  }
+  for (auto& [source, seq] : sources_) seq.synced = seq.acked;
+}
+
+void RealtimeServer::ReplyError(net::Request& req, int code, std::string_view status_txt,
+                                std::string_view message) {
+  if (code == 400) ++counters_.bad_requests;
+  std::string body;
+  net::JsonWriter w(&body);
+  w.BeginObject();
+  w.Key("status_code");
+  w.Int(code);
+  w.Key("status_txt");
+  w.String(status_txt);
+  w.Key("data");
+  w.Null();
+  w.Key("message");
+  w.String(message);
+  w.EndObject();
+  body += '\n';
+  req.AddHeader("Content-Type", "application/json");
+  req.Reply(code, body);
+}
+
+void RealtimeServer::ReplyRefusal(net::Request& req, const WriteOutcome& o) {
+  switch (o.refusal) {
+    case Refusal::kNotReleased: ++counters_.refused_not_released; break;
+    case Refusal::kExpired: ++counters_.refused_expired; break;
+    case Refusal::kOverflow: ++counters_.refused_overflow; break;
+    case Refusal::kStorage: ++counters_.storage_errors; break;
+    default: break;
+  }
+  ReplyError(req, RefusalHttpCode(o.refusal), RefusalStatusText(o.refusal), o.message);
+}
+
+bool RealtimeServer::RequirePost(net::Request& req) {
+  if (req.method() == net::Method::kPost) return true;
+  req.AddHeader("Allow", "POST");
+  ReplyError(req, 405, "METHOD_NOT_ALLOWED", std::string(req.path()) + " takes POST");
+  return false;
+}
+
+bool RealtimeServer::CheckQuery(net::Request& req) {
+  if (req.query().status().ok()) return true;
+  ReplyError(req, 400, "INVALID_ARG_" + Upper(req.query().bad_param()), req.query().status().message());
+  return false;
+}
+
+bool RealtimeServer::DayParam(net::Request& req, bool required, int64_t* day) {
+  std::optional<std::string_view> text = req.Param("day");
+  if (!text) {
+    if (required) {
+      ReplyError(req, 400, "MISSING_ARG_DAY", "missing argument: day (YYYY-MM-DD)");
+      return false;
+    }
+    *day = static_cast<int64_t>(std::time(nullptr)) / kSecondsPerDay;  // today, UTC
+    return true;
+  }
+  Result<int64_t> d = ParseDay(*text);
+  if (!d.ok()) {
+    ReplyError(req, 400, "INVALID_ARG_DAY", d.status().message());
+    return false;
+  }
+  *day = *d;
+  return true;
+}
+
+void RealtimeServer::OnIncr(net::Request& req) {
+  if (!RequirePost(req) || !CheckQuery(req)) return;
+  std::optional<std::string_view> source = req.Param("source");
+  std::optional<std::string_view> seq_text = req.Param("seq");
+  if (!source) return ReplyError(req, 400, "MISSING_ARG_SOURCE", "missing argument: source");
+  if (!ValidSource(*source)) {
+    return ReplyError(req, 400, "INVALID_ARG_SOURCE",
+                      "source '" + Shown(*source) + "' must be 1-64 characters of A-Z a-z 0-9 _ - . :");
+  }
+  if (!seq_text) return ReplyError(req, 400, "MISSING_ARG_SEQ", "missing argument: seq");
+  int64_t seq;
+  if (!ParseSeq(*seq_text, &seq)) {
+    return ReplyError(req, 400, "INVALID_ARG_SEQ",
+                      "seq '" + Shown(*seq_text) + "' is not a non-negative 64-bit integer");
+  }
+  Status parsed = ParseIncrBatch(req.body(), &incr_lines_);
+  if (!parsed.ok()) return ReplyError(req, 400, "INVALID_LINE", parsed.message());
+  ++counters_.incr_batches;
+  counters_.incr_lines += incr_lines_.size();
+  WriteOutcome o = ring_->Incr(&incr_lines_, *source, seq);
+  if (!o.ok()) return ReplyRefusal(req, o);
+  counters_.incr_applied += o.applied;
+  counters_.incr_duplicate += o.duplicate;
+  if (o.duplicate > 0 && o.applied == 0) ++counters_.incr_duplicate_batches;
+  auto it = sources_.find(*source);
+  if (it == sources_.end()) it = sources_.emplace(std::string(*source), SourceSeq{}).first;
+  it->second.acked = std::max(it->second.acked, seq);
+
+  out_.clear();
+  net::JsonWriter w(&out_);
+  w.BeginObject();
+  w.Key("applied");
+  w.Uint(o.applied);
+  w.Key("duplicate");
+  w.Uint(o.duplicate);
+  w.Key("seq");
+  w.Int(seq);
+  w.EndObject();
+  req.ReplyJson(200, "OK", out_);
+}
+
+void RealtimeServer::OnSet(net::Request& req) {
+  if (!RequirePost(req) || !CheckQuery(req)) return;
+  int64_t day;
+  if (!DayParam(req, false, &day)) return;
+  Status parsed = ParseLookupBatch(req.body(), &lookup_lines_);
+  if (!parsed.ok()) return ReplyError(req, 400, "INVALID_LINE", parsed.message());
+  WriteOutcome o = ring_->SetLookups(day, lookup_lines_);
+  if (!o.ok()) return ReplyRefusal(req, o);
+  counters_.set_lines += o.applied;
+  out_.clear();
+  net::JsonWriter w(&out_);
+  w.BeginObject();
+  w.Key("set");
+  w.Uint(o.applied);
+  w.Key("day");
+  w.String(FormatDay(day));
+  w.EndObject();
+  req.ReplyJson(200, "OK", out_);
+}
+
+void RealtimeServer::OnGet(net::Request& req) {
+  if (!CheckQuery(req)) return;
+  std::optional<std::string_view> key = req.Param("key");
+  if (!key) return ReplyError(req, 400, "MISSING_ARG_KEY", "missing argument: key");
+  ++counters_.gets;
+  out_.clear();
+  if (!ring_->Get(*key, &out_)) return req.Reply(404, {});
+  ++counters_.get_hits;
+  out_.push_back('\n');
+  req.Reply(200, out_);
+}
+
+void RealtimeServer::OnMget(net::Request& req) {
+  if (!CheckQuery(req)) return;
+  out_.clear();
+  uint64_t keys = 0;
+  for (const net::QueryParam& p : req.params()) {
+    if (!p.name.starts_with('k')) continue;  // sortdb: every parameter starting with k
+    ++keys;
+    const size_t mark = out_.size();
+    out_.append(p.value).push_back(',');
+    if (ring_->Get(p.value, &out_)) {
+      out_.push_back('\n');
+      ++counters_.mget_hits;
+    } else {
+      out_.resize(mark);
+    }
+  }
+  if (keys == 0) return ReplyError(req, 400, "MISSING_ARG_KEY", "missing argument: key");
+  counters_.mget_keys += keys;
+  req.Reply(200, out_);
+}
+
+void RealtimeServer::OnFwmatch(net::Request& req) {
+  if (!CheckQuery(req)) return;
+  std::optional<std::string_view> prefix = req.Param("key");
+  if (!prefix) return ReplyError(req, 400, "MISSING_ARG_KEY", "missing argument: key");
+  if (prefix->empty()) {
+    return ReplyError(req, 400, "INVALID_ARG_KEY", "key (the prefix) is empty; use /export to dump a day");
+  }
+  uint64_t limit = options_.fwmatch_limit;
+  if (std::optional<std::string_view> text = req.Param("limit")) {
+    uint64_t n = 0;
+    auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), n);
+    if (text->empty() || ec != std::errc() || end != text->data() + text->size() || n == 0) {
+      return ReplyError(req, 400, "INVALID_ARG_LIMIT", "limit '" + Shown(*text) + "' is not a positive integer");
+    }
+    limit = std::min(limit, n);  // larger limits are capped at --fwmatch-limit
+  }
+  out_.clear();
+  counters_.fwmatch_lines += ring_->Fwmatch(*prefix, limit, &out_);
+  req.Reply(200, out_);
+  if (out_.capacity() > (1u << 20)) std::string().swap(out_);  // don't pin a rare huge answer
+}
+
+void RealtimeServer::OnExport(net::Request& req) {
+  if (!CheckQuery(req)) return;
+  int64_t day;
+  if (!DayParam(req, true, &day)) return;
+  if (ring_->SlotHolding(day) == nullptr) {
+    return ReplyError(req, 404, "DAY_NOT_HELD", "no slot holds " + FormatDay(day));
+  }
+  ++counters_.exports;
+  auto stream = std::make_unique<ExportStream>(
+      ring_.get(), day, req.Defer(), [this](ExportStream* done) {
+        counters_.export_records += done->records();
+        auto it = std::find_if(exports_.begin(), exports_.end(),
+                               [done](const auto& p) { return p.get() == done; });
+        if (it != exports_.end()) exports_.erase(it);  // destroys done
+      });
+  ExportStream* s = stream.get();
+  exports_.push_back(std::move(stream));
+  s->Start();  // may finish (and free s) at once
+}
+
+void RealtimeServer::OnRelease(net::Request& req) {
+  if (!RequirePost(req) || !CheckQuery(req)) return;
+  int64_t day;
+  if (!DayParam(req, true, &day)) return;
+  WriteOutcome o = ring_->Release(day);
+  if (o.refusal == Refusal::kInvalid) return ReplyError(req, 404, "DAY_NOT_HELD", o.message);
+  if (!o.ok()) return ReplyRefusal(req, o);
+  ++counters_.releases;
+  out_.clear();
+  net::JsonWriter w(&out_);
+  w.BeginObject();
+  w.Key("day");
+  w.String(FormatDay(day));
+  w.Key("state");
+  w.String("released");
+  w.EndObject();
+  req.ReplyJson(200, "OK", out_);
+}
+
+void RealtimeServer::OnStats(net::Request& req) {
+  out_.clear();
+  net::JsonWriter w(&out_);
+  w.BeginObject();
+  w.Key("slots");
+  w.BeginArray();
+  for (int i = 0; i < kSlots; ++i) {
+    const Slot& s = ring_->slot(i);
+    w.BeginObject();
+    w.Key("slot");
+    w.Int(i);
+    w.Key("day");
+    if (s.day() == kNoDay) w.Null(); else w.String(FormatDay(s.day()));
+    w.Key("state");
+    w.String(SlotStateName(s.state()));
+    w.Key("records");
+    w.Uint(s.records());
+    w.Key("file_bytes");
+    w.Uint(s.file_bytes());
+    w.Key("sources");
+    w.BeginObject();
+    for (const auto& [source, seq] : s.marks()) {
+      w.Key(source);
+      w.Int(seq);
+    }
+    w.EndObject();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("sources");
+  w.BeginObject();
+  for (const auto& [source, seq] : sources_) {
+    w.Key(source);
+    w.BeginObject();
+    w.Key("seq");
+    w.Int(seq.acked);
+    w.Key("synced_seq");
+    w.Int(seq.synced);
+    w.EndObject();
+  }
+  w.EndObject();
+  const Counters& c = counters_;
+  const RingStats& rs = ring_->stats();
+  w.Key("counters");
+  w.BeginObject();
+  const std::pair<const char*, uint64_t> fields[] = {
+      {"incr_batches", c.incr_batches}, {"incr_lines", c.incr_lines},
+      {"incr_applied", c.incr_applied}, {"incr_duplicate", c.incr_duplicate},
+      {"incr_duplicate_batches", c.incr_duplicate_batches}, {"set_lines", c.set_lines},
+      {"releases", c.releases}, {"exports", c.exports}, {"export_records", c.export_records},
+      {"gets", c.gets}, {"get_hits", c.get_hits}, {"mget_keys", c.mget_keys},
+      {"mget_hits", c.mget_hits}, {"fwmatch_lines", c.fwmatch_lines},
+      {"bad_requests", c.bad_requests}, {"refused_not_released", c.refused_not_released},
+      {"refused_expired", c.refused_expired}, {"refused_overflow", c.refused_overflow},
+      {"storage_errors", c.storage_errors + rs.storage_errors}, {"sync_errors", c.sync_errors},
+      {"syncs", rs.syncs}, {"sync_micros_max", rs.sync_micros_max},
+      {"sync_micros_avg", rs.syncs == 0 ? 0 : rs.sync_micros_total / rs.syncs},
+      {"slot_resets", rs.resets}};
+  for (const auto& [name, value] : fields) {
+    w.Key(name);
+    w.Uint(value);
+  }
+  w.EndObject();
+  w.Key("latency");
+  server_->WriteLatencyJson(&w);
+  w.EndObject();
+  req.ReplyJson(200, "OK", out_);
+}
+
+void RealtimeServer::OnPing(net::Request& req) { req.Reply(200, "OK\n"); }
+
+}  // namespace clickatron::realtime

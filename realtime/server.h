@@ -1,0 +1,106 @@
+// RealtimeServer: the HTTP face of one realtime shard (SPEC 3.2) over a Ring.
+//
+//   POST /incr?source=S&seq=N   body `key,delta` lines      → JSON {applied, duplicate, seq}
+//   POST /set[?day=YYYY-MM-DD]  body `_l|hash,value` lines  → JSON {set}
+//   GET  /get?key=K             value\n, or 404 with an empty body
+//   GET  /mget?key=A&k=B…       found `key,value\n` lines, request order
+//   GET  /fwmatch?key=P[&limit=N]  `key,value\n` lines in key order over every live slot
+//   GET  /export?day=D          the day's slot, streamed, then the #END footer; 404 if not held
+//   POST /release?day=D         JSON; 404 if no slot holds D
+//   GET  /stats, /ping
+//
+// Bad requests get 400 JSON errors with a "message" naming the problem; refused writes get
+// the ring's status (503 SLOT_NOT_RELEASED, 409 DAY_EXPIRED, 400 COUNTER_OVERFLOW) and
+// change nothing. One event loop serves everything (the ring is not thread-safe); a timer
+// on it commits the ring every sync interval, and a last commit runs when the server stops.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <map>
+#include <vector>
+
+#include "keyformat/status.h"
+#include "net/http_server.h"
+#include "realtime/batch.h"
+#include "realtime/ring.h"
+
+struct event;
+
+namespace clickatron::realtime {
+
+class ExportStream;
+
+struct RealtimeOptions {
+  std::string data_dir;
+  std::string address = "127.0.0.1";
+  uint16_t port = 0;
+  double sync_interval_seconds = 1.0;
+  uint64_t fwmatch_limit = 10000;      // default and maximum /fwmatch lines
+  size_t max_body_bytes = 64u << 20;   // one /incr or /set body
+  SlotOptions slot;
+};
+
+class RealtimeServer {
+ public:
+  explicit RealtimeServer(RealtimeOptions options);
+  ~RealtimeServer();
+  RealtimeServer(const RealtimeServer&) = delete;
+  RealtimeServer& operator=(const RealtimeServer&) = delete;
+
+  // Opens the ring and binds the port.
+  Status Start();
+  uint16_t port() const { return server_->port(); }
+  // Serves until SIGTERM/SIGINT (or Stop()), then commits and closes the ring.
+  Status Run();
+  void Stop() { server_->Stop(); }
+
+ private:
+  struct Counters {
+    uint64_t incr_batches = 0, incr_lines = 0, incr_applied = 0, incr_duplicate = 0;
+    uint64_t incr_duplicate_batches = 0;
+    uint64_t set_lines = 0, releases = 0, exports = 0, export_records = 0;
+    uint64_t gets = 0, get_hits = 0, mget_keys = 0, mget_hits = 0, fwmatch_lines = 0;
+    uint64_t bad_requests = 0, refused_not_released = 0, refused_expired = 0, refused_overflow = 0;
+    uint64_t storage_errors = 0, sync_errors = 0;
+  };
+  // Per source: the highest seq acknowledged, and the highest acknowledged before the
+  // last completed sync (what survives a kill -9 now).
+  struct SourceSeq {
+    int64_t acked = -1;
+    int64_t synced = -1;
+  };
+
+  void OnIncr(net::Request& req);
+  void OnSet(net::Request& req);
+  void OnGet(net::Request& req);
+  void OnMget(net::Request& req);
+  void OnFwmatch(net::Request& req);
+  void OnExport(net::Request& req);
+  void OnRelease(net::Request& req);
+  void OnStats(net::Request& req);
+  void OnPing(net::Request& req);
+
+  bool RequirePost(net::Request& req);
+  bool CheckQuery(net::Request& req);
+  // Parses the `day` parameter; replies 400 and returns false when missing or bad.
+  bool DayParam(net::Request& req, bool required, int64_t* day);
+  void ReplyError(net::Request& req, int code, std::string_view status_txt, std::string_view message);
+  void ReplyRefusal(net::Request& req, const WriteOutcome& o);
+  void Sync();
+  static void OnSyncTimer(int fd, short what, void* arg);
+
+  RealtimeOptions options_;
+  std::unique_ptr<net::Server> server_;
+  std::unique_ptr<Ring> ring_;
+  event* sync_timer_ = nullptr;
+  Counters counters_;
+  std::map<std::string, SourceSeq, std::less<>> sources_;  // sorted for /stats
+  std::vector<std::unique_ptr<ExportStream>> exports_;
+  std::vector<IncrLine> incr_lines_;      // reused per request
+  std::vector<LookupLine> lookup_lines_;  // reused per request
+  std::string out_;                       // reused reply buffer
+};
+
+}  // namespace clickatron::realtime
