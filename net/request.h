@@ -16,10 +16,13 @@
 // Response headers (AddHeader) must be added before the reply. Content-Type defaults to
 // "text/plain; charset=utf-8"; the JSON replies set "application/json".
 //
-// Client disconnects: a client may go away while an AsyncReply is pending (or while a
-// chunked reply streams). The AsyncReply learns of it (client_gone(), the OnClose
-// callback); replying afterwards does nothing and is safe. Evhttp's request is freed
-// exactly once whatever happens, so nothing leaks.
+// Client disconnects: a client may go away while an AsyncReply is pending or while a
+// chunked reply streams. Evhttp stops reading a connection while its request is with the
+// handler, so the disconnect is noticed when something is written to it: a chunk (then
+// client_gone() turns true and the OnClose callback runs, so a stream stops producing) or
+// the final reply (which then simply goes nowhere). Replying to a gone client does
+// nothing and is safe. Evhttp's request is freed exactly once whatever happens, so
+// nothing leaks; a reference given to ReplyReference is always released.
 //
 // Threading: a Request or AsyncReply is used only on its loop's thread. To finish an
 // AsyncReply from work done on another thread, post back to the loop (LoopWaker).

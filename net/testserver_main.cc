@@ -4,6 +4,7 @@
 #include <event2/event.h>
 
 #include <atomic>
+#include <cctype>
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <iostream>
@@ -100,7 +101,9 @@ int main(int argc, char** argv) {
   // Echo as JSON: method, path, every parameter in order, the body.
   server.Handle("/echo", [](net::Request& req) {
     if (!req.query().status().ok()) {
-      req.ReplyJsonError(400, "INVALID_ARG_" + std::string(req.query().bad_param()));
+      std::string name(req.query().bad_param());
+      for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      req.ReplyJsonError(400, "INVALID_ARG_" + name);
       return;
     }
     std::string data;
