@@ -1,0 +1,313 @@
+"""Operations: ops/demo brings up a whole local cluster from nothing, every curl it prints
+answers, ops/cluster reports and stops it cleanly, and the nightly cron job runs the real
+clickatron-rebuild with its lock and failure reporting.
+
+The demo runs in a temp dir on free ports with small data (`--clicks`, `--days`), the
+binaries of CLICKATRON_BIN (`--bin`, so no release build) and `--skip-install`.
+"""
+import collections
+import datetime
+import fcntl
+import os
+import re
+import signal
+import subprocess
+import time
+import urllib.parse
+
+import pytest
+
+from harness import BIN, ROOT, free_port, get, run, wait_until
+
+OPS = os.path.join(ROOT, "ops")
+B32 = "0123456789abcdefghijklmnopqrstuv"
+
+
+def sh(args, timeout=120, env=None):
+    """Runs an ops script; returns CompletedProcess with text output."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          timeout=timeout, env=full_env, stdin=subprocess.DEVNULL)
+
+
+def pids_in(var):
+    run_dir = os.path.join(var, "run")
+    pids = {}
+    if os.path.isdir(run_dir):
+        for name in os.listdir(run_dir):
+            if name.endswith(".pid"):
+                with open(os.path.join(run_dir, name)) as f:
+                    text = f.read().strip()
+                if text.isdigit():
+                    pids[name[:-4]] = int(text)
+    return pids
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is gone for our purposes (its parent, the runner, has not reaped it yet).
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1][0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.fixture
+def demo_var(tmp_path):
+    """A var dir for ops/demo; at teardown whatever it started is stopped (and, should
+    ops/cluster fail, killed) so no test leaves a process behind."""
+    var = str(tmp_path / "var")
+    yield var
+    if os.path.exists(os.path.join(var, "cluster.env")):
+        sh([os.path.join(OPS, "cluster"), "--var", var, "stop"], timeout=120)
+    for pid in pids_in(var).values():
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def start_demo(var, clicks=20000, days=3, stream_rate=5, extra=()):
+    ports = [free_port() for _ in range(5)]
+    args = [os.path.join(OPS, "demo"), "--skip-install", "--bin", BIN, "--var", var,
+            "--clicks", str(clicks), "--days", str(days),
+            "--api-port", str(ports[0]),
+            "--realtime-ports", f"{ports[1]},{ports[2]}",
+            "--archive-ports", f"{ports[3]},{ports[4]}",
+            "--stream-rate", str(stream_rate), "--stream-seconds", "600", *extra]
+    r = sh(args, timeout=300)
+    assert r.returncode == 0, f"ops/demo failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
+    return r.stdout, ports
+
+
+def printed_curls(stdout):
+    """The URLs of the `curl -s '...'` lines ops/demo printed, with the comment above each."""
+    curls = []
+    comment = ""
+    for line in stdout.splitlines():
+        if line.startswith("# "):
+            comment = line[2:]
+        m = re.fullmatch(r"curl -s '(http://127\.0\.0\.1:\d+/[^']*)'", line)
+        if m:
+            curls.append((m.group(1), comment))
+    return curls
+
+
+def fetch(url):
+    parts = urllib.parse.urlsplit(url)
+    path = parts.path + ("?" + parts.query if parts.query else "")
+    return get(parts.port, path)
+
+
+def day_start(day):
+    return int(datetime.datetime.combine(day, datetime.time(), datetime.timezone.utc).timestamp())
+
+
+def test_gen_demo_data_history_is_consistent_and_deterministic(tmp_path):
+    out1, out2 = tmp_path / "a.csv", tmp_path / "b.csv"
+    gen = os.path.join(OPS, "gen-demo-data")
+    for out in (out1, out2):
+        r = sh([gen, "history", "--clicks", "5000", "--days", "2", "--end-day", "2026-03-08",
+                "--output", str(out)])
+        assert r.returncode == 0, r.stderr
+    assert out1.read_bytes() == out2.read_bytes()
+    assert "5,000 clicks" in r.stderr and "(2026-03-07 .. 2026-03-08)" in r.stderr
+
+    totals = collections.Counter()
+    sums = collections.Counter()
+    lookups = {}
+    hashed = set()
+    hours = set()
+    for line in out1.read_text().splitlines():
+        key, value = line.split(",", 1)
+        if key.startswith("_l|"):
+            lookups[key[3:]] = value
+            continue
+        n = int(value)
+        assert n > 0
+        ns_part, rest = key.split("|", 1)
+        if "." in ns_part:  # subtotal: {subns}.{ns}|{key}.{subkey}.{ymdh}
+            subns, ns = ns_part.split(".")
+            user_key, subkey, token = rest.split(".")
+            sums[(subns, ns, user_key, token)] += n
+            if len(subkey) == 12 and subkey.endswith("="):
+                hashed.add(subkey)
+        else:
+            user_key, token = rest.split(".")
+            totals[(ns_part, user_key, token)] += n
+            hours.add(token)
+    # Exactly --clicks clicks, counted once per link and once per owner.
+    assert sum(v for (ns, _, _), v in totals.items() if ns == "l") == 5000
+    assert sum(v for (ns, _, _), v in totals.items() if ns == "u") == 5000
+    # Every subtotal namespace sums to the total of its hour (SPEC 2.3).
+    for (ns, user_key, token), n in totals.items():
+        assert sums[("c", ns, user_key, token)] == n
+        assert sums[("r", ns, user_key, token)] == n
+    # The 48 hours of the two days, as clickatron-key encodes them.
+    assert len(hours) == 48
+    first = run("clickatron-key", ["ymdh", day_start(datetime.date(2026, 3, 7))], check=True)
+    last = run("clickatron-key", ["ymdh", day_start(datetime.date(2026, 3, 8)) + 23 * 3600], check=True)
+    assert min(hours) == first.stdout.decode().strip()
+    assert max(hours) == last.stdout.decode().strip()
+    assert hashed and hashed <= set(lookups)  # every hashed subkey has its lookup record
+    # Hashed referrers: the hash is clickatron-key's, and the lookup holds the original.
+    assert lookups["h0aMB8AuNw4="] == "http://www.facebook.com/"
+    for h, original in list(lookups.items())[:5]:
+        assert run("clickatron-key", ["hash", original], check=True).stdout.decode().strip() == h
+
+
+def test_demo_cluster_answers_every_printed_query_and_stops_clean(demo_var):
+    stdout, ports = start_demo(demo_var)
+    api_port = ports[0]
+    for step in ("[1/6]", "[2/6]", "[3/6]", "[4/6]", "[5/6]", "[6/6]"):
+        assert step in stdout
+    assert "Clickatron is running" in stdout
+
+    status = sh([os.path.join(OPS, "cluster"), "--var", demo_var, "status"])
+    assert status.returncode == 0, status.stdout + status.stderr
+    names = ["realtime-0", "realtime-1", "archive-0", "archive-1", "api", "stream"]
+    for name in names:
+        assert re.search(rf"^  {name}\s+\d+\s+\S+\s+alive$", status.stdout, re.M), status.stdout
+
+    curls = printed_curls(stdout)
+    assert len(curls) >= 12, stdout
+    # The live stream reaches the realtime tier: today's hours of u|jehiah appear there.
+    realtime_url = next(u for u, _ in curls if f":{ports[1]}/" in u or f":{ports[2]}/" in u)
+    wait_until(lambda: fetch(realtime_url).status == 200 and fetch(realtime_url).body,
+               timeout=30, what="live clicks in the realtime tier")
+
+    for url, comment in curls:
+        r = fetch(url)
+        assert r.status == 200, f"{comment}\n{url} -> {r}"
+        assert r.body, f"{url} answered an empty body"
+        if f":{api_port}/" in url and "/stats" not in url:
+            doc = r.json()
+            assert doc["status_code"] == 200 and doc["status_txt"] == "OK", doc
+            assert doc["data"], f"{url}: empty data {doc}"
+            data = doc["data"]
+            if "/series" in url and "rollup=true" not in url:
+                assert data["series"] and any(b["value"] > 0 for b in data["series"]), (url, data)
+            if "/breakdown" in url:
+                assert data["breakdown"] and data["breakdown"][0]["value"] > 0, (url, data)
+
+    by_path = {urllib.parse.urlsplit(u).query: u for u, _ in curls}
+    # The named time zone: 7 day buckets with New York's offset (-5 in winter, -4 in summer).
+    ny = fetch(next(u for q, u in by_path.items() if "America/New_York" in q)).json()["data"]
+    assert len(ny["series"]) == 7 and ny["tz_offset"] in (-4, -5)
+    # Referrers are long URLs stored as hashes; the breakdown shows the originals.
+    refs = fetch(next(u for q, u in by_path.items() if "sub=r" in q)).json()["data"]["breakdown"]
+    assert all(b["subkey"] == "direct" or b["subkey"].startswith("http") for b in refs), refs
+    # The roll-up is the sum of every click of jehiah (history + live), so at least the
+    # history's share: more than the last 7 days alone.
+    total = fetch(next(u for q, u in by_path.items() if "rollup=true" in q)).json()["data"]["total"]
+    week = sum(b["value"] for b in ny["series"])
+    assert total >= week > 0
+
+    # status tells a dead process from a live one; start brings back only what is missing.
+    victim = pids_in(demo_var)["realtime-1"]
+    os.kill(victim, signal.SIGKILL)
+    wait_until(lambda: not alive(victim), what="realtime-1 to die")
+    status = sh([os.path.join(OPS, "cluster"), "--var", demo_var, "status"])
+    assert status.returncode == 3
+    assert re.search(r"^  realtime-1\s+-\s+\d+\s+dead \(exited with status 137", status.stdout, re.M), status.stdout
+    restart = sh([os.path.join(OPS, "cluster"), "--var", demo_var, "start"], timeout=120)
+    assert restart.returncode == 0, restart.stdout + restart.stderr
+    assert re.search(r"started realtime-1 \(pid \d+", restart.stdout)
+    assert "api already running" in restart.stdout
+
+    logs = sh([os.path.join(OPS, "cluster"), "--var", demo_var, "logs", "-n", "5", "stream"])
+    assert logs.returncode == 0 and "gen-demo-data live" in logs.stdout
+
+    pids = pids_in(demo_var)
+    assert set(pids) == set(names)
+    stop = sh([os.path.join(OPS, "cluster"), "--var", demo_var, "stop"], timeout=200)
+    assert stop.returncode == 0, stop.stdout + stop.stderr
+    for name in names:
+        assert re.search(rf"^  stopped {name} \(pid \d+\): exit 0$", stop.stdout, re.M), stop.stdout
+    assert "stopped cleanly" in stop.stdout
+    for name, pid in pids.items():
+        assert not alive(pid), f"{name} (pid {pid}) still running after ops/cluster stop"
+    # Nothing else of ours is left either: no runner shell still watching a process.
+    leftovers = subprocess.run(["pgrep", "-f", f"clickatron-runner.*{demo_var}"],
+                               stdout=subprocess.PIPE, text=True)
+    assert leftovers.stdout == ""
+    status = sh([os.path.join(OPS, "cluster"), "--var", demo_var, "status"])
+    assert status.returncode == 3 and "alive" not in status.stdout
+
+
+def test_demo_rejects_bad_options_before_touching_anything(tmp_path):
+    var = str(tmp_path / "var")
+    cases = [
+        (["--clicks", "0"], "--clicks '0' is not a positive number"),
+        (["--api-port", "70000"], "--api-port '70000' is not a port"),
+        (["--realtime-ports", "7101,x"], "'x' is not a port"),
+        (["--api-port", "7101", "--realtime-ports", "7101,7102"], "a port is used twice"),
+        (["--bogus", "1"], "unknown option --bogus"),
+    ]
+    for args, message in cases:
+        r = sh([os.path.join(OPS, "demo"), "--skip-install", "--bin", BIN, "--var", var, *args])
+        assert r.returncode != 0 and message in r.stderr, (args, r.stderr)
+    assert not os.path.exists(os.path.join(var, "cluster.conf"))
+
+
+def test_cluster_without_a_demo_says_what_to_do(tmp_path):
+    r = sh([os.path.join(OPS, "cluster"), "--var", str(tmp_path), "status"])
+    assert r.returncode == 1
+    assert "no cluster in" in r.stderr and "run ops/demo first" in r.stderr
+
+
+NIGHTLY = os.path.join(OPS, "cron", "clickatron-nightly")
+
+
+def nightly_setup(tmp_path):
+    config = tmp_path / "cluster.conf"
+    port = free_port()  # nothing listens there: the export step must fail
+    config.write_text(f"port = {free_port()}\nrealtime = 127.0.0.1:{port}\n"
+                      f"archive = 127.0.0.1:{free_port()}\noplog-dir = {tmp_path}/oplog\n")
+    return ["--work", str(tmp_path / "work"), "--config", str(config), "--bin", BIN,
+            "--log", str(tmp_path / "log" / "nightly.log")]
+
+
+def test_nightly_refuses_to_overlap_a_running_one(tmp_path):
+    args = nightly_setup(tmp_path)
+    lock = tmp_path / "work" / "nightly.lock"
+    lock.parent.mkdir()
+    with open(lock, "w") as held:
+        held.write("4242\n")
+        held.flush()
+        fcntl.flock(held, fcntl.LOCK_EX)
+        started = time.monotonic()
+        r = sh([NIGHTLY, *args, "--day", "2026-11-20"])
+        assert time.monotonic() - started < 10  # does not wait for the lock
+    assert r.returncode == 75
+    assert f"another run holds {lock} (pid 4242)" in r.stderr
+    assert "not starting a second one for 2026-11-20" in r.stderr
+    log = (tmp_path / "log" / "nightly.log").read_text()
+    assert "another run holds" in log and "start:" not in log
+
+
+def test_nightly_failure_exits_nonzero_naming_the_day_and_the_retry(tmp_path):
+    args = nightly_setup(tmp_path)
+    r = sh([NIGHTLY, *args, "--day", "2026-11-20"])
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "FAILED: the nightly rebuild of 2026-11-20 stopped: clickatron-rebuild nightly exited" in r.stderr
+    assert "To retry:" in r.stderr and "--day 2026-11-20" in r.stderr
+    log = (tmp_path / "log" / "nightly.log").read_text()
+    assert re.search(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ clickatron-nightly: start: .*nightly .*--day 2026-11-20", log, re.M)
+    assert "FAILED: clickatron-rebuild nightly exited" in log
+    # The lock was released with the failed run: the next run is not refused.
+    again = sh([NIGHTLY, *args, "--day", "2026-11-20"])
+    assert again.returncode == 1
+
+
+def test_nightly_rejects_bad_setup(tmp_path):
+    args = nightly_setup(tmp_path)
+    r = sh([NIGHTLY, *args, "--day", "2026-02-30"])
+    assert r.returncode == 2 and "--day '2026-02-30' is not a YYYY-MM-DD day" in r.stderr
+    r = sh([NIGHTLY, *args, "--config", str(tmp_path / "nope.conf")])
+    assert r.returncode == 2 and "nope.conf does not exist" in r.stderr
+    r = sh([NIGHTLY, *args, "--bin", str(tmp_path)])
+    assert r.returncode == 2 and "clickatron-rebuild not found" in r.stderr
