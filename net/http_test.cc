@@ -4,6 +4,7 @@
 #include <event2/event.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -383,6 +384,26 @@ TEST(HttpServer, SighupAndStopBeforeRun) {
   ASSERT_TRUE(s.Listen().ok());
   s.Stop();
   s.Run();  // returns at once
+}
+
+int OpenFds() {
+  int n = 0;
+  for (int fd = 0; fd < 4096; ++fd) n += fcntl(fd, F_GETFD) != -1;
+  return n;
+}
+
+TEST(HttpServer, NoDescriptorLeftBehind) {
+  int before = OpenFds();
+  for (int threads : {1, 2}) {
+    ServerOptions o;
+    o.threads = threads;
+    TestServer t(EchoRoutes, o);
+    EXPECT_EQ(Body(Raw(t.port(), "GET /ping HTTP/1.0\r\n\r\n")), "OK");
+    int idle = Connect(t.port());  // left open: the server closes its side at stop
+    t.Stop();
+    close(idle);
+  }
+  EXPECT_EQ(OpenFds(), before);
 }
 
 // ---- server: deferred (async) replies and streams ----
@@ -768,6 +789,23 @@ TEST_F(ClientTest, CallbacksMayStartRequests) {
   client().Get(t.address(), "/ping", 5000, again);
   RunUntil(base_, [&] { return remaining == 0 && client().in_flight() == 0; });
   EXPECT_EQ(client().connections_opened(), 1u);
+}
+
+TEST_F(ClientTest, ResponseOverTheLimitIsAnError) {
+  TestServer t([](Server& s) {
+    s.Handle("/big", [](Request& r) { r.Reply(200, std::string(5000, 'b')); });
+  });
+  ClientOptions o;
+  o.max_response_bytes = 4096;
+  HttpResponse got;
+  bool done = false;
+  client(o).Get(t.address(), "/big", 5000, [&](HttpResponse&& r) {
+    got = std::move(r);
+    done = true;
+  });
+  RunUntil(base_, [&] { return done; });
+  EXPECT_EQ(got.status, 0);
+  EXPECT_EQ(got.error, t.address().ToString() + ": response body larger than 4096 bytes");
 }
 
 TEST_F(ClientTest, BadPathIsAnErrorCalledBackLater) {

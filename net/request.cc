@@ -46,12 +46,13 @@ const char* ReasonPhrase(int code) {
 // ---- Responder ----
 
 void Responder::AddHeader(const char* name, const char* value) {
-  if (req_ == nullptr || gone_ || replied_) return;
+  if (!CanReply()) return;
   evhttp_add_header(evhttp_request_get_output_headers(req_), name, value);
 }
 
 void Responder::Reply(int code, std::string_view body) {
-  if (req_ == nullptr || gone_ || replied_) {
+  if (chunked_) return;  // a stream is ended with EndChunked
+  if (!CanReply()) {
     Finish(code);
     return;
   }
@@ -61,10 +62,10 @@ void Responder::Reply(int code, std::string_view body) {
 
 void Responder::ReplyReference(int code, const void* data, size_t length, ReleaseFn release,
                                void* arg) {
-  if (req_ == nullptr || gone_ || replied_ || length == 0) {
+  if (!CanReply() || length == 0) {
     // Nothing will hold the bytes, so they are released now.
     release(data, length, arg);
-    Finish(code);
+    if (!chunked_) Finish(code);
     return;
   }
   evbuffer_add_reference(evhttp_request_get_output_buffer(req_), data, length, release, arg);

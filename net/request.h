@@ -97,6 +97,11 @@ class Responder {
   bool replied_ = false;
   bool gone_ = false;              // the client disconnected (or the server stopped)
   bool async_ = false;             // this is an AsyncReply
+  bool chunked_ = false;           // a chunked reply was started (AsyncReply only)
+
+ private:
+  // A whole reply may still be given.
+  bool CanReply() const { return req_ != nullptr && !gone_ && !replied_ && !chunked_; }
 };
 
 class Request : public Responder {
@@ -186,7 +191,6 @@ class AsyncReply : public Responder {
   std::function<void()> on_close_;
   std::function<void()> on_drained_;
   evbuffer* chunk_ = nullptr;   // reused for every SendChunk
-  bool chunked_ = false;
   bool linked_ = false;         // on the loop's pending list
   AsyncReply* prev_ = nullptr;  // the loop's list of pending replies
   AsyncReply* next_ = nullptr;
