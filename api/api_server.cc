@@ -1,0 +1,346 @@
+#include "api/api_server.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <ctime>
+
+#include "api/incr_event.h"
+#include "api/incr_payload.h"
+#include "api/query_service.h"
+#include "api/shard_list.h"
+#include "net/http_client.h"
+#include "net/http_server.h"
+#include "net/json.h"
+#include "net/latency.h"
+#include "net/loop_waker.h"
+#include "net/request.h"
+
+namespace clickatron {
+namespace {
+
+std::string ErrorJson(int code, std::string_view status_txt, std::string_view message) {
+  std::string out;
+  net::JsonWriter w(&out);
+  w.BeginObject();
+  w.Key("status_code"); w.Int(code);
+  w.Key("status_txt"); w.String(status_txt);
+  w.Key("data"); w.Null();
+  if (!message.empty()) {
+    w.Key("message"); w.String(message);
+  }
+  w.EndObject();
+  return out;
+}
+
+void ReplyError(net::Responder& r, int code, std::string_view status_txt, std::string_view message) {
+  r.AddHeader("Content-Type", "application/json");
+  r.Reply(code, ErrorJson(code, status_txt, message));
+}
+
+void ReplyAccepted(net::Responder& r, uint64_t events) {
+  std::string data = "{\"accepted\":";
+  data += std::to_string(events);
+  data += '}';
+  r.ReplyJson(200, "OK", data);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ApiServer>> ApiServer::Open(const ClusterConfig& config, ApiOptions options) {
+  std::unique_ptr<ApiServer> api(new ApiServer(config, std::move(options)));
+  Status s = api->Init();
+  if (!s.ok()) return s;
+  return api;
+}
+
+ApiServer::ApiServer(const ClusterConfig& config, ApiOptions options)
+    : config_(config), options_(std::move(options)), start_us_(net::MonotonicMicros()) {}
+
+Status ApiServer::Init() {
+  Result<oplog::SyncPolicy> policy = oplog::ParseSyncPolicy(config_.oplog_sync);
+  if (!policy.ok()) return policy.status();
+
+  net::ServerOptions server_options;
+  server_options.address = config_.address;
+  server_options.port = config_.port;
+  server_options.threads = 1;  // one loop: the oplog, senders and queries all live on it
+  server_options.max_body_bytes = options_.max_body_bytes;
+  server_ = std::make_unique<net::Server>(server_options);
+
+  oplog::Options oplog_options = options_.oplog;
+  oplog_options.sync = *policy;
+  oplog_options.on_sync = [this](const oplog::SyncReport& report) {
+    {
+      std::lock_guard<std::mutex> lock(reports_mu_);
+      reports_.push_back(report);
+    }
+    if (waker_) waker_->Wake();
+  };
+  std::error_code ec;
+  std::filesystem::create_directories(config_.oplog_dir, ec);
+  if (ec) return Status::Error("oplog-dir " + config_.oplog_dir + ": " + ec.message());
+  Result<std::unique_ptr<oplog::Oplog>> log = oplog::Oplog::Open(config_.oplog_dir, oplog_options);
+  if (!log.ok()) return Status::Error("oplog " + config_.oplog_dir + ": " + log.status().message());
+  log_ = std::move(log).value();
+  const oplog::Recovery& rec = log_->recovery();
+  std::fprintf(stderr, "clickatron-api: oplog %s: %llu segment(s), %llu record(s), last seq %llu\n",
+               config_.oplog_dir.c_str(), (unsigned long long)rec.segments,
+               (unsigned long long)rec.records, (unsigned long long)rec.last_seq);
+  if (!rec.message.empty()) std::fprintf(stderr, "clickatron-api: oplog recovery: %s\n", rec.message.c_str());
+
+  if (Status s = AdoptShardList(log_.get(), config_.realtime); !s.ok()) return s;
+
+  server_->Handle("/incr", [this](net::Request& req) { OnIncr(req); });
+  server_->Handle("/stats", [this](net::Request& req) { OnStats(req); });
+  server_->Handle("/ping", [](net::Request& req) { req.Reply(200, "OK\n"); });
+  server_->OnStop([this] { OnStop(); });
+  if (net::Status s = server_->Listen(); !s.ok()) return Status::Error(s.message());
+
+  event_base* base = server_->base(0);
+  waker_ = std::make_unique<net::LoopWaker>(base, [this] { OnSynced(); });
+  client_ = std::make_unique<net::HttpClient>(base);
+  // TODO(wiring): queries_ = std::make_unique<QueryService>(base, client_.get(), config_);
+  const uint64_t last = log_->last_seq();
+  append_times_.Add(last + 1, net::MonotonicMicros());  // older records: "since start"
+  for (size_t k = 0; k < config_.realtime.size(); k++) {
+    senders_.push_back(std::make_unique<Sender>(base, client_.get(), log_.get(), &append_times_, uint32_t(k),
+                                                config_.realtime[k], config_.node_id, options_.sender));
+    if (Status s = senders_.back()->Start(last); !s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+ApiServer::~ApiServer() {
+  // In dependency order: nothing may call into what is already gone. The client first
+  // (it drops in-flight callbacks into senders and queries), the readers before the
+  // oplog, the oplog (whose sync thread wakes the loop) before the waker, the server last.
+  client_.reset();
+  queries_.reset();
+  senders_.clear();
+  log_.reset();
+  waker_.reset();
+  pending_.clear();
+  server_.reset();
+}
+
+uint16_t ApiServer::port() const { return server_->port(); }
+
+void ApiServer::Run() {
+  for (auto& s : senders_) s->Kick();  // a backlog from before the restart
+  server_->Run();
+}
+
+void ApiServer::Reject(net::Request& req, int code, const std::string& status_txt,
+                       const std::string& message) {
+  rejected_events_++;
+  rejected_[status_txt]++;
+  ReplyError(req, code, status_txt, message);
+}
+
+bool ApiServer::EncodeRequest(net::Request& req, uint64_t* events) {
+  const int64_t now = int64_t(std::time(nullptr));
+  const uint32_t shards = uint32_t(config_.realtime.size());
+  IncrError error;
+  payload_.clear();
+  *events = 0;
+  const std::string_view body = req.method() == net::Method::kPost ? req.body() : std::string_view();
+  if (body.empty()) {
+    if (!req.query().status().ok()) {
+      error = QueryDecodeError(req.query().bad_param(), req.query().status().message());
+      Reject(req, error.code, error.status_txt, error.message);
+      return false;
+    }
+    if (!ParseIncrEvent(req.params(), now, &event_, &error)) {
+      Reject(req, error.code, error.status_txt, error.message);
+      return false;
+    }
+    AppendEventLines(event_, shards, &payload_, &scratch_);
+    *events = 1;
+    return true;
+  }
+  if (!req.raw_query().empty()) {
+    Reject(req, 400, "INVALID_ARG_BODY",
+           "a POST /incr with a body takes its events from the body, one per line; the query "
+           "string must be empty");
+    return false;
+  }
+  // Validated whole before anything is appended: one bad line rejects the batch.
+  size_t line_no = 0;
+  std::string_view rest = body;
+  while (!rest.empty()) {
+    const size_t nl = rest.find('\n');
+    std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    line_no++;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const std::string where = "line " + std::to_string(line_no) + ": ";
+    if (line.empty()) {
+      Reject(req, 400, "INVALID_ARG_BODY", where + "empty line (one event per line)");
+      return false;
+    }
+    if (net::Status s = line_query_.Parse(line); !s.ok()) {
+      error = QueryDecodeError(line_query_.bad_param(), s.message());
+      Reject(req, error.code, error.status_txt, where + error.message);
+      return false;
+    }
+    if (!ParseIncrEvent(line_query_.params(), now, &event_, &error)) {
+      Reject(req, error.code, error.status_txt, where + error.message);
+      return false;
+    }
+    AppendEventLines(event_, shards, &payload_, &scratch_);
+    if (payload_.size() > kMaxIncrPayload) {
+      Reject(req, 413, "BATCH_TOO_LARGE",
+             where + "the batch's records pass " + std::to_string(kMaxIncrPayload) +
+                 " bytes; send fewer events per request");
+      return false;
+    }
+    (*events)++;
+  }
+  return true;
+}
+
+void ApiServer::OnIncr(net::Request& req) {
+  const net::Method m = req.method();
+  if (m != net::Method::kGet && m != net::Method::kPost) {
+    req.AddHeader("Allow", "GET, POST");
+    Reject(req, 405, "METHOD_NOT_ALLOWED", "/incr takes GET or POST");
+    return;
+  }
+  uint64_t events = 0;
+  if (!EncodeRequest(req, &events)) return;
+  Result<uint64_t> seq = log_->Append(payload_);
+  if (!seq.ok()) {
+    oplog_failed_requests_++;
+    last_oplog_error_ = seq.status().message();
+    Reject(req, 503, "OPLOG_UNAVAILABLE", seq.status().message());
+    return;
+  }
+  append_times_.Add(*seq, net::MonotonicMicros());
+  if (log_->policy() == oplog::SyncPolicy::kNone) {
+    accepted_events_ += events;
+    accepted_requests_++;
+    ReplyAccepted(req, events);
+    return;
+  }
+  pending_.push_back(Pending{*seq, events, req.Defer()});
+}
+
+void ApiServer::OnSynced() {
+  {
+    std::lock_guard<std::mutex> lock(reports_mu_);
+    draining_.swap(reports_);
+  }
+  for (const oplog::SyncReport& report : draining_) SettlePending(report);
+  draining_.clear();
+  for (auto& s : senders_) s->Kick();
+  uint64_t min_cursor = UINT64_MAX;
+  for (auto& s : senders_) min_cursor = std::min(min_cursor, s->cursor());
+  append_times_.TrimThrough(min_cursor);
+}
+
+void ApiServer::SettlePending(const oplog::SyncReport& report) {
+  if (!report.error.empty()) last_oplog_error_ = report.error;
+  const uint64_t settled = std::max(report.durable_seq, report.failed_last);
+  while (!pending_.empty() && pending_.front().seq <= settled) {
+    Pending& p = pending_.front();
+    if (report.failed_last != 0 && p.seq >= report.failed_first && p.seq <= report.failed_last) {
+      oplog_failed_requests_++;
+      rejected_events_++;
+      rejected_["OPLOG_UNAVAILABLE"]++;
+      ReplyError(*p.reply, 503, "OPLOG_UNAVAILABLE", report.error);
+    } else {
+      accepted_events_ += p.events;
+      accepted_requests_++;
+      ReplyAccepted(*p.reply, p.events);
+    }
+    pending_.pop_front();
+  }
+}
+
+void ApiServer::OnStop() {
+  // Settle every request still waiting for the disk, so no client is left without its
+  // answer (or given a 200 for a record that did not make it).
+  Status s = log_->Sync();
+  if (!s.ok()) std::fprintf(stderr, "clickatron-api: oplog sync at shutdown: %s\n", s.message().c_str());
+  OnSynced();
+  while (!pending_.empty()) {
+    ReplyError(*pending_.front().reply, 503, "OPLOG_UNAVAILABLE", "the API is shutting down");
+    pending_.pop_front();
+  }
+  for (auto& sender : senders_) sender->Stop();
+  if (Status c = log_->SaveCursors(); !c.ok()) {
+    std::fprintf(stderr, "clickatron-api: saving delivery cursors: %s\n", c.message().c_str());
+  }
+}
+
+void ApiServer::OnStats(net::Request& req) {
+  std::string out;
+  net::JsonWriter w(&out);
+  const oplog::Stats os = log_->GetStats();
+  w.BeginObject();
+  w.Key("uptime_seconds"); w.Double(double(net::MonotonicMicros() - start_us_) / 1e6);
+  w.Key("node_id"); w.String(config_.node_id);
+  w.Key("incr");
+  w.BeginObject();
+  w.Key("accepted_events"); w.Uint(accepted_events_);
+  w.Key("accepted_requests"); w.Uint(accepted_requests_);
+  w.Key("pending_requests"); w.Uint(pending_.size());
+  w.Key("rejected_requests"); w.Uint(rejected_events_);
+  w.Key("rejected");
+  w.BeginObject();
+  for (const auto& [reason, n] : rejected_) {
+    w.Key(reason); w.Uint(n);
+  }
+  w.EndObject();
+  w.EndObject();
+  w.Key("oplog");
+  w.BeginObject();
+  w.Key("dir"); w.String(log_->dir());
+  w.Key("sync"); w.String(oplog::SyncPolicyName(os.policy));
+  w.Key("segments"); w.Uint(os.segments);
+  w.Key("bytes"); w.Uint(os.bytes);
+  w.Key("first_seq"); w.Uint(os.first_seq);
+  w.Key("last_seq"); w.Uint(os.last_seq);
+  w.Key("durable_seq"); w.Uint(os.durable_seq);
+  w.Key("queued_bytes"); w.Uint(os.queued_bytes);
+  w.Key("appends"); w.Uint(os.appends);
+  w.Key("syncs"); w.Uint(os.syncs);
+  w.Key("failed_records"); w.Uint(os.failed_records);
+  w.Key("last_error"); w.String(os.last_error);
+  w.Key("sync_latency_us");
+  w.BeginObject();
+  w.Key("p50"); w.Uint(os.sync_p50_us);
+  w.Key("p99"); w.Uint(os.sync_p99_us);
+  w.Key("max"); w.Uint(os.sync_max_us);
+  w.EndObject();
+  w.Key("durable_latency_us");
+  w.BeginObject();
+  w.Key("p50"); w.Uint(os.durable_p50_us);
+  w.Key("p99"); w.Uint(os.durable_p99_us);
+  w.Key("max"); w.Uint(os.durable_max_us);
+  w.EndObject();
+  w.EndObject();
+  uint64_t backlog = 0, expired = 0, delivered = 0;
+  w.Key("realtime");
+  w.BeginArray();
+  for (const auto& s : senders_) {
+    s->WriteStatsJson(&w, os.last_seq);
+    backlog += os.last_seq > s->cursor() ? os.last_seq - s->cursor() : 0;
+    expired += s->expired_records();
+    delivered += s->delivered_records();
+  }
+  w.EndArray();
+  w.Key("backlog_records"); w.Uint(backlog);
+  w.Key("delivered_records"); w.Uint(delivered);
+  w.Key("expired_records"); w.Uint(expired);
+  w.Key("latency_us");
+  server_->WriteLatencyJson(&w);
+  if (queries_) {
+    w.Key("queries");
+    queries_->WriteStatsJson(&w);
+  }
+  w.EndObject();
+  req.ReplyJson(200, "OK", out);
+}
+
+}  // namespace clickatron

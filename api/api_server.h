@@ -1,0 +1,124 @@
+// ApiServer: clickatron-api — one event loop (the Redis model) serving the write path
+// (/incr), the read path (QueryService: /series, /breakdown, /lookup), /stats and /ping,
+// plus the oplog's sync thread, the only other thread.
+//
+// Write path (SPEC 3.3, 4):
+//   GET /incr?ns=..&key=..[&value=][&ts=][&sub=..]*      one event
+//   POST /incr  with a body, one event per line in the same form (empty query string)
+//   POST /incr?ns=..  with an empty body                 one event, as GET
+// The request is validated whole first (IncrEvent; a bad line rejects the batch, naming
+// its line number in "message"), encoded into ONE oplog record (incr_payload.h) and
+// appended. The reply waits for the oplog sync of the configured policy (under `none`, it
+// is sent at once): 200 {"data": {"accepted": <events>}}; a record the oplog could not
+// store → 503 OPLOG_UNAVAILABLE, never a false 200. Records then reach the realtime shards
+// through one Sender per shard.
+//
+// Error replies are the SPEC 3.3 envelope with data null and a "message" naming the
+// problem: {"status_code": 400, "status_txt": "INVALID_ARG_TS", "data": null,
+// "message": "line 3: ts 'x' is not an integer (unix seconds)"}.
+//
+// /stats: accepted and rejected increments (by status_txt), the oplog (segments, bytes,
+// sync and durability latency quantiles), per realtime shard the sender's backlog
+// (records, seconds), delivered, expired and last error, request latencies, and the read
+// path's counters.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "api/cluster_config.h"
+#include "api/sender.h"
+#include "keyformat/event.h"
+#include "keyformat/status.h"
+#include "net/query.h"
+#include "oplog/oplog.h"
+
+namespace clickatron {
+
+namespace net {
+class AsyncReply;
+class HttpClient;
+class LoopWaker;
+class Request;
+class Server;
+}  // namespace net
+class QueryService;
+
+// The largest oplog record one request may produce. Every line of a record goes to a
+// realtime shard in one request body, which the realtime server accepts up to 1 MiB.
+inline constexpr size_t kMaxIncrPayload = 1000 * 1000;
+
+struct ApiOptions {
+  size_t max_body_bytes = 1024 * 1024;
+  SenderOptions sender;
+  oplog::Options oplog;  // sync policy, on_sync and clock are set from the config
+};
+
+class ApiServer {
+ public:
+  // Opens the oplog (recovering it), checks the realtime shard list against it, binds
+  // the port. Errors name the problem (for main to print and exit non-zero).
+  static Result<std::unique_ptr<ApiServer>> Open(const ClusterConfig& config, ApiOptions options = {});
+  ~ApiServer();
+  ApiServer(const ApiServer&) = delete;
+  ApiServer& operator=(const ApiServer&) = delete;
+
+  uint16_t port() const;
+  // Serves until SIGTERM/SIGINT; then answers what is pending, saves delivery cursors.
+  void Run();
+
+ private:
+  struct Pending {
+    uint64_t seq;
+    uint64_t events;
+    std::unique_ptr<net::AsyncReply> reply;
+  };
+
+  explicit ApiServer(const ClusterConfig& config, ApiOptions options);
+  Status Init();
+  void OnIncr(net::Request& req);
+  // Parses the request's events into payload_; false after replying with the error.
+  bool EncodeRequest(net::Request& req, uint64_t* events);
+  void Reject(net::Request& req, int code, const std::string& status_txt, const std::string& message);
+  void OnSynced();  // on the loop: answers the requests the sync reports settled
+  void SettlePending(const oplog::SyncReport& report);
+  void OnStats(net::Request& req);
+  void OnStop();
+
+  const ClusterConfig config_;
+  ApiOptions options_;
+  std::unique_ptr<net::Server> server_;
+  std::unique_ptr<oplog::Oplog> log_;
+  std::unique_ptr<net::LoopWaker> waker_;
+  std::unique_ptr<net::HttpClient> client_;
+  std::unique_ptr<QueryService> queries_;
+  std::vector<std::unique_ptr<Sender>> senders_;
+  AppendTimes append_times_;
+  const uint64_t start_us_;
+
+  // Filled by the oplog's sync thread, drained on the loop.
+  std::mutex reports_mu_;
+  std::vector<oplog::SyncReport> reports_;
+  std::vector<oplog::SyncReport> draining_;
+
+  std::deque<Pending> pending_;  // seq order
+  // Reused for every request: the hot path does not allocate once warm.
+  std::string payload_;
+  std::string scratch_;
+  Event event_;
+  net::Query line_query_;
+
+  // Counters for /stats.
+  uint64_t accepted_events_ = 0, accepted_requests_ = 0;
+  uint64_t rejected_events_ = 0;
+  std::map<std::string, uint64_t> rejected_;  // by status_txt
+  uint64_t oplog_failed_requests_ = 0;
+  std::string last_oplog_error_;
+};
+
+}  // namespace clickatron

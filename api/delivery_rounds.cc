@@ -1,0 +1,106 @@
+#include "api/delivery_rounds.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace clickatron {
+namespace {
+
+constexpr uint64_t kCompactBytes = 256 * 1024;
+
+Status Errno(const char* what, const std::string& path) {
+  return Status::Error(std::string(what) + " " + path + ": " + std::strerror(errno));
+}
+
+Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Errno("write", path);
+    }
+    bytes.remove_prefix(size_t(n));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+std::string KernelBootId() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(in, id);
+  return id;
+}
+
+DeliveryRounds::~DeliveryRounds() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status DeliveryRounds::Open(const std::string& dir, const std::string& name, uint64_t cursor,
+                            std::deque<uint64_t>* ends, bool* trusted) {
+  path_ = dir + "/delivery-" + name + ".rounds";
+  boot_id_ = KernelBootId();
+  ends->clear();
+  *trusted = false;
+  std::ifstream in(path_);
+  if (in) {
+    std::string line;
+    if (std::getline(in, line) && line == "boot " + boot_id_ && !boot_id_.empty()) {
+      *trusted = true;
+      while (std::getline(in, line)) {
+        uint64_t end = 0;
+        auto [p, ec] = std::from_chars(line.data(), line.data() + line.size(), end);
+        // A torn last line (the process died inside write) was never followed by a send.
+        if (ec != std::errc() || p != line.data() + line.size()) break;
+        if (end > cursor && (ends->empty() || end > ends->back())) ends->push_back(end);
+      }
+    }
+  }
+  return Rewrite(*ends);
+}
+
+Status DeliveryRounds::Rewrite(const std::deque<uint64_t>& live) {
+  const std::string tmp = path_ + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Errno("open", tmp);
+  std::string text = "boot " + boot_id_ + "\n";
+  for (uint64_t end : live) text += std::to_string(end) + "\n";
+  Status s = WriteAll(fd, text, tmp);
+  if (!s.ok()) {
+    ::close(fd);
+    return s;
+  }
+  if (::rename(tmp.c_str(), path_.c_str()) != 0) {
+    ::close(fd);
+    return Errno("rename", tmp);
+  }
+  // The descriptor now names the renamed file; appends go on after the rewrite.
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+  size_ = text.size();
+  return Status::OK();
+}
+
+Status DeliveryRounds::Append(uint64_t end) {
+  char line[24];
+  auto [p, ec] = std::to_chars(line, line + sizeof line - 1, end);
+  (void)ec;
+  *p++ = '\n';
+  Status s = WriteAll(fd_, std::string_view(line, size_t(p - line)), path_);
+  if (s.ok()) size_ += uint64_t(p - line);
+  return s;
+}
+
+Status DeliveryRounds::MaybeCompact(const std::deque<uint64_t>& live) {
+  if (size_ < kCompactBytes) return Status::OK();
+  return Rewrite(live);
+}
+
+}  // namespace clickatron

@@ -1,0 +1,148 @@
+#include "api/incr_event.h"
+
+#include <charconv>
+
+#include "keyformat/stored_key.h"
+#include "keyformat/ymdh.h"
+
+namespace clickatron {
+namespace {
+
+// A user value shown in a message: at most 64 bytes, so a 4 KB key does not flood it.
+std::string Shown(std::string_view value) {
+  if (value.size() <= 64) return std::string(value);
+  return std::string(value.substr(0, 64)) + "...";
+}
+
+bool Fail(IncrError* error, std::string status_txt, std::string message, int code = 400) {
+  error->code = code;
+  error->status_txt = std::move(status_txt);
+  error->message = std::move(message);
+  return false;
+}
+
+std::string Upper(std::string_view name) {
+  std::string out(name);
+  for (char& c : out) {
+    if (c >= 'a' && c <= 'z') c = char(c - 'a' + 'A');
+  }
+  return out;
+}
+
+// A decimal int64 with an optional '-', nothing else.
+bool ParseInt64(std::string_view text, int64_t* out, bool* overflow) {
+  *overflow = false;
+  if (text.empty()) return false;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
+  if (ec == std::errc::result_out_of_range && ptr == end) {
+    *overflow = true;
+    return false;
+  }
+  return ec == std::errc() && ptr == end;
+}
+
+std::string DayText(int64_t ts) { return FormatDay(ts >= 0 ? ts / kSecondsPerDay : -1); }
+
+}  // namespace
+
+TsWindow TsWindowAt(int64_t now) {
+  const int64_t today = now / kSecondsPerDay;
+  return TsWindow{(today - 1) * kSecondsPerDay, (today + 2) * kSecondsPerDay - 1};
+}
+
+IncrError QueryDecodeError(std::string_view bad_param, std::string_view message) {
+  IncrError e;
+  e.code = 400;
+  if (bad_param == "ns" || bad_param == "key" || bad_param == "value" || bad_param == "ts" ||
+      bad_param == "sub") {
+    e.status_txt = "INVALID_ARG_" + Upper(bad_param);
+  } else {
+    e.status_txt = "UNKNOWN_ARG";
+  }
+  e.message = std::string(message);
+  return e;
+}
+
+bool ParseIncrEvent(const std::vector<net::QueryParam>& params, int64_t now, Event* event,
+                    IncrError* error) {
+  event->ns = {};
+  event->key = {};
+  event->value = 1;
+  event->ts = now;
+  event->subs.clear();
+  bool have_ns = false, have_key = false, have_value = false, have_ts = false;
+  std::string_view value_text, ts_text;
+  for (const net::QueryParam& p : params) {
+    if (p.name == "ns") {
+      if (have_ns) return Fail(error, "INVALID_ARG_NS", "ns is given twice");
+      have_ns = true;
+      event->ns = p.value;
+    } else if (p.name == "key") {
+      if (have_key) return Fail(error, "INVALID_ARG_KEY", "key is given twice");
+      have_key = true;
+      event->key = p.value;
+    } else if (p.name == "value") {
+      if (have_value) return Fail(error, "INVALID_ARG_VALUE", "value is given twice");
+      have_value = true;
+      value_text = p.value;
+    } else if (p.name == "ts") {
+      if (have_ts) return Fail(error, "INVALID_ARG_TS", "ts is given twice");
+      have_ts = true;
+      ts_text = p.value;
+    } else if (p.name == "sub") {
+      const size_t colon = p.value.find(':');
+      if (colon == std::string_view::npos) {
+        return Fail(error, "INVALID_ARG_SUB",
+                    "sub '" + Shown(p.value) + "' is not <subtotal namespace>:<subkey>");
+      }
+      event->subs.push_back(SubtotalRef{p.value.substr(0, colon), p.value.substr(colon + 1)});
+    } else {
+      return Fail(error, "UNKNOWN_ARG",
+                  "unknown parameter '" + Shown(p.name) + "' (an increment takes ns, key, value, ts, sub)");
+    }
+  }
+  if (!have_ns || event->ns.empty()) return Fail(error, "MISSING_ARG_NS", "ns is required");
+  if (!have_key || event->key.empty()) return Fail(error, "MISSING_ARG_KEY", "key is required");
+  if (Status s = ValidateNamespace(event->ns, "ns"); !s.ok()) {
+    return Fail(error, "INVALID_ARG_NS", s.message());
+  }
+  if (Status s = ValidateUserKey(event->key, "key"); !s.ok()) {
+    return Fail(error, "INVALID_ARG_KEY", s.message());
+  }
+  if (have_value) {
+    bool overflow;
+    if (!ParseInt64(value_text, &event->value, &overflow)) {
+      return Fail(error, "INVALID_ARG_VALUE",
+                  overflow ? "value '" + Shown(value_text) + "' does not fit in a signed 64-bit integer"
+                           : "value '" + Shown(value_text) + "' is not an integer");
+    }
+    if (event->value == 0) {
+      return Fail(error, "INVALID_ARG_VALUE", "value is 0; an increment must change the count");
+    }
+  }
+  if (have_ts) {
+    bool overflow;
+    if (!ParseInt64(ts_text, &event->ts, &overflow)) {
+      return Fail(error, "INVALID_ARG_TS", "ts '" + Shown(ts_text) + "' is not an integer (unix seconds)");
+    }
+  }
+  const TsWindow window = TsWindowAt(now);
+  if (event->ts < window.first) {
+    return Fail(error, "TS_TOO_OLD",
+                "ts " + std::to_string(event->ts) + " is before yesterday 00:00 UTC (" +
+                    DayText(window.first) + "); history goes through clickatron-rebuild import");
+  }
+  if (event->ts > window.last) {
+    return Fail(error, "TS_IN_FUTURE",
+                "ts " + std::to_string(event->ts) + " is after tomorrow 23:59:59 UTC (" +
+                    DayText(window.last) + ")");
+  }
+  EventError event_error;
+  if (!ValidateEvent(*event, &event_error)) {
+    return Fail(error, "INVALID_ARG_" + Upper(event_error.param), event_error.message);
+  }
+  return true;
+}
+
+}  // namespace clickatron

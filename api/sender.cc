@@ -1,0 +1,498 @@
+#include "api/sender.h"
+
+#include <event2/event.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+
+#include "api/incr_payload.h"
+#include "keyformat/records.h"
+#include "keyformat/ymdh.h"
+#include "net/http_client.h"
+#include "net/json.h"
+#include "net/query.h"
+#include "oplog/oplog.h"
+#include "oplog/reader.h"
+
+namespace clickatron {
+namespace {
+
+constexpr int kSlots = 3;                  // the realtime day ring (SPEC 3.2)
+constexpr int kPersistIntervalMs = 200;    // how often the lagging saved cursor moves
+constexpr size_t kReadBytes = 4u << 20;    // payload bytes per oplog Read
+
+// Pulls `"name": <integer>` out of a JSON body; 0 when absent.
+uint64_t JsonUint(std::string_view body, std::string_view name) {
+  std::string needle = "\"" + std::string(name) + "\"";
+  size_t at = body.find(needle);
+  if (at == std::string_view::npos) return 0;
+  at += needle.size();
+  while (at < body.size() && (body[at] == ':' || body[at] == ' ')) at++;
+  uint64_t n = 0;
+  std::from_chars(body.data() + at, body.data() + body.size(), n);
+  return n;
+}
+
+std::string Trimmed(std::string_view body) {
+  std::string out(body.substr(0, 300));
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+// ---- AppendTimes ----
+
+void AppendTimes::Add(uint64_t seq, uint64_t micros) {
+  if (!entries_.empty() && entries_.back().second / 1000 == micros / 1000) return;
+  entries_.emplace_back(seq, micros);
+}
+
+uint64_t AppendTimes::TimeAfter(uint64_t seq) const {
+  // The latest entry at or before record seq+1: that record was appended no earlier.
+  auto it = std::upper_bound(entries_.begin(), entries_.end(), seq + 1,
+                             [](uint64_t s, const std::pair<uint64_t, uint64_t>& e) { return s < e.first; });
+  if (it == entries_.begin()) return entries_.empty() ? 0 : entries_.front().second;
+  return std::prev(it)->second;
+}
+
+void AppendTimes::TrimThrough(uint64_t seq) {
+  while (entries_.size() > 1 && entries_[1].first <= seq + 1) entries_.pop_front();
+}
+
+// ---- Sender ----
+
+std::string Sender::CursorName(uint32_t shard) { return "realtime-" + std::to_string(shard); }
+
+Sender::Sender(event_base* base, net::HttpClient* client, oplog::Oplog* log,
+               const AppendTimes* times, uint32_t shard, net::HostPort to, std::string source,
+               SenderOptions options)
+    : base_(base),
+      client_(client),
+      log_(log),
+      times_(times),
+      shard_(shard),
+      to_(std::move(to)),
+      source_(std::move(source)),
+      cursor_name_(CursorName(shard)),
+      options_(options) {
+  retry_timer_ = evtimer_new(base_, &Sender::OnTimer, this);
+  persist_timer_ = event_new(base_, -1, EV_PERSIST, &Sender::OnPersistTimer, this);
+}
+
+Sender::~Sender() {
+  event_free(retry_timer_);
+  event_free(persist_timer_);
+}
+
+Status Sender::Start(uint64_t last_seq) {
+  reader_ = log_->NewReader();
+  cursor_ = saved_cursor_ = log_->cursor(cursor_name_);
+  bool trusted = false;
+  Status s = rounds_file_.Open(log_->dir(), cursor_name_, cursor_, &replay_, &trusted);
+  if (!s.ok()) return s;
+  if (!trusted && cursor_ < last_seq) {
+    // The rounds file is missing or from before a reboot: what was sent past the cursor is
+    // unknown, so every record up to the recovered end goes as a batch of its own.
+    singles_until_ = last_seq;
+    std::fprintf(stderr,
+                 "clickatron-api: realtime shard %u: rounds file not usable after a reboot; "
+                 "re-sending records %llu..%llu one per batch\n",
+                 shard_, (unsigned long long)cursor_ + 1, (unsigned long long)last_seq);
+  } else if (!replay_.empty()) {
+    std::fprintf(stderr,
+                 "clickatron-api: realtime shard %u: resuming after seq %llu; re-sending %zu "
+                 "round(s) with their boundaries\n",
+                 shard_, (unsigned long long)cursor_, replay_.size());
+  }
+  timeval tv{0, kPersistIntervalMs * 1000};
+  event_add(persist_timer_, &tv);
+  return Status::OK();
+}
+
+void Sender::Stop() {
+  if (state_ == State::kStopped) return;
+  state_ = State::kStopped;
+  evtimer_del(retry_timer_);
+  event_del(persist_timer_);
+  AdvanceSavedCursor(/*force=*/true);
+}
+
+void Sender::Kick() {
+  if (state_ != State::kIdle) return;
+  if (!BuildRound()) return;
+  state_ = State::kSending;
+  SendStep();
+}
+
+bool Sender::BuildRound() {
+  for (;;) {
+    arena_.clear();
+    entries_.clear();
+    parts_.clear();
+    part_ = 0;
+    set_done_ = false;
+    uint64_t end = cursor_;
+    bool any_lines = false;
+    Status s = CollectRecords(&end, &any_lines);
+    if (!s.ok()) {
+      Fail("reading the oplog: " + s.message(), /*rewind=*/false);
+      return false;
+    }
+    if (end == cursor_) return false;  // caught up
+    const bool replaying = !replay_.empty() && end == replay_.front();
+    if (replaying) replay_.pop_front();
+    if (!any_lines) {  // nothing for this shard in these records
+      cursor_ = end;
+      continue;
+    }
+    GroupEntries();
+    if (!replaying) {
+      // Recorded before the first send, so a restart re-cuts this round the same way.
+      Status a = rounds_file_.Append(end);
+      if (!a.ok()) {
+        parts_.clear();
+        Fail(a.message(), /*rewind=*/false);
+        return false;
+      }
+    }
+    round_end_ = end;
+    round_start_us_ = times_->TimeAfter(cursor_);
+    rounds_.push_back(Round{end, 0});
+    return true;
+  }
+}
+
+Status Sender::CollectRecords(uint64_t* end, bool* any_lines) {
+  const uint64_t limit = replay_.empty() ? UINT64_MAX : replay_.front();
+  const bool forced = limit != UINT64_MAX;
+  const bool single = !forced && cursor_ < singles_until_;
+  int64_t slot_day[kSlots] = {-1, -1, -1};
+  uint64_t after = cursor_;
+  std::vector<oplog::Reader::Record> records;
+  for (;;) {
+    Status s = reader_->Read(after, single ? 1 : options_.read_records, kReadBytes, &records);
+    if (!s.ok()) return s;
+    if (records.empty()) return Status::OK();
+    for (const oplog::Reader::Record& rec : records) {
+      if (rec.seq > limit) return Status::OK();
+      if (single && *end > cursor_) return Status::OK();
+      const size_t arena_mark = arena_.size();
+      const size_t entries_mark = entries_.size();
+      int64_t days[kSlots] = {slot_day[0], slot_day[1], slot_day[2]};
+      bool conflict = false;
+      PayloadReader reader(rec.payload);
+      PayloadLine line;
+      while (reader.Next(&line)) {
+        if (line.shard != shard_) continue;
+        int64_t& held = days[line.day % kSlots];
+        if (held == -1) held = line.day;
+        if (held != line.day) conflict = true;
+        Entry e;
+        e.day = line.day;
+        e.lookup = line.lookup;
+        e.delta = line.delta;
+        e.key_offset = uint32_t(arena_.size());
+        e.key_size = uint32_t(line.key.size());
+        arena_.append(line.key);
+        e.value_offset = uint32_t(arena_.size());
+        e.value_size = uint32_t(line.value.size());
+        arena_.append(line.value);
+        entries_.push_back(e);
+      }
+      if (!reader.status().ok()) {
+        // Checksummed, so never damage: a record this build cannot read. Never silent.
+        std::fprintf(stderr, "clickatron-api: realtime shard %u: SKIPPING oplog record %llu: %s\n",
+                     shard_, (unsigned long long)rec.seq, reader.status().message().c_str());
+        skipped_records_++;
+        arena_.resize(arena_mark);
+        entries_.resize(entries_mark);
+      }
+      const bool full = arena_.size() > options_.max_round_bytes;
+      if (!forced && *end > cursor_ && (conflict || full)) {
+        arena_.resize(arena_mark);  // this record starts the next round
+        entries_.resize(entries_mark);
+        return Status::OK();
+      }
+      std::copy(days, days + kSlots, slot_day);
+      if (entries_.size() > entries_mark) *any_lines = true;
+      *end = rec.seq;
+      if (rec.seq == limit) return Status::OK();
+      if (single) return Status::OK();
+    }
+    after = records.back().seq;
+  }
+}
+
+void Sender::GroupEntries() {
+  auto key = [this](const Entry& e) { return std::string_view(arena_).substr(e.key_offset, e.key_size); };
+  auto value = [this](const Entry& e) { return std::string_view(arena_).substr(e.value_offset, e.value_size); };
+  std::sort(entries_.begin(), entries_.end(), [&](const Entry& a, const Entry& b) {
+    if (a.day != b.day) return a.day < b.day;
+    if (a.lookup != b.lookup) return a.lookup;
+    return key(a) < key(b);
+  });
+  for (size_t i = 0; i < entries_.size();) {
+    const Entry& first = entries_[i];
+    if (parts_.empty() || parts_.back().day != first.day) parts_.push_back(DayPart{first.day, {}, {}, 0});
+    DayPart& part = parts_.back();
+    size_t j = i + 1;
+    if (first.lookup) {
+      // The same lookup from several events: once (a hash names one original).
+      while (j < entries_.size() && entries_[j].day == first.day && entries_[j].lookup &&
+             key(entries_[j]) == key(first)) {
+        j++;
+      }
+      part.set_body.append(key(first));
+      part.set_body.push_back(',');
+      part.set_body.append(value(first));
+      part.set_body.push_back('\n');
+    } else {
+      int64_t sum = first.delta;
+      while (j < entries_.size() && entries_[j].day == first.day && !entries_[j].lookup &&
+             key(entries_[j]) == key(first)) {
+        int64_t next;
+        if (__builtin_add_overflow(sum, entries_[j].delta, &next)) {
+          // Would overflow the sum: send what we have as its own line and go on.
+          part.incr_body.append(key(first));
+          part.incr_body.push_back(',');
+          AppendCount(&part.incr_body, sum);
+          part.incr_body.push_back('\n');
+          next = entries_[j].delta;
+        }
+        sum = next;
+        j++;
+      }
+      part.incr_body.append(key(first));
+      part.incr_body.push_back(',');
+      AppendCount(&part.incr_body, sum);
+      part.incr_body.push_back('\n');
+    }
+    part.lines += j - i;
+    i = j;
+  }
+}
+
+void Sender::SendStep() {
+  while (part_ < parts_.size()) {
+    DayPart& p = parts_[part_];
+    if (!set_done_ && !p.set_body.empty()) {
+      path_ = "/set?day=" + FormatDay(p.day);
+      client_->Post(to_, path_, p.set_body, options_.request_timeout_ms,
+                    [this](net::HttpResponse&& r) { OnResponse(std::move(r), /*is_set=*/true); });
+      return;
+    }
+    if (!p.incr_body.empty()) {
+      path_ = "/incr?source=";
+      net::PercentEncode(source_, &path_);
+      path_ += "&seq=" + std::to_string(round_end_);
+      client_->Post(to_, path_, p.incr_body, options_.request_timeout_ms,
+                    [this](net::HttpResponse&& r) { OnResponse(std::move(r), /*is_set=*/false); });
+      return;
+    }
+    delivered_lines_ += p.lines;  // lookups only
+    part_++;
+    set_done_ = false;
+  }
+  RoundDone();
+}
+
+void Sender::OnResponse(net::HttpResponse&& r, bool is_set) {
+  requests_++;
+  if (state_ == State::kStopped) return;
+  if (!r.ok()) {
+    Fail(r.error, /*rewind=*/true);
+    return;
+  }
+  const DayPart& p = parts_[part_];
+  if (r.status == 200) {
+    backoff_ms_ = 0;
+    if (waiting_release_) {
+      std::fprintf(stderr, "clickatron-api: realtime shard %u (%s): slot released, delivering again\n",
+                   shard_, to_.ToString().c_str());
+      waiting_release_ = false;
+    }
+    if (is_set) {
+      set_done_ = true;
+    } else {
+      delivered_lines_ += p.lines;
+      duplicate_lines_ += JsonUint(r.body, "duplicate");
+      part_++;
+      set_done_ = false;
+    }
+    SendStep();
+    return;
+  }
+  if (r.status == 409) {
+    // DAY_EXPIRED: the ring has moved past this day (it was released and its slot reused).
+    // These counts can no longer reach the archive; say so as loudly as we can and go on.
+    std::fprintf(stderr,
+                 "clickatron-api: DATA LOSS: realtime shard %u (%s) refused day %s as expired; "
+                 "%llu record(s) of round seq %llu dropped: %s\n",
+                 shard_, to_.ToString().c_str(), FormatDay(p.day).c_str(),
+                 (unsigned long long)p.lines, (unsigned long long)round_end_, Trimmed(r.body).c_str());
+    last_error_ = "day " + FormatDay(p.day) + " expired: " + Trimmed(r.body);
+    last_error_us_ = net::MonotonicMicros();
+    if (is_set) {
+      set_done_ = true;  // its counts will meet the same answer and are counted then
+    } else {
+      expired_lines_ += p.lines;
+      part_++;
+      set_done_ = false;
+    }
+    SendStep();
+    return;
+  }
+  const bool not_released = r.status == 503 && r.body.find("SLOT_NOT_RELEASED") != std::string::npos;
+  if (not_released) {
+    if (!waiting_release_) {
+      std::fprintf(stderr,
+                   "clickatron-api: realtime shard %u (%s): waiting for the nightly to release "
+                   "the slot of day %s: %s\n",
+                   shard_, to_.ToString().c_str(), FormatDay(p.day).c_str(), Trimmed(r.body).c_str());
+    }
+    waiting_release_ = true;
+    waiting_release_message_ = "day " + FormatDay(p.day) + ": " + Trimmed(r.body);
+  }
+  Fail("HTTP " + std::to_string(r.status) + " from " + (is_set ? "/set: " : "/incr: ") + Trimmed(r.body),
+       /*rewind=*/false);
+}
+
+void Sender::RoundDone() {
+  const uint64_t now = net::MonotonicMicros();
+  cursor_ = round_end_;
+  if (!rounds_.empty() && rounds_.back().end == round_end_) rounds_.back().acked_us = now;
+  if (round_start_us_ != 0 && now > round_start_us_) lag_.Record(now - round_start_us_);
+  rounds_sent_++;
+  parts_.clear();
+  state_ = State::kIdle;
+  AdvanceSavedCursor(/*force=*/false);
+  Kick();
+}
+
+void Sender::Fail(const std::string& error, bool rewind) {
+  failures_++;
+  const uint64_t now = net::MonotonicMicros();
+  // One log line per distinct error, or per 10 s while it persists.
+  if (error != last_error_ || now - last_error_us_ > 10'000'000) {
+    std::fprintf(stderr, "clickatron-api: realtime shard %u (%s): %s; retrying\n", shard_,
+                 to_.ToString().c_str(), error.c_str());
+  }
+  last_error_ = error;
+  last_error_us_ = now;
+  if (rewind) {
+    // The shard may have restarted and lost what it acknowledged since its last commit:
+    // re-send every round past the saved cursor, cut exactly as before.
+    std::deque<uint64_t> replay;
+    bool resending = false;  // something acknowledged goes again (not just a retry)
+    for (const Round& r : rounds_) {
+      replay.push_back(r.end);
+      if (r.acked_us != 0) resending = true;
+    }
+    for (uint64_t end : replay_) replay.push_back(end);
+    replay_ = std::move(replay);
+    rounds_.clear();
+    if (resending) rewinds_++;
+    cursor_ = saved_cursor_;
+    parts_.clear();
+  }
+  state_ = State::kBackoff;
+  ScheduleRetry();
+}
+
+void Sender::ScheduleRetry() {
+  backoff_ms_ = backoff_ms_ == 0 ? options_.backoff_initial_ms
+                                 : std::min(backoff_ms_ * 2, options_.backoff_max_ms);
+  timeval tv{backoff_ms_ / 1000, (backoff_ms_ % 1000) * 1000};
+  evtimer_add(retry_timer_, &tv);
+}
+
+void Sender::OnTimer(int, short, void* arg) {
+  Sender* self = static_cast<Sender*>(arg);
+  if (self->state_ != State::kBackoff) return;
+  if (self->parts_.empty()) {
+    self->state_ = State::kIdle;
+    self->Kick();
+  } else {
+    self->state_ = State::kSending;
+    self->SendStep();
+  }
+}
+
+void Sender::OnPersistTimer(int, short, void* arg) {
+  static_cast<Sender*>(arg)->AdvanceSavedCursor(/*force=*/false);
+}
+
+void Sender::AdvanceSavedCursor(bool force) {
+  const uint64_t now = net::MonotonicMicros();
+  const uint64_t lag_us = uint64_t(options_.cursor_lag_ms) * 1000;
+  uint64_t target = saved_cursor_;
+  while (!rounds_.empty() && rounds_.front().acked_us != 0 &&
+         (force || now - rounds_.front().acked_us >= lag_us)) {
+    target = rounds_.front().end;
+    rounds_.pop_front();
+  }
+  // No round in doubt: everything delivered may be saved (records with no line for this
+  // shard included).
+  if (rounds_.empty() && replay_.empty() && parts_.empty()) target = std::max(target, cursor_);
+  if (target <= saved_cursor_) return;
+  Status s = log_->SetCursor(cursor_name_, target);
+  if (!s.ok()) {
+    std::fprintf(stderr, "clickatron-api: realtime shard %u: saving cursor: %s\n", shard_, s.message().c_str());
+    return;
+  }
+  saved_cursor_ = target;
+  std::deque<uint64_t> live;
+  for (const Round& r : rounds_) live.push_back(r.end);
+  for (uint64_t end : replay_) live.push_back(end);
+  Status c = rounds_file_.MaybeCompact(live);
+  if (!c.ok()) std::fprintf(stderr, "clickatron-api: %s\n", c.message().c_str());
+}
+
+void Sender::WriteStatsJson(net::JsonWriter* w, uint64_t last_seq) const {
+  const uint64_t now = net::MonotonicMicros();
+  const uint64_t backlog = last_seq > cursor_ ? last_seq - cursor_ : 0;
+  double backlog_seconds = 0;
+  if (backlog > 0) {
+    const uint64_t t = times_->TimeAfter(cursor_);
+    if (t != 0 && now > t) backlog_seconds = double(now - t) / 1e6;
+  }
+  w->BeginObject();
+  w->Key("shard"); w->Uint(shard_);
+  w->Key("address"); w->String(to_.ToString());
+  w->Key("state");
+  w->String(state_ == State::kIdle ? "idle" : state_ == State::kSending ? "sending"
+            : state_ == State::kBackoff ? "retrying" : "stopped");
+  w->Key("cursor"); w->Uint(cursor_);
+  w->Key("saved_cursor"); w->Uint(saved_cursor_);
+  w->Key("backlog_records"); w->Uint(backlog);
+  w->Key("backlog_seconds"); w->Double(backlog_seconds);
+  w->Key("delivered_records"); w->Uint(delivered_lines_);
+  w->Key("duplicate_records"); w->Uint(duplicate_lines_);
+  w->Key("expired_records"); w->Uint(expired_lines_);
+  w->Key("skipped_records"); w->Uint(skipped_records_);
+  w->Key("rounds"); w->Uint(rounds_sent_);
+  w->Key("requests"); w->Uint(requests_);
+  w->Key("failures"); w->Uint(failures_);
+  w->Key("rewinds"); w->Uint(rewinds_);
+  w->Key("replay_pending"); w->Uint(replay_.size());
+  w->Key("waiting_slot_release"); w->Bool(waiting_release_);
+  if (waiting_release_) {
+    w->Key("waiting_slot_release_message"); w->String(waiting_release_message_);
+  }
+  w->Key("last_error"); w->String(last_error_);
+  w->Key("last_error_age_seconds");
+  if (last_error_us_ == 0) w->Null(); else w->Double(double(now - last_error_us_) / 1e6);
+  const net::LatencySnapshot lag = lag_.Snapshot();
+  w->Key("delivery_lag_ms");
+  w->BeginObject();
+  w->Key("rounds"); w->Uint(lag.count());
+  w->Key("p50"); w->Double(double(lag.Quantile(0.5)) / 1000);
+  w->Key("p99"); w->Double(double(lag.Quantile(0.99)) / 1000);
+  w->Key("max"); w->Double(double(lag.max_micros()) / 1000);
+  w->EndObject();
+  w->EndObject();
+}
+
+}  // namespace clickatron

@@ -1,0 +1,185 @@
+// Sender: delivers the oplog's records to ONE realtime shard (SPEC 3.3, 4).
+//
+// A sender runs on the API's event loop and has at most one request in flight. It reads
+// the durable records after its cursor, keeps the lines routed to its shard (see
+// incr_payload.h) and makes a "round" of them: whole oplog records only (a record's lines
+// share its seq), at most max_round_bytes of request body, and never two days that share
+// a ring slot (day % 3). Equal keys are summed within the round (lookups sent once). The
+// round is sent day by day — for each day `POST /set?day=D` with its lookup records (so a
+// query rarely sees a hash before its original) and then `POST /incr?source=<node-id>&
+// seq=N`, N being the seq of the round's last record. Each day touches one slot, and the
+// realtime shard skips a slot's batch whose seq is <= the slot's mark for the source, so
+// re-sending any part of a round is harmless.
+//
+// Answers:
+//   200                       next step; after the last one the cursor moves to N.
+//   409 DAY_EXPIRED           that day is gone from the ring (released and reused) — data
+//                             the archive never got. Logged loudly, counted in
+//                             expired_records, and delivery goes on with the rest.
+//   503 SLOT_NOT_RELEASED     the slot still holds an older day the nightly has not
+//                             released: wait (backoff), reported in /stats and the log.
+//   transport error           the shard may have restarted and lost what it acknowledged
+//                             since its last commit (--sync-interval): the sender rewinds
+//                             to its saved cursor and re-sends every round since, with the
+//                             same boundaries (DeliveryRounds), then goes on.
+//   anything else             retried with capped exponential backoff, error in /stats.
+//
+// The cursor saved in the oplog lags the delivered position by cursor_lag (longer than the
+// realtime's commit interval), so that even after a crash of the API the rounds a shard
+// may have lost are re-sent. Acceptance never waits for a sender.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/delivery_rounds.h"
+#include "keyformat/status.h"
+#include "net/host_port.h"
+#include "net/latency.h"
+
+struct event;
+struct event_base;
+
+namespace clickatron {
+
+namespace net {
+class HttpClient;
+class JsonWriter;
+struct HttpResponse;
+}  // namespace net
+namespace oplog {
+class Oplog;
+class Reader;
+}  // namespace oplog
+
+struct SenderOptions {
+  size_t max_round_bytes = 512 * 1024;  // request body (the realtime accepts 1 MiB)
+  size_t read_records = 1024;           // oplog records per Read
+  int request_timeout_ms = 5000;
+  int backoff_initial_ms = 10;
+  int backoff_max_ms = 1000;
+  int64_t cursor_lag_ms = 3000;         // saved cursor behind delivered (realtime commits 1/s)
+};
+
+// Records appended to the oplog and when (a sparse index, one entry per millisecond at
+// most), shared by the senders for backlog seconds and delivery lag.
+class AppendTimes {
+ public:
+  void Add(uint64_t seq, uint64_t micros);
+  // When the first record after `seq` was appended (an upper bound of its age), or 0.
+  uint64_t TimeAfter(uint64_t seq) const;
+  // Forgets entries for records <= seq.
+  void TrimThrough(uint64_t seq);
+
+ private:
+  std::deque<std::pair<uint64_t, uint64_t>> entries_;  // (seq, monotonic micros)
+};
+
+class Sender {
+ public:
+  // REQUIRES: base, client, log and times outlive the sender.
+  Sender(event_base* base, net::HttpClient* client, oplog::Oplog* log, const AppendTimes* times,
+         uint32_t shard, net::HostPort to, std::string source, SenderOptions options = {});
+  ~Sender();
+  Sender(const Sender&) = delete;
+  Sender& operator=(const Sender&) = delete;
+
+  // Loads the cursor and the rounds file; `last_seq` is the last record of the recovered log.
+  Status Start(uint64_t last_seq);
+  // New durable records may be readable: start a round if idle.
+  void Kick();
+  // Saves the delivered position as the cursor (a clean shutdown: nothing is in doubt).
+  void Stop();
+
+  // The oplog cursor name of a shard: "realtime-<shard>".
+  static std::string CursorName(uint32_t shard);
+
+  uint64_t cursor() const { return cursor_; }
+  uint64_t delivered_records() const { return delivered_lines_; }
+  uint64_t expired_records() const { return expired_lines_; }
+  bool idle() const { return state_ == State::kIdle; }
+  // {"address": .., "cursor": .., "backlog_records": .., "backlog_seconds": .., ...}
+  void WriteStatsJson(net::JsonWriter* w, uint64_t last_seq) const;
+
+ private:
+  enum class State { kIdle, kSending, kBackoff, kStopped };
+
+  struct Entry {
+    int64_t day;
+    uint32_t key_offset, key_size, value_offset, value_size;
+    int64_t delta;
+    bool lookup;
+  };
+  struct DayPart {
+    int64_t day;
+    std::string set_body;    // lookup lines, `_l|hash,escaped\n`
+    std::string incr_body;   // `key,delta\n`
+    uint64_t lines = 0;      // oplog lines (before summing) this part carries
+  };
+  struct Round {
+    uint64_t end = 0;
+    uint64_t acked_us = 0;   // 0 while not delivered
+  };
+
+  // Reads and groups the next round; false when there is nothing to send (caught up or a
+  // read error, which is retried).
+  bool BuildRound();
+  Status CollectRecords(uint64_t* end, bool* any_lines);
+  void GroupEntries();
+  void SendStep();
+  void OnResponse(net::HttpResponse&& r, bool is_set);
+  void StepDone();
+  void RoundDone();
+  void Fail(const std::string& error, bool rewind);
+  void ScheduleRetry();
+  void AdvanceSavedCursor(bool force);
+  static void OnTimer(int fd, short what, void* arg);
+  static void OnPersistTimer(int fd, short what, void* arg);
+
+  event_base* base_;
+  net::HttpClient* client_;
+  oplog::Oplog* log_;
+  const AppendTimes* times_;
+  const uint32_t shard_;
+  const net::HostPort to_;
+  const std::string source_;
+  const std::string cursor_name_;
+  const SenderOptions options_;
+  std::unique_ptr<oplog::Reader> reader_;
+  DeliveryRounds rounds_file_;
+  event* retry_timer_ = nullptr;
+  event* persist_timer_ = nullptr;
+
+  State state_ = State::kIdle;
+  uint64_t cursor_ = 0;           // delivered through this seq
+  uint64_t saved_cursor_ = 0;     // last value given to the oplog
+  uint64_t singles_until_ = 0;    // records <= this go one per round (untrusted restart)
+  std::deque<uint64_t> replay_;   // round ends to cut at again, in order
+  std::deque<Round> rounds_;      // rounds past saved_cursor_, oldest first
+  int backoff_ms_ = 0;
+
+  // The round being sent.
+  uint64_t round_end_ = 0;
+  uint64_t round_start_us_ = 0;   // append time of its first record
+  std::string arena_;             // this shard's lines of the round, "key,value" each
+  std::vector<Entry> entries_;
+  std::vector<DayPart> parts_;
+  size_t part_ = 0;
+  bool set_done_ = false;         // the current part's /set went through
+  std::string path_;              // scratch for the request path
+
+  // Stats.
+  uint64_t rounds_sent_ = 0, delivered_lines_ = 0, duplicate_lines_ = 0, expired_lines_ = 0;
+  uint64_t requests_ = 0, failures_ = 0, rewinds_ = 0, skipped_records_ = 0;
+  std::string last_error_;
+  uint64_t last_error_us_ = 0;
+  bool waiting_release_ = false;
+  std::string waiting_release_message_;
+  net::LatencyHistogram lag_;     // append of a round's first record → round delivered
+};
+
+}  // namespace clickatron

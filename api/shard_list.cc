@@ -1,0 +1,98 @@
+#include "api/shard_list.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "api/sender.h"
+#include "oplog/file.h"
+#include "oplog/oplog.h"
+
+namespace clickatron {
+namespace {
+
+std::string Joined(const std::vector<std::string>& list) {
+  std::string out;
+  for (const std::string& s : list) {
+    if (!out.empty()) out += ", ";
+    out += s;
+  }
+  return out.empty() ? "(none)" : out;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> LoadShardList(const std::string& dir) {
+  const std::string path = dir + "/" + kShardListFile;
+  std::vector<std::string> out;
+  std::ifstream in(path);
+  if (!in) {
+    if (errno == ENOENT) return out;
+    return oplog::ErrnoError("open", path);
+  }
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
+Status SaveShardList(const std::string& dir, const std::vector<std::string>& shards) {
+  const std::string path = dir + "/" + kShardListFile;
+  const std::string tmp = path + ".tmp";
+  std::string text;
+  for (const std::string& s : shards) text += s + "\n";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return oplog::ErrnoError("open", tmp);
+  Status s = oplog::WriteAt(fd, text, 0, tmp);
+  if (s.ok() && ::fsync(fd) != 0) s = oplog::ErrnoError("fsync", tmp);
+  ::close(fd);
+  if (!s.ok()) return s;
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return oplog::ErrnoError("rename", tmp);
+  return oplog::SyncDir(dir);
+}
+
+Status AdoptShardList(oplog::Oplog* log, const std::vector<net::HostPort>& shards) {
+  std::vector<std::string> wanted;
+  for (const net::HostPort& hp : shards) wanted.push_back(hp.ToString());
+  Result<std::vector<std::string>> saved = LoadShardList(log->dir());
+  if (!saved.ok()) return saved.status();
+  if (*saved == wanted) return Status::OK();
+  const uint64_t last = log->last_seq();
+  if (saved->empty()) {
+    if (last > 0) {
+      return Status::Error("oplog " + log->dir() + " holds records (last seq " + std::to_string(last) +
+                           ") but no " + kShardListFile + " file: cannot tell which realtime shards "
+                           "they were routed to");
+    }
+    return SaveShardList(log->dir(), wanted);
+  }
+  std::string undelivered;
+  for (size_t k = 0; k < saved->size(); k++) {
+    const uint64_t cursor = log->cursor(Sender::CursorName(uint32_t(k)));
+    if (cursor < last) {
+      undelivered += (undelivered.empty() ? "" : ", ") + std::string("shard ") + std::to_string(k) +
+                     " (" + (*saved)[k] + ") at seq " + std::to_string(cursor) + " of " + std::to_string(last);
+    }
+  }
+  if (!undelivered.empty()) {
+    return Status::Error("the realtime shard list changed (was: " + Joined(*saved) + "; now: " +
+                         Joined(wanted) + ") while the oplog holds undelivered records: " + undelivered +
+                         ". Start the API with the old list until /stats shows no backlog, then change it");
+  }
+  // Everything was delivered: the new shards start at the end of the log.
+  for (size_t k = 0; k < wanted.size(); k++) {
+    Status s = log->SetCursor(Sender::CursorName(uint32_t(k)), last);
+    if (!s.ok()) return s;
+  }
+  if (Status s = log->SaveCursors(); !s.ok()) return s;
+  std::fprintf(stderr, "clickatron-api: realtime shard list changed (was: %s; now: %s); "
+               "every shard starts after seq %llu\n", Joined(*saved).c_str(), Joined(wanted).c_str(),
+               (unsigned long long)last);
+  return SaveShardList(log->dir(), wanted);
+}
+
+}  // namespace clickatron
