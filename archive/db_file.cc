@@ -145,6 +145,11 @@ Status DbFile::Verify() {
     return Status::Error("line " + std::to_string(lines) +
                          ": the file does not end with a newline (truncated last line)");
   }
+  // Sample block: 4 KiB, doubled until the file has at most 65,536 blocks.
+  size_t block = 4096;
+  while (size_ / block > 65536) block *= 2;
+  size_t next_sample = 0;
+  sample_key_ends_.push_back(0);
   std::string_view prev_key;
   uint64_t line_no = 0;
   while (p < end) {
@@ -165,8 +170,18 @@ Status DbFile::Verify() {
                  "' (the file must be sorted by key, each key once)");
     }
     prev_key = key;
+    const size_t offset = static_cast<size_t>(p - data_);
+    if (offset >= next_sample) {
+      sample_offsets_.push_back(offset);
+      sample_keys_.append(key);
+      sample_key_ends_.push_back(sample_keys_.size());
+      next_sample = (offset / block + 1) * block;
+    }
     p = nl + 1;
   }
+  sample_offsets_.shrink_to_fit();
+  sample_key_ends_.shrink_to_fit();
+  sample_keys_.shrink_to_fit();
   records_ = line_no;
   return Status::OK();
 }
@@ -178,9 +193,21 @@ std::string_view DbFile::KeyAt(size_t offset) const {
 }
 
 size_t DbFile::LowerBound(std::string_view key) const {
+  // First narrow [lo, hi) to one sample block: j is the first sample whose key is >= key.
+  size_t first = 0, count = sample_offsets_.size();
+  while (count > 0) {
+    size_t half = count / 2;
+    if (CompareKeys(SampleKey(first + half), key) < 0) {
+      first += half + 1;
+      count -= half + 1;
+    } else {
+      count = half;
+    }
+  }
   // Invariant: every line starting before lo has a key < `key`; every line starting at or
   // after hi has a key >= `key`; lo and hi are line starts (or size_).
-  size_t lo = 0, hi = size_;
+  size_t lo = first > 0 ? sample_offsets_[first - 1] : 0;
+  size_t hi = first < sample_offsets_.size() ? sample_offsets_[first] : size_;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     // The start of the line holding mid: just after the last '\n' in [lo, mid).

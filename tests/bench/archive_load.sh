@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# clickatron-archive load benchmark (issue 3), with nginx as the HTTP ceiling in the same run.
+#
+#   tests/bench/archive_load.sh [BUILD_DIR]        (default build/release)
+#
+# Environment: BENCH_DIR (data; default /tmp/clickatron-archive-bench), LINES (5000000),
+# THREADS (archive event loops; default 2), DURATION (wrk seconds per endpoint; 10),
+# CONNECTIONS (32), ENDPOINTS ("get miss mget fwmatch").
+#
+# Generates the data once (tests/bench/archive_gen.py), starts clickatron-archive with
+# --populate and a one-worker nginx (`return 200` of a short body, its own temp config) on
+# free loopback ports, then runs `wrk -t1 -cCONNECTIONS -dDURATIONs --latency` with the
+# same Lua script against nginx and against each archive endpoint. For each run it prints
+# requests/s, p99, non-2xx count and the server's CPU microseconds per request (from
+# /proc/PID/stat), and the archive's RSS (anon and file pages) before and after the load.
+# Traffic goes to 127.0.0.1 only; every run is bounded by DURATION; both servers are
+# stopped at exit.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+build=${1:-build/release}
+bench_dir=${BENCH_DIR:-/tmp/clickatron-archive-bench}
+lines=${LINES:-5000000}
+threads=${THREADS:-2}
+duration=${DURATION:-10}
+connections=${CONNECTIONS:-32}
+endpoints=${ENDPOINTS:-get miss mget fwmatch}
+archive_bin="$root/$build/bin/clickatron-archive"
+lua="$root/tests/bench/archive_wrk.lua"
+
+[[ -x "$archive_bin" ]] || { echo "archive_load: build $archive_bin first" >&2; exit 1; }
+command -v wrk >/dev/null || { echo "archive_load: wrk is not installed (ops/install-deps)" >&2; exit 1; }
+command -v nginx >/dev/null || { echo "archive_load: nginx is not installed (ops/install-deps)" >&2; exit 1; }
+
+if [[ ! -s "$bench_dir/data.csv" || ! -s "$bench_dir/keys.txt" ]] ||
+   [[ $(wc -l < "$bench_dir/data.csv") -ne $lines ]]; then
+  python3 "$root/tests/bench/archive_gen.py" "$bench_dir" "$lines"
+fi
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+run_dir=$(mktemp -d /tmp/archive-load.XXXXXX)
+archive_pid=""
+nginx_pid=""
+cleanup() {
+  [[ -n "$archive_pid" ]] && kill "$archive_pid" 2>/dev/null && wait "$archive_pid" 2>/dev/null || true
+  [[ -n "$nginx_pid" ]] && kill "$nginx_pid" 2>/dev/null && wait "$nginx_pid" 2>/dev/null || true
+  rm -rf "$run_dir"
+}
+trap cleanup EXIT
+
+# --- nginx: one worker, a fixed short body, everything under the run dir.
+nginx_port=$(free_port)
+mkdir -p "$run_dir/nginx/logs"
+cat > "$run_dir/nginx/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+master_process off;
+pid $run_dir/nginx/nginx.pid;
+error_log $run_dir/nginx/logs/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $run_dir/nginx/body;
+  proxy_temp_path $run_dir/nginx/proxy;
+  fastcgi_temp_path $run_dir/nginx/fastcgi;
+  uwsgi_temp_path $run_dir/nginx/uwsgi;
+  scgi_temp_path $run_dir/nginx/scgi;
+  keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:$nginx_port;
+    location / { default_type text/plain; return 200 "13\n"; }
+  }
+}
+EOF
+nginx -p "$run_dir/nginx" -c "$run_dir/nginx/nginx.conf" &
+nginx_pid=$!
+
+# --- clickatron-archive
+archive_port=$(free_port)
+start_ns=$(date +%s%N)
+"$archive_bin" --db-file "$bench_dir/data.csv" --port "$archive_port" --threads "$threads" \
+  --populate 2> "$run_dir/archive.log" &
+archive_pid=$!
+for _ in $(seq 1 600); do
+  curl -sf "http://127.0.0.1:$archive_port/ping" >/dev/null 2>&1 && break
+  kill -0 "$archive_pid" 2>/dev/null || { cat "$run_dir/archive.log" >&2; exit 1; }
+  sleep 0.1
+done
+for _ in $(seq 1 100); do
+  curl -sf "http://127.0.0.1:$nginx_port/" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+startup_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+rss() { awk '/^(VmRSS|RssAnon|RssFile):/ {sub(":", "", $1); printf "%s %.1f MB  ", $1, $2/1024}' "/proc/$1/status"; }
+hz=$(getconf CLK_TCK)
+
+# run NAME PID PORT MODE KEYFILE: one wrk run; prints a summary line
+run() {
+  local name=$1 pid=$2 port=$3 mode=$4 keys=$5 out before after reqs rps p99 non2xx
+  before=$(cpu_ticks "$pid")
+  out=$(ARCHIVE_MODE=$mode ARCHIVE_KEYS=$keys wrk -t1 -c"$connections" -d"${duration}s" \
+        --latency -s "$lua" "http://127.0.0.1:$port/")
+  after=$(cpu_ticks "$pid")
+  reqs=$(awk '/requests in/ {print $1}' <<< "$out")
+  rps=$(awk '/^Requests\/sec:/ {printf "%d", $2}' <<< "$out")
+  p99=$(awk '$1 == "99%" {print $2}' <<< "$out")
+  non2xx=$(awk '/Non-2xx/ {print $5}' <<< "$out")
+  local cpu_us=$(( (after - before) * 1000000 / hz ))
+  printf "%-16s %9s req/s  p99 %-8s  non-2xx %-8s  server CPU %5.1f us/req  (%s requests)\n" \
+    "$name" "$rps" "$p99" "${non2xx:-0}" "$(echo "$cpu_us / $reqs" | bc -l)" "$reqs"
+  echo "$rps $name" >> "$run_dir/rps"
+}
+
+echo "== clickatron-archive load benchmark"
+echo "machine: $(nproc) cores; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "file: $bench_dir/data.csv ($(wc -l < "$bench_dir/data.csv") lines, $(stat -c %s "$bench_dir/data.csv") bytes)"
+echo "archive: --threads $threads --populate; ready in ${startup_ms} ms (map + verify + populate)"
+echo "wrk -t1 -c$connections -d${duration}s --latency -s tests/bench/archive_wrk.lua"
+echo "archive RSS before load: $(rss "$archive_pid")"
+run "nginx (ceiling)" "$nginx_pid" "$nginx_port" get "$bench_dir/keys.txt"
+for e in $endpoints; do
+  case $e in
+    get) run "archive /get" "$archive_pid" "$archive_port" get "$bench_dir/keys.txt" ;;
+    miss) run "archive /get miss" "$archive_pid" "$archive_port" miss "$bench_dir/keys.txt" ;;
+    mget) run "archive /mget x10" "$archive_pid" "$archive_port" mget "$bench_dir/keys.txt" ;;
+    fwmatch) run "archive /fwmatch" "$archive_pid" "$archive_port" fwmatch "$bench_dir/prefixes.txt" ;;
+  esac
+done
+echo "archive RSS after load:  $(rss "$archive_pid")"
+nginx_rps=$(awk '$2 == "nginx" {print $1}' "$run_dir/rps")
+awk -v n="$nginx_rps" '$2 == "archive" {rps = $1; $1 = ""; printf "ratio to nginx:%-20s %.2f\n", $0, rps / n}' \
+  "$run_dir/rps"
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,31 @@
+-- wrk script for the clickatron-archive benchmark (tests/bench/archive_load.sh).
+-- ARCHIVE_MODE = get | miss | mget | fwmatch; ARCHIVE_KEYS = a file of percent-encoded keys
+-- (for fwmatch: prefixes), one a line. Each request picks keys at random from the file.
+local mode = os.getenv("ARCHIVE_MODE") or "get"
+local keys = {}
+for line in io.lines(os.getenv("ARCHIVE_KEYS")) do
+  keys[#keys + 1] = line
+end
+local n = #keys
+math.randomseed(os.time() + n)
+
+local function pick()
+  return keys[math.random(n)]
+end
+
+request = function()
+  if mode == "get" then
+    return wrk.format("GET", "/get?key=" .. pick())
+  elseif mode == "miss" then
+    -- '~' follows every byte of the generated keys: an absent key next to a real one
+    return wrk.format("GET", "/get?key=" .. pick() .. "~")
+  elseif mode == "mget" then
+    local parts = {}
+    for i = 1, 10 do
+      parts[i] = "key=" .. pick()
+    end
+    return wrk.format("GET", "/mget?" .. table.concat(parts, "&"))
+  else
+    return wrk.format("GET", "/fwmatch?key=" .. pick())
+  end
+end
