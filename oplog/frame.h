@@ -1,0 +1,56 @@
+// The oplog frame: how one record is laid out in a segment file.
+//
+// A segment file is a plain concatenation of frames, no file header and no padding:
+//
+//   offset 0   u32  length    payload bytes, 1..kMaxPayload
+//          4   u64  seq       sequence number, > every seq before it in the log
+//         12   u64  checksum  XXH64(payload, seed = seq)
+//         20        payload   `length` opaque bytes
+//
+// All integers are little-endian. The checksum is xxHash64 of the payload seeded with the
+// record's seq, so a flipped bit in the seq is caught as surely as one in the payload; a
+// flipped bit in the length makes the checksum cover other bytes and fails too (or makes
+// the frame run past the end of the file, which recovery tells apart from a torn write by
+// looking for a whole record after it). docs/oplog.md has the long explanation.
+#ifndef CLICKATRON_OPLOG_FRAME_H_
+#define CLICKATRON_OPLOG_FRAME_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace clickatron::oplog {
+
+inline constexpr size_t kHeaderSize = 4 + 8 + 8;  // length, seq, checksum
+inline constexpr uint32_t kMaxPayload = 16u << 20;  // bounds a frame a reader must buffer
+
+// Appends the frame of (seq, payload) to *out.
+// REQUIRES: 1 <= payload.size() <= kMaxPayload, seq >= 1.
+void AppendFrame(uint64_t seq, std::string_view payload, std::string* out);
+
+uint64_t PayloadChecksum(uint64_t seq, std::string_view payload);
+
+enum class FrameState {
+  kOk,           // a whole frame with a good checksum
+  kShort,        // the bytes end before the frame does (a header or payload cut short)
+  kBadLength,    // length is 0 or above kMaxPayload
+  kBadChecksum,  // the payload does not match its checksum
+};
+
+struct Frame {
+  uint64_t seq = 0;
+  std::string_view payload;  // a view into the decoded bytes
+  size_t size = 0;           // kHeaderSize + payload.size()
+};
+
+// Decodes the frame at the start of `bytes`. On kOk fills *frame; on kShort and
+// kBadChecksum fills frame->seq and frame->size from the header as far as it was read.
+FrameState DecodeFrame(std::string_view bytes, Frame* frame);
+
+// A short phrase for a bad state: "bad checksum", "frame cut short", ...
+const char* FrameStateText(FrameState state);
+
+}  // namespace clickatron::oplog
+
+#endif  // CLICKATRON_OPLOG_FRAME_H_

@@ -1,0 +1,133 @@
+#include "oplog/segment.h"
+
+#include <dirent.h>
+#include <errno.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+#include "oplog/file.h"
+#include "oplog/frame.h"
+
+namespace clickatron::oplog {
+namespace {
+
+constexpr std::string_view kPrefix = "seg-";
+constexpr std::string_view kSuffix = ".log";
+constexpr size_t kDigits = 20;
+
+// Whether a whole, well-ordered record starts anywhere in bytes[from..]. A bad frame with
+// such a record after it is damage inside the log, not a write cut short by a crash: a
+// crashed append leaves nothing valid behind the point where it stopped.
+bool WholeRecordFollows(std::string_view bytes, size_t from, uint64_t after_seq) {
+  Frame frame;
+  for (size_t at = from; at + kHeaderSize < bytes.size(); ++at) {
+    if (DecodeFrame(bytes.substr(at), &frame) == FrameState::kOk && frame.seq > after_seq) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Frames that begin in the bad tail, following lengths while they stay inside it.
+uint64_t CountTailFrames(std::string_view tail) {
+  uint64_t frames = 0;
+  size_t at = 0;
+  Frame frame;
+  while (at < tail.size()) {
+    ++frames;
+    FrameState state = DecodeFrame(tail.substr(at), &frame);
+    if (state == FrameState::kShort || state == FrameState::kBadLength) break;
+    at += frame.size;
+  }
+  return frames;
+}
+
+std::string Where(const SegmentFile& seg, uint64_t offset) {
+  return seg.path + " at offset " + std::to_string(offset);
+}
+
+}  // namespace
+
+std::string SegmentFileName(uint64_t first_seq) {
+  char name[64];
+  std::snprintf(name, sizeof name, "seg-%020" PRIu64 ".log", first_seq);
+  return name;
+}
+
+bool ParseSegmentFileName(std::string_view name, uint64_t* first_seq) {
+  if (name.size() != kPrefix.size() + kDigits + kSuffix.size()) return false;
+  if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) return false;
+  uint64_t v = 0;
+  for (char c : name.substr(kPrefix.size(), kDigits)) {
+    if (c < '0' || c > '9') return false;
+    const uint64_t d = static_cast<uint64_t>(c - '0');
+    if (v > (UINT64_MAX - d) / 10) return false;
+    v = v * 10 + d;
+  }
+  *first_seq = v;
+  return true;
+}
+
+Result<std::vector<SegmentFile>> ListSegments(const std::string& dir) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return ErrnoError("open directory", dir);
+  std::vector<SegmentFile> segments;
+  errno = 0;
+  while (dirent* e = readdir(d)) {
+    uint64_t seq = 0;
+    if (ParseSegmentFileName(e->d_name, &seq)) segments.push_back({seq, dir + "/" + e->d_name});
+  }
+  closedir(d);
+  std::sort(segments.begin(), segments.end(),
+            [](const SegmentFile& a, const SegmentFile& b) { return a.name_seq < b.name_seq; });
+  return segments;
+}
+
+Result<SegmentScan> ScanSegmentBytes(
+    const SegmentFile& seg, std::string_view bytes, uint64_t after_seq,
+    const std::function<void(uint64_t seq, std::string_view payload, uint64_t offset)>& visit) {
+  SegmentScan scan;
+  scan.file_bytes = bytes.size();
+  uint64_t last = after_seq;
+  size_t at = 0;
+  Frame frame;
+  while (at < bytes.size()) {
+    const FrameState state = DecodeFrame(bytes.substr(at), &frame);
+    if (state != FrameState::kOk) {
+      std::string problem = FrameStateText(state);
+      if (frame.seq != 0) problem += " (seq " + std::to_string(frame.seq) + ")";
+      if (WholeRecordFollows(bytes, at + 1, last)) {
+        return Status::Error("oplog segment " + Where(seg, at) + " is corrupt: " + problem +
+                             ", and whole records follow it");
+      }
+      scan.tail_problem = std::move(problem);
+      scan.tail_records = CountTailFrames(bytes.substr(at));
+      break;
+    }
+    if (frame.seq <= last || frame.seq < seg.name_seq) {
+      return Status::Error("oplog segment " + Where(seg, at) + " is corrupt: record seq " +
+                           std::to_string(frame.seq) + " is out of order (after seq " +
+                           std::to_string(last) + ", segment starts at seq " +
+                           std::to_string(seg.name_seq) + ")");
+    }
+    if (visit) visit(frame.seq, frame.payload, at);
+    if (scan.records == 0) scan.first_seq = frame.seq;
+    ++scan.records;
+    scan.last_seq = last = frame.seq;
+    at += frame.size;
+    scan.valid_bytes = at;
+  }
+  return scan;
+}
+
+Result<SegmentScan> ScanSegment(
+    const SegmentFile& seg, uint64_t after_seq,
+    const std::function<void(uint64_t seq, std::string_view payload, uint64_t offset)>& visit) {
+  std::string bytes;
+  if (Status s = ReadFile(seg.path, &bytes); !s.ok()) return s;
+  return ScanSegmentBytes(seg, bytes, after_seq, visit);
+}
+
+}  // namespace clickatron::oplog

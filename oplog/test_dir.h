@@ -1,0 +1,67 @@
+// Test helpers: a scratch directory removed at the end of a test, and reading a whole log
+// back through a Reader. Only *_test.cc include this.
+#ifndef CLICKATRON_OPLOG_TEST_DIR_H_
+#define CLICKATRON_OPLOG_TEST_DIR_H_
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "oplog/oplog.h"
+#include "oplog/reader.h"
+
+namespace clickatron::oplog {
+
+class TestDir {
+ public:
+  TestDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "oplog-test-XXXXXX").string();
+    path_ = mkdtemp(tmpl.data()) ? tmpl : std::string();
+    EXPECT_FALSE(path_.empty());
+  }
+  ~TestDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// Every readable record after `after`, as (seq, payload) pairs, read in batches of at
+// most `batch` records.
+inline std::vector<std::pair<uint64_t, std::string>> ReadAll(Oplog& log, uint64_t after = 0,
+                                                              size_t batch = 7) {
+  std::vector<std::pair<uint64_t, std::string>> all;
+  std::unique_ptr<Reader> reader = log.NewReader();
+  std::vector<Reader::Record> records;
+  for (;;) {
+    Status s = reader->Read(after, batch, 1 << 20, &records);
+    EXPECT_TRUE(s.ok()) << s.message();
+    if (!s.ok() || records.empty()) break;
+    for (const Reader::Record& r : records) all.emplace_back(r.seq, std::string(r.payload));
+    after = records.back().seq;
+  }
+  return all;
+}
+
+// The sorted names of the segment files in dir.
+inline std::vector<std::string> SegmentNames(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with("seg-")) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace clickatron::oplog
+
+#endif  // CLICKATRON_OPLOG_TEST_DIR_H_
