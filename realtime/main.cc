@@ -1,6 +1,7 @@
 // clickatron-realtime: one shard of the realtime tier (SPEC 3.2). Flags, then the server.
 //   clickatron-realtime --data-dir DIR --port P [--address A] [--sync-interval 1s]
-//                       [--cache-mb N] [--fwmatch-limit N] [--max-body-mb N] [--config FILE]
+//                       [--cache-mb N] [--fwmatch-limit N] [--max-body-mb N] [--power-safe]
+//                       [--config FILE]
 #include <boost/program_options.hpp>
 
 #include <cstdio>
@@ -61,7 +62,9 @@ int main(int argc, char** argv) {
        "Tokyo Cabinet page cache per slot, MiB")
       ("fwmatch-limit", po::value<uint64_t>(&o.fwmatch_limit)->default_value(10000),
        "most lines one /fwmatch answers (and its default limit)")
-      ("max-body-mb", po::value<int64_t>(&max_body_mb)->default_value(64), "largest request body, MiB");
+      ("max-body-mb", po::value<int64_t>(&max_body_mb)->default_value(64), "largest request body, MiB")
+      ("power-safe", po::bool_switch(&o.slot.power_safe),
+       "Tokyo Cabinet synchronous transactions: survive power loss mid-commit (much slower)");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);

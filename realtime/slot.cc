@@ -128,7 +128,7 @@ Status Slot::OpenFile(const std::string& path, bool truncate) {
   if (options_.mmap_bytes > 0) tcbdbsetxmsiz(db_, options_.mmap_bytes);
   int mode = BDBOWRITER | BDBOCREAT;
   if (truncate) mode |= BDBOTRUNC;
-  if (options_.fsync) mode |= BDBOTSYNC;
+  if (options_.power_safe) mode |= BDBOTSYNC;
   if (!tcbdbopen(db_, path.c_str(), mode)) {
     std::string m = path + ": cannot open: " + tcbdberrmsg(tcbdbecode(db_));
     tcbdbdel(db_);
@@ -205,6 +205,7 @@ Status Slot::Commit() {
   if (!in_transaction_) return Status::OK();
   in_transaction_ = false;
   if (!tcbdbtrancommit(db_)) return Error("commit");
+  if (options_.fsync && !options_.power_safe && !tcbdbsync(db_)) return Error("sync");
   return Status::OK();
 }
 

@@ -14,7 +14,7 @@
 //
 // Durability is group commit. Writes go into one Tokyo Cabinet transaction that stays
 // open until Commit() (the server commits every --sync-interval and on shutdown); with
-// `sync` set the commit fsyncs. A batch's lines and its high-water mark are always in the
+// `fsync` set the commit is followed by tcbdbsync (msync + fsync of the file). A batch's lines and its high-water mark are always in the
 // same transaction, so after kill -9 Tokyo Cabinet's write-ahead log rolls the file back
 // to the last commit and every batch is either wholly there (mark included) or wholly
 // absent: exactly once, whatever the sender re-sends.
@@ -49,7 +49,13 @@ struct SlotOptions {
   int32_t leaf_cache = 32768;  // leaf pages kept in memory
   int32_t node_cache = 4096;   // non-leaf pages kept in memory
   int64_t mmap_bytes = 0;      // Tokyo Cabinet's extra mapped memory (xmsiz); 0 = off
-  bool fsync = true;           // fsync at every commit (BDBOTSYNC)
+  bool fsync = true;           // fsync once after every commit (tcbdbsync)
+  // Tokyo Cabinet's own synchronous transactions (BDBOTSYNC): the write-ahead log is
+  // fsynced before every page it protects is overwritten, so even a power loss during a
+  // commit cannot tear the file. Costs ~75 fsyncs per commit (measured: 257 ms per commit
+  // on this machine against ~15 ms for commit + one sync), so it is off by default; kill -9
+  // needs only the commit, which is atomic through the log whatever the OS still caches.
+  bool power_safe = false;
 };
 
 class Slot {

@@ -1,0 +1,369 @@
+"""clickatron-realtime: the Tokyo Cabinet day ring of one realtime shard (issue 4, SPEC 3.2).
+
+Every test runs the real binary on 127.0.0.1 with its own data directory.
+"""
+import calendar
+import random
+import struct
+import threading
+import time
+import urllib.parse
+
+import requests
+
+from harness import free_port, get, post, wait_until
+
+B32 = "0123456789abcdefghijklmnopqrstuv"
+DAY0 = calendar.timegm((2026, 11, 20, 0, 0, 0)) // 86400  # a Friday; slot DAY0 % 3
+
+
+def day_text(day):
+    return time.strftime("%Y-%m-%d", time.gmtime(day * 86400))
+
+
+def ymdh(day, hour=0):
+    t = time.gmtime(day * 86400 + hour * 3600)
+    return B32[t.tm_year - 2000] + B32[t.tm_mon] + B32[t.tm_mday] + B32[t.tm_hour]
+
+
+def key(name, day, hour=0, sub=None):
+    if sub:
+        return f"ref.u|{name}.{sub}.{ymdh(day, hour)}"
+    return f"u|{name}.{ymdh(day, hour)}"
+
+
+def q(k):
+    return urllib.parse.quote(k, safe="")
+
+
+# --- XXH64 (seed 0), to check the #END footer independently of the server's xxHash. ---
+_M = (1 << 64) - 1
+_P1, _P2, _P3, _P4, _P5 = (0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+                           0x85EBCA77C2B2AE63, 0x27D4EB2F165667C5)
+
+
+def _rotl(x, r):
+    return ((x << r) | (x >> (64 - r))) & _M
+
+
+def _round(acc, lane):
+    return (_rotl((acc + lane * _P2) & _M, 31) * _P1) & _M
+
+
+def xxh64(data):
+    n, i = len(data), 0
+    if n >= 32:
+        v = [(_P1 + _P2) & _M, _P2, 0, (-_P1) & _M]
+        while i + 32 <= n:
+            lanes = struct.unpack_from("<4Q", data, i)
+            v = [_round(a, b) for a, b in zip(v, lanes)]
+            i += 32
+        h = (_rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)) & _M
+        for x in v:
+            h = (((h ^ _round(0, x)) * _P1) + _P4) & _M
+    else:
+        h = _P5
+    h = (h + n) & _M
+    while i + 8 <= n:
+        (k,) = struct.unpack_from("<Q", data, i)
+        h = (_rotl(h ^ _round(0, k), 27) * _P1 + _P4) & _M
+        i += 8
+    if i + 4 <= n:
+        (k,) = struct.unpack_from("<I", data, i)
+        h = (_rotl(h ^ (k * _P1 & _M), 23) * _P2 + _P3) & _M
+        i += 4
+    while i < n:
+        h = (_rotl(h ^ (data[i] * _P5 & _M), 11) * _P1) & _M
+        i += 1
+    h ^= h >> 33
+    h = (h * _P2) & _M
+    h ^= h >> 29
+    h = (h * _P3) & _M
+    h ^= h >> 32
+    return h
+
+
+def verify_export(body):
+    """Returns the records of an export as a dict; raises ValueError if it is incomplete."""
+    if not body.endswith(b"\n"):
+        raise ValueError("no #END footer")
+    cut = body.rfind(b"\n", 0, len(body) - 1) + 1
+    footer = body[cut:-1].decode()
+    if not footer.startswith("#END "):
+        raise ValueError("no #END footer")
+    fields = dict(f.split("=", 1) for f in footer[5:].split(" "))
+    data = body[:cut]
+    lines = data.decode().splitlines()
+    if int(fields["count"]) != len(lines):
+        raise ValueError(f"footer count {fields['count']} != {len(lines)} lines")
+    if fields["xxh64"] != "%016x" % xxh64(data):
+        raise ValueError("xxh64 mismatch")
+    keys = [line.split(",", 1)[0] for line in lines]
+    assert keys == sorted(keys, key=lambda k: k.encode()), "export is not in key order"
+    return dict(line.split(",", 1) for line in lines)
+
+
+def start(procs, tmp_path, sync="1s", data=None):
+    data = data or (tmp_path / "data")
+    data.mkdir(exist_ok=True)
+    port = free_port()
+    proc = procs.start("clickatron-realtime",
+                       ["--data-dir", data, "--port", port, "--sync-interval", sync],
+                       ready_port=port)
+    return proc, port, data
+
+
+def incr(port, lines, source="api-1", seq=1):
+    body = "".join(f"{k},{d}\n" for k, d in lines)
+    return post(port, f"/incr?source={source}&seq={seq}", body)
+
+
+def stats(port):
+    r = get(port, "/stats")
+    assert r.status == 200
+    return r.json()["data"]
+
+
+def export(port, day):
+    r = get(port, f"/export?day={day_text(day)}")
+    assert r.status == 200, r
+    return verify_export(r.body)
+
+
+def test_increments_across_three_days(procs, tmp_path):
+    _, port, _ = start(procs, tmp_path)
+    lines = [(key("a", DAY0, 1), 5), (key("a", DAY0 + 1, 2), 7), (key("a", DAY0 + 2, 23), -3),
+             (key("a", DAY0, 1, sub="US"), 5), (key("a", DAY0, 1), 1)]
+    r = incr(port, lines, seq=1)
+    assert r.status == 200, r
+    assert r.json() == {"status_code": 200, "status_txt": "OK",
+                        "data": {"applied": 5, "duplicate": 0, "seq": 1}}
+    assert get(port, "/get?key=" + q(key("a", DAY0, 1))).body == b"6\n"
+    assert get(port, "/get?key=" + q(key("a", DAY0 + 2, 23))).body == b"-3\n"
+    missing = get(port, "/get?key=" + q(key("a", DAY0 + 3, 1)))
+    assert (missing.status, missing.body) == (404, b"")
+    r = get(port, "/mget?key=" + q(key("a", DAY0 + 1, 2)) + "&k=" + q(key("zz", DAY0)) +
+            "&key=" + q(key("a", DAY0, 1)))
+    assert r.body.decode() == f"{key('a', DAY0 + 1, 2)},7\n{key('a', DAY0, 1)},6\n"
+    r = get(port, "/fwmatch?key=" + q("u|a."))
+    assert r.body.decode() == (f"{key('a', DAY0, 1)},6\n{key('a', DAY0 + 1, 2)},7\n"
+                               f"{key('a', DAY0 + 2, 23)},-3\n")
+    assert get(port, "/fwmatch?key=" + q("u|a.") + "&limit=1").body.decode() == f"{key('a', DAY0, 1)},6\n"
+    s = stats(port)
+    by_day = {slot["day"]: slot for slot in s["slots"]}
+    for d, records in ((DAY0, 2), (DAY0 + 1, 1), (DAY0 + 2, 1)):
+        slot = by_day[day_text(d)]
+        assert slot["slot"] == d % 3
+        assert (slot["state"], slot["records"], slot["sources"]) == ("open", records, {"api-1": 1})
+        assert slot["file_bytes"] > 0
+    assert s["sources"]["api-1"]["seq"] == 1
+    assert s["counters"]["incr_applied"] == 5
+
+
+def test_slot_not_released_then_release_then_reuse(procs, tmp_path):
+    _, port, _ = start(procs, tmp_path)
+    assert incr(port, [(key("a", DAY0), 5)], seq=1).status == 200
+    # DAY0 + 3 shares DAY0's slot, which is still open: refused, and nothing of the batch lands.
+    r = incr(port, [(key("b", DAY0 + 1), 1), (key("a", DAY0 + 3), 1)], seq=2)
+    assert r.status == 503
+    body = r.json()
+    assert (body["status_txt"], body["data"]) == ("SLOT_NOT_RELEASED", None)
+    assert body["message"] == (f"cannot take {day_text(DAY0 + 3)}: slot {DAY0 % 3} holds "
+                               f"{day_text(DAY0)} (open), not released yet")
+    assert get(port, "/get?key=" + q(key("b", DAY0 + 1))).status == 404
+    assert [s["day"] for s in stats(port)["slots"]].count(None) == 2
+
+    r = post(port, f"/release?day={day_text(DAY0 + 3)}")
+    assert (r.status, r.json()["status_txt"]) == (404, "DAY_NOT_HELD")
+    for _ in range(2):  # idempotent
+        r = post(port, f"/release?day={day_text(DAY0)}")
+        assert r.status == 200, r
+        assert r.json()["data"] == {"day": day_text(DAY0), "state": "released"}
+    slot = stats(port)["slots"][DAY0 % 3]
+    assert (slot["day"], slot["state"], slot["records"]) == (day_text(DAY0), "released", 1)
+    assert export(port, DAY0) == {key("a", DAY0): "5"}  # still exportable until reused
+
+    r = incr(port, [(key("b", DAY0 + 1), 1), (key("a", DAY0 + 3), 2)], seq=2)
+    assert r.status == 200, r
+    slot = stats(port)["slots"][DAY0 % 3]
+    assert (slot["day"], slot["state"], slot["records"], slot["sources"]) == \
+        (day_text(DAY0 + 3), "open", 1, {"api-1": 2})
+    assert get(port, "/get?key=" + q(key("a", DAY0))).status == 404
+    assert export(port, DAY0 + 3) == {key("a", DAY0 + 3): "2"}
+    assert get(port, f"/export?day={day_text(DAY0)}").status == 404
+
+    r = incr(port, [(key("a", DAY0), 1)], seq=3)
+    assert r.status == 409
+    assert r.json()["status_txt"] == "DAY_EXPIRED"
+    assert day_text(DAY0) in r.json()["message"]
+
+
+def test_duplicate_seq_is_skipped(procs, tmp_path):
+    _, port, _ = start(procs, tmp_path)
+    batch = [(key("a", DAY0), 5), (key("a", DAY0 + 1), 2)]
+    assert incr(port, batch, seq=10).json()["data"] == {"applied": 2, "duplicate": 0, "seq": 10}
+    assert incr(port, batch, seq=10).json()["data"] == {"applied": 0, "duplicate": 2, "seq": 10}
+    assert incr(port, batch, seq=3).json()["data"] == {"applied": 0, "duplicate": 2, "seq": 3}
+    assert incr(port, batch, source="api-2", seq=1).json()["data"] == {"applied": 2, "duplicate": 0, "seq": 1}
+    assert incr(port, batch, seq=11).json()["data"] == {"applied": 2, "duplicate": 0, "seq": 11}
+    assert get(port, "/get?key=" + q(key("a", DAY0))).body == b"15\n"
+    assert get(port, "/get?key=" + q(key("a", DAY0 + 1))).body == b"6\n"
+    s = stats(port)
+    assert s["sources"]["api-1"]["seq"] == 11 and s["sources"]["api-2"]["seq"] == 1
+    assert s["counters"]["incr_duplicate_batches"] == 2
+
+
+def test_export_is_the_sum_of_what_was_sent(procs, tmp_path):
+    _, port, _ = start(procs, tmp_path)
+    rng = random.Random(4)
+    names = [f"k{i}" for i in range(150)]
+    expected = {DAY0: {}, DAY0 + 1: {}}
+    session = requests.Session()
+    for seq in range(1, 31):
+        lines = []
+        for _ in range(400):
+            d = rng.choice((DAY0, DAY0 + 1))
+            k = key(rng.choice(names), d, rng.randrange(24), sub=rng.choice((None, "US", "h0aMB8AuNw4=")))
+            delta = rng.randrange(-5, 1000)
+            lines.append((k, delta))
+            expected[d][k] = expected[d].get(k, 0) + delta
+        body = "".join(f"{k},{v}\n" for k, v in lines)
+        r = session.post(f"http://127.0.0.1:{port}/incr?source=exp&seq={seq}", data=body)
+        assert r.status_code == 200 and r.json()["data"]["applied"] == 400, r.text
+    r = post(port, f"/set?day={day_text(DAY0)}", "_l|h0aMB8AuNw4=,http://www.facebook.com/\n_l|AAAAAAAAAAA=,a%0Ab\n")
+    assert r.json()["data"] == {"set": 2, "day": day_text(DAY0)}
+    expected[DAY0]["_l|h0aMB8AuNw4="] = "http://www.facebook.com/"
+    expected[DAY0]["_l|AAAAAAAAAAA="] = "a%0Ab"
+    for d in (DAY0, DAY0 + 1):
+        assert export(port, d) == {k: str(v) for k, v in expected[d].items()}
+    assert get(port, "/get?key=" + q("_l|AAAAAAAAAAA=")).body == b"a%0Ab\n"
+
+    # Any truncation or damage of an export is detected by its footer.
+    body = get(port, f"/export?day={day_text(DAY0)}").body
+    assert len(body) > 64 * 1024  # more than one chunk
+    verify_export(body)
+    last = body.rfind(b"\n", 0, len(body) - 1) + 1
+    damaged = [body[:last], body[:-1], body[:len(body) // 2], body[:last - 1] + body[last:],
+               body[:100] + body[200:], body.replace(b",1\n", b",2\n", 1)]
+    for bad in damaged:
+        try:
+            verify_export(bad)
+        except ValueError:
+            continue
+        raise AssertionError("damaged export passed verification")
+
+
+def test_bad_requests_change_nothing(procs, tmp_path):
+    _, port, _ = start(procs, tmp_path)
+    big = 9223372036854775800
+    assert incr(port, [(key("a", DAY0), big)], seq=1).status == 200
+    before = export(port, DAY0)
+
+    def err(r, code, txt, message=None):
+        assert r.status == code, r
+        body = r.json()
+        assert (body["status_code"], body["status_txt"], body["data"]) == (code, txt, None)
+        if message is not None:
+            assert body["message"] == message
+
+    good = f"{key('b', DAY0)},1\n"
+    err(post(port, "/incr?seq=2", good), 400, "MISSING_ARG_SOURCE")
+    err(post(port, "/incr?source=api-1", good), 400, "MISSING_ARG_SEQ")
+    err(post(port, "/incr?source=api-1&seq=-1", good), 400, "INVALID_ARG_SEQ")
+    err(post(port, "/incr?source=api-1&seq=x1", good), 400, "INVALID_ARG_SEQ")
+    err(post(port, "/incr?source=a%20b&seq=2", good), 400, "INVALID_ARG_SOURCE")
+    err(post(port, "/incr?source=api-1&seq=%zz", good), 400, "INVALID_ARG_SEQ")
+    err(post(port, "/incr?source=api-1&seq=2", good + "u|b.zzzz,1\n"), 400, "INVALID_LINE")
+    assert post(port, "/incr?source=api-1&seq=2", good + "u|b.zzzz,1\n").json()["message"].startswith("line 2: ")
+    err(post(port, "/incr?source=api-1&seq=2", good + f"{key('c', DAY0)},1.5\n"), 400, "INVALID_LINE",
+        "line 2: delta: count '1.5' is not an integer")
+    err(post(port, "/incr?source=api-1&seq=2", good + f"{key('c', DAY0)},99999999999999999999\n"),
+        400, "INVALID_LINE")
+    err(post(port, "/incr?source=api-1&seq=2", good + "_l|h0aMB8AuNw4=,x\n"), 400, "INVALID_LINE")
+    err(post(port, "/incr?source=api-1&seq=2", good + f"{key('a', DAY0)},8\n"), 400, "COUNTER_OVERFLOW",
+        f"line 2: counter '{key('a', DAY0)}' would overflow int64 adding 8")
+    err(get(port, "/incr?source=api-1&seq=2"), 405, "METHOD_NOT_ALLOWED")
+    err(post(port, "/set?day=2026-13-01", "_l|h0aMB8AuNw4=,x\n"), 400, "INVALID_ARG_DAY")
+    err(post(port, f"/set?day={day_text(DAY0)}", "_l|h0aMB8AuNw4=,100%\n"), 400, "INVALID_LINE")
+    err(post(port, "/release"), 400, "MISSING_ARG_DAY")
+    err(get(port, "/export?day=yesterday"), 400, "INVALID_ARG_DAY")
+    err(get(port, "/get"), 400, "MISSING_ARG_KEY")
+    err(get(port, "/mget?x=1"), 400, "MISSING_ARG_KEY")
+    err(get(port, "/fwmatch?key="), 400, "INVALID_ARG_KEY")
+    err(get(port, "/fwmatch?key=u&limit=0"), 400, "INVALID_ARG_LIMIT")
+    assert get(port, "/get?key=" + q("#day")).status == 404  # metadata is invisible
+    assert get(port, "/get?key=garbage").status == 404
+    assert get(port, "/nope").status == 404
+    assert export(port, DAY0) == before
+    s = stats(port)
+    assert s["slots"][DAY0 % 3]["sources"] == {"api-1": 1}
+    assert s["counters"]["refused_overflow"] == 1
+    # The refused seq 2 was never recorded: it still applies.
+    assert incr(port, [(key("b", DAY0), 1)], seq=2).json()["data"]["applied"] == 1
+
+
+def test_clean_shutdown_keeps_everything(procs, tmp_path):
+    proc, port, data = start(procs, tmp_path, sync="3600s")  # only the shutdown commit syncs
+    assert incr(port, [(key("a", DAY0), 5), (key("a", DAY0 + 1), 1)], seq=1).status == 200
+    assert proc.terminate() == 0
+    _, port, _ = start(procs, tmp_path, data=data)
+    assert export(port, DAY0) == {key("a", DAY0): "5"}
+    assert stats(port)["sources"]["api-1"] == {"seq": 1, "synced_seq": 1}
+
+
+def batch_for(seq, names):
+    rng = random.Random(seq)
+    return [(key(rng.choice(names), DAY0 + rng.randrange(2), rng.randrange(24)), rng.randrange(1, 100))
+            for _ in range(100)]
+
+
+def test_kill9_mid_stream_then_resend_is_exact(procs, tmp_path):
+    proc, port, data = start(procs, tmp_path, sync="100ms")
+    names = [f"user{i}" for i in range(500)]
+    total = 400
+    acked = [0]
+    stop = threading.Event()
+
+    def send():
+        session = requests.Session()
+        for seq in range(1, total + 1):
+            if stop.is_set():
+                return
+            body = "".join(f"{k},{d}\n" for k, d in batch_for(seq, names))
+            try:
+                r = session.post(f"http://127.0.0.1:{port}/incr?source=api-1&seq={seq}", data=body, timeout=10)
+            except requests.RequestException:
+                return
+            if r.status_code != 200:
+                return
+            acked[0] = seq
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    wait_until(lambda: acked[0] >= 150, timeout=60, what="150 acknowledged batches")
+    proc.kill9()
+    stop.set()
+    sender.join()
+    last = acked[0]
+    assert 150 <= last < total
+
+    _, port, _ = start(procs, tmp_path, data=data)
+    # Everything up to the last sync survived; the last sync was well within 100 batches.
+    marks = [slot["sources"].get("api-1", 0) for slot in stats(port)["slots"]]
+    assert last - 100 <= max(marks) <= last
+    session = requests.Session()
+    duplicates = 0
+    for seq in range(max(1, last - 100), total + 1):
+        body = "".join(f"{k},{d}\n" for k, d in batch_for(seq, names))
+        r = session.post(f"http://127.0.0.1:{port}/incr?source=api-1&seq={seq}", data=body)
+        assert r.status_code == 200, r.text
+        duplicates += r.json()["data"]["duplicate"]
+    assert duplicates > 0  # the re-sent batches that had survived were skipped, not re-added
+
+    expected = {DAY0: {}, DAY0 + 1: {}}
+    for seq in range(1, total + 1):
+        for k, d in batch_for(seq, names):
+            day = DAY0 if ymdh(DAY0) [:3] == k.rsplit(".", 1)[1][:3] else DAY0 + 1
+            expected[day][k] = expected[day].get(k, 0) + d
+    for d in (DAY0, DAY0 + 1):
+        assert export(port, d) == {k: str(v) for k, v in expected[d].items()}
