@@ -17,7 +17,7 @@ import urllib.parse
 
 import pytest
 
-from harness import BIN, ROOT, free_port, get, run, wait_until
+from harness import BIN, ROOT, free_port, get, post, run, wait_until
 
 OPS = os.path.join(ROOT, "ops")
 B32 = "0123456789abcdefghijklmnopqrstuv"
@@ -311,3 +311,93 @@ def test_nightly_rejects_bad_setup(tmp_path):
     assert r.returncode == 2 and "nope.conf does not exist" in r.stderr
     r = sh([NIGHTLY, *args, "--bin", str(tmp_path)])
     assert r.returncode == 2 and "clickatron-rebuild not found" in r.stderr
+
+
+def archive_stats(port):
+    return get(port, "/stats").json()["data"]
+
+
+def test_nightly_moves_yesterday_into_the_archive_then_backup_restores_it(demo_var, tmp_path):
+    """The cron job end to end on the demo cluster: history through the day before
+    yesterday, increments for yesterday through the API, then ops/cron/clickatron-nightly
+    publishes yesterday; the gzip backup it wrote restores the generation, and the archive
+    records convert back into history that imports into another shard count."""
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    yesterday = today - datetime.timedelta(days=1)
+    stdout, ports = start_demo(demo_var, clicks=5000, days=2, stream_rate=0,
+                               extra=["--end-day", str(yesterday - datetime.timedelta(days=1))])
+    api, ar_ports = ports[0], ports[3:5]
+    assert archive_stats(ar_ports[0])["last_day"] == str(yesterday - datetime.timedelta(days=1))
+
+    # Yesterday's events, on keys that cover both realtime shards (an export needs data).
+    noon = day_start(yesterday) + 12 * 3600
+    keys = [f"k{i}" for i in range(8)]
+    shards = {run("clickatron-key", ["shard", "--shards", "2", f"t|{k}"], check=True).stdout.strip()
+              for k in keys}
+    assert shards == {b"0", b"1"}
+    body = "".join(f"ns=t&key={k}&value={i + 1}&ts={noon}&sub=c:US\n" for i, k in enumerate(keys))
+    r = post(api, "/incr", body)
+    assert r.status == 200, r
+
+    def series(key):
+        doc = get(api, f"/series?ns=t&key={key}&unit=day&units=2").json()
+        assert doc["status_code"] == 200, doc
+        return [b["value"] for b in doc["data"]["series"]]
+    # From the realtime tier (the archive stops the day before).
+    wait_until(lambda: series("k7") == [0, 8], timeout=30, what="yesterday's events in realtime")
+
+    nightly = sh([NIGHTLY, "--var", demo_var], timeout=300)
+    assert nightly.returncode == 0, nightly.stdout + nightly.stderr
+    assert f"clickatron-nightly: OK: {yesterday} published and released" in nightly.stdout
+    log = open(os.path.join(demo_var, "log", "nightly.log")).read()
+    assert f"--day {yesterday}" in log and "OK:" in log
+    for port in ar_ports:
+        assert archive_stats(port)["last_day"] == str(yesterday)
+    # Same answers, now from the archive tier.
+    assert series("k7") == [0, 8] and series("k0") == [0, 1]
+    bd = get(api, "/breakdown?ns=t&key=k3&sub=c&unit=day&units=2").json()["data"]["breakdown"]
+    assert bd == [{"subkey": "US", "value": 4}]
+    # Re-running the same day is a no-op that succeeds.
+    again = sh([NIGHTLY, "--var", demo_var], timeout=300)
+    assert again.returncode == 0, again.stdout + again.stderr
+
+    # The gzip backup of the live generation brings it back after its files are lost.
+    generation = archive_stats(ar_ports[0])["generation"]
+    backup = os.path.join(demo_var, "backup", generation)
+    assert sorted(os.listdir(backup)) == ["manifest", "shard-0.csv.gz", "shard-1.csv.gz"]
+    work = os.path.join(demo_var, "rebuild")
+    gen_dir = os.path.join(work, "gen", generation)
+    before = {n: open(os.path.join(gen_dir, n), "rb").read() for n in ("shard-0.csv", "shard-1.csv")}
+    subprocess.run(["rm", "-rf", gen_dir], check=True)
+    restore = sh([os.path.join(OPS, "restore-archive"), "--backup", backup, "--work", work,
+                  "--config", os.path.join(demo_var, "cluster.conf")])
+    assert restore.returncode == 0, restore.stdout + restore.stderr
+    for port in ar_ports:
+        assert f"127.0.0.1:{port} serves generation {generation}" in restore.stdout
+        assert archive_stats(port)["generation"] == generation
+    for name, data in before.items():
+        assert open(os.path.join(gen_dir, name), "rb").read() == data
+    assert series("k7") == [0, 8]
+    # A backup that does not match its manifest is refused, and nothing changes.
+    bad = tmp_path / "bad"
+    subprocess.run(["cp", "-r", backup, str(bad)], check=True)
+    subprocess.run(f"gzip -dc {bad}/shard-1.csv.gz | head -n 1 | gzip > {bad}/x && mv {bad}/x {bad}/shard-1.csv.gz",
+                   shell=True, check=True)
+    refused = sh([os.path.join(OPS, "restore-archive"), "--backup", str(bad), "--work", work])
+    assert refused.returncode == 1 and "does not match its manifest" in refused.stderr
+    assert os.readlink(os.path.join(work, "current")) == f"gen/{generation}"
+
+    # Archive records → history → import with 3 shards: the same records, spread anew.
+    history = tmp_path / "history.csv"
+    with open(history, "wb") as out:
+        subprocess.run([os.path.join(OPS, "archive-to-history"),
+                        os.path.join(gen_dir, "shard-0.csv"), os.path.join(gen_dir, "shard-1.csv")],
+                       stdout=out, check=True)
+    new_work = str(tmp_path / "work3")
+    run("clickatron-rebuild", ["import", "--work", new_work, "--input", history, "--archive-shards", 3],
+        check=True, timeout=300)
+    run("clickatron-rebuild", ["merge", "--work", new_work, "--archive-shards", 3], check=True, timeout=300)
+    old_lines = sorted(b"".join(before.values()).splitlines())
+    new_lines = sorted(b"".join(open(os.path.join(new_work, "merged", f"shard-{k}.csv"), "rb").read()
+                                for k in range(3)).splitlines())
+    assert new_lines == old_lines
