@@ -36,7 +36,9 @@ ArchiveServer::ArchiveServer(ArchiveOptions options)
       server_(ServerOptionsOf(options_)),
       counters_(new LoopCounters[static_cast<size_t>(std::max(1, options_.threads))]),
       scratch_(new LoopScratch[static_cast<size_t>(std::max(1, options_.threads))]),
-      started_(std::chrono::steady_clock::now()) {
+      started_(std::chrono::steady_clock::now()),
+      mailboxes_(new ReloadMailbox[static_cast<size_t>(std::max(1, options_.threads))]),
+      reloader_(&db_, [this](const Status& s) { LogReload(s); }) {
   const net::RouteOptions alias{.trailing_slash_alias = true};
   server_.Handle("/get", [this](net::Request& r) { OnGet(r); }, alias);
   server_.Handle("/mget", [this](net::Request& r) { OnMget(r); }, alias);
@@ -44,10 +46,9 @@ ArchiveServer::ArchiveServer(ArchiveOptions options)
   server_.Handle("/reload", [this](net::Request& r) { OnReload(r); }, alias);
   server_.Handle("/stats", [this](net::Request& r) { OnStats(r); }, alias);
   server_.Handle("/ping", [this](net::Request& r) { OnPing(r); }, alias);
-  server_.OnSighup([this] {
-    Status ignored;
-    ReloadAndLog("SIGHUP", &ignored);
-  });
+  server_.OnSighup([this] { reloader_.Request({}); });
+  // The last moment the loops run: no reload may post to them after this.
+  server_.OnStop([this] { reloader_.Stop(); });
 }
 
 ArchiveServer::~ArchiveServer() = default;
@@ -65,6 +66,7 @@ Status ArchiveServer::Start() {
   std::fprintf(stderr, "clickatron-archive: listening on %s:%u with %d thread(s)\n",
                options_.address.c_str(), static_cast<unsigned>(server_.port()),
                options_.threads);
+  reloader_.Start();
   return Status::OK();
 }
 
@@ -188,20 +190,17 @@ void ArchiveServer::OnFwmatch(net::Request& req) {
   if (out.capacity() > (1u << 20)) std::string().swap(out);
 }
 
-void ArchiveServer::ReloadAndLog(const char* why, Status* result) {
-  Status s = db_.Reload();
+void ArchiveServer::LogReload(const Status& s) {
   std::shared_ptr<const DbFile> db = db_.Current();
   if (s.ok()) {
-    std::fprintf(stderr,
-                 "clickatron-archive: %s: reloaded %s (%llu records, %zu bytes%s%s)\n", why,
+    std::fprintf(stderr, "clickatron-archive: reloaded %s (%llu records, %zu bytes%s%s)\n",
                  db->path().c_str(), static_cast<unsigned long long>(db->records()),
                  db->size(), db->has_manifest() ? ", generation " : "",
                  db->has_manifest() ? db->manifest().generation.c_str() : "");
   } else {
-    std::fprintf(stderr, "clickatron-archive: %s: reload refused, still serving the old file: %s\n",
-                 why, s.message().c_str());
+    std::fprintf(stderr, "clickatron-archive: reload refused, still serving the old file: %s\n",
+                 s.message().c_str());
   }
-  *result = s;
 }
 
 void ArchiveServer::OnReload(net::Request& req) {
@@ -211,12 +210,36 @@ void ArchiveServer::OnReload(net::Request& req) {
     req.Reply(405, "use GET or POST\n");
     return;
   }
-  Status s;
-  ReloadAndLog("/reload", &s);
-  if (s.ok()) {
-    req.Reply(200, "db reloaded\n");
-  } else {
-    req.Reply(500, "reload refused, still serving the old file: " + s.message() + "\n");
+  const int loop = req.loop_index();
+  ReloadMailbox& box = mailboxes_[loop];
+  if (!box.waker) {
+    box.waker = std::make_unique<net::LoopWaker>(req.base(), [this, loop] { DeliverReloads(loop); });
+  }
+  std::shared_ptr<net::AsyncReply> reply = req.Defer();
+  // The reply moves into the mailbox, so it is only ever touched (and destroyed) on its
+  // loop; a request the reloader never served is destroyed after the loops have stopped.
+  reloader_.Request([&box, reply = std::move(reply)](const Status& s) mutable {
+    {
+      std::lock_guard<std::mutex> lock(box.mu);
+      box.ready.emplace_back(std::move(reply), s);
+    }
+    box.waker->Wake();
+  });
+}
+
+// Runs on the loop that received the /reload requests.
+void ArchiveServer::DeliverReloads(int loop) {
+  std::vector<std::pair<std::shared_ptr<net::AsyncReply>, Status>> ready;
+  {
+    std::lock_guard<std::mutex> lock(mailboxes_[loop].mu);
+    ready.swap(mailboxes_[loop].ready);
+  }
+  for (auto& [reply, s] : ready) {
+    if (s.ok()) {
+      reply->Reply(200, "db reloaded\n");
+    } else {
+      reply->Reply(500, "reload refused, still serving the old file: " + s.message() + "\n");
+    }
   }
 }
 

@@ -20,7 +20,9 @@
 //
 // Threads: options.threads event loops share one listening address (SO_REUSEPORT) and one
 // mapping. A request holds the file it started on until it has replied, so a reload never
-// pulls a mapping from under it. SIGHUP reloads like /reload; SIGTERM stops the loops.
+// pulls a mapping from under it. Reloads (SIGHUP, /reload) run on a thread of their own
+// (reloader.h): the loops keep serving the old file while the new one is verified, and a
+// /reload answers once the switch is done. SIGTERM stops the loops.
 //
 // Hot path: a lookup copies the answer's bytes from the mapping into evhttp's output
 // buffer once and allocates nothing of its own (per-loop scratch buffers are reused).
@@ -32,14 +34,18 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "archive/db_file.h"
 #include "archive/key_params.h"
 #include "archive/live_db.h"
+#include "archive/reloader.h"
 #include "keyformat/status.h"
 #include "net/http_server.h"
+#include "net/loop_waker.h"
+#include "net/request.h"
 
 namespace clickatron::archive {
 
@@ -83,6 +89,12 @@ class ArchiveServer {
     KeyParams params;
     std::string out;
   };
+  // /reload answers waiting for the reloader, handed back to their loop through a waker.
+  struct ReloadMailbox {
+    std::unique_ptr<net::LoopWaker> waker;  // created on the loop's thread at first use
+    std::mutex mu;
+    std::vector<std::pair<std::shared_ptr<net::AsyncReply>, Status>> ready;  // guarded by mu
+  };
 
   void OnGet(net::Request& req);
   void OnMget(net::Request& req);
@@ -90,7 +102,8 @@ class ArchiveServer {
   void OnReload(net::Request& req);
   void OnStats(net::Request& req);
   void OnPing(net::Request& req);
-  void ReloadAndLog(const char* why, Status* result);
+  void LogReload(const Status& s);
+  void DeliverReloads(int loop);
   void ReplyBadRequest(net::Request& req, const char* status_txt, const std::string& message);
   static void AddLastDay(net::Request& req, const DbFile& db);
 
@@ -100,6 +113,10 @@ class ArchiveServer {
   std::unique_ptr<LoopCounters[]> counters_;
   std::unique_ptr<LoopScratch[]> scratch_;
   std::chrono::steady_clock::time_point started_;
+  // Declared after server_ so they go first: pending replies and wakers must not outlive
+  // the loops' event bases.
+  std::unique_ptr<ReloadMailbox[]> mailboxes_;
+  Reloader reloader_;
 };
 
 }  // namespace clickatron::archive

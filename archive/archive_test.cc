@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -15,6 +16,7 @@
 #include "archive/db_file.h"
 #include "archive/key_params.h"
 #include "archive/live_db.h"
+#include "archive/reloader.h"
 #include "archive/manifest.h"
 
 namespace clickatron::archive {
@@ -346,6 +348,38 @@ TEST(KeyParams, Errors) {
   EXPECT_FALSE(p.Parse("key=" + std::string(4097, 'a'), KeyParams::Mode::kFirstKey));
   EXPECT_EQ(p.error(), "key is longer than 4096 bytes");
   EXPECT_TRUE(p.Parse("key=" + std::string(4096, 'a'), KeyParams::Mode::kFirstKey));
+}
+
+TEST(Reloader, ServesRequestsOnItsThreadAndReportsRefusals) {
+  TempDir dir;
+  std::string p = dir.Write("data.csv", "a,1\n");
+  LiveDb live(p, DbFileOptions{});
+  ASSERT_TRUE(live.Open().ok());
+  int logged = 0;
+  Reloader reloader(&live, [&logged](const Status&) { ++logged; });
+  reloader.Start();
+
+  fs::rename(dir.Write("next.csv", "a,2\n"), p);
+  std::promise<std::string> first;
+  reloader.Request([&first](const Status& s) { first.set_value(s.ok() ? "ok" : s.message()); });
+  EXPECT_EQ(first.get_future().get(), "ok");
+  EXPECT_EQ(Get(*live.Current(), "a"), "2\n");
+
+  // Files are replaced by rename (`mv new data`), never rewritten under a live mapping.
+  fs::rename(dir.Write("bad.csv", "b,1\na,2\n"), p);
+  std::promise<std::string> second;
+  reloader.Request([&second](const Status& s) { second.set_value(s.message()); });
+  EXPECT_EQ(second.get_future().get(),
+            p + ": line 2: key 'a' is not after the key before it 'b' (the file must be "
+                "sorted by key, each key once)");
+  EXPECT_EQ(Get(*live.Current(), "a"), "2\n");
+  reloader.Stop();
+  EXPECT_EQ(logged, 2);
+  // After Stop nothing is served; the queued callback is dropped with the Reloader.
+  bool called = false;
+  reloader.Request([&called](const Status&) { called = true; });
+  reloader.Stop();
+  EXPECT_FALSE(called);
 }
 
 }  // namespace

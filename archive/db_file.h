@@ -24,6 +24,11 @@
 // searches the samples (a small, cache-resident array) and then the bytes of one block
 // (1.9x faster per key, see docs/benchmarks.md). Everything else is the file's pages.
 //
+// A served file must be replaced by rename (`mv new data`, or publish's new generation
+// directory), never rewritten in place: the mapping is shared with the file, so an
+// in-place write changes the bytes under verified lookups, and truncating it makes reads
+// past the new end fault (SIGBUS) — as with sortdb.
+//
 // Thread-safety: a DbFile is immutable after Open(); any number of threads may look up
 // concurrently. Share it with std::shared_ptr (see live_db.h); the mapping is unmapped by
 // the destructor, i.e. when the last user lets go.

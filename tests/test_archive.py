@@ -177,6 +177,28 @@ def test_bad_file_refused_at_reload_old_file_kept(procs, tmp_path):
     assert get(port, "/get?key=b").text == "22\n"
 
 
+def test_concurrent_reloads_all_answered(procs, tmp_path):
+    data = write(tmp_path / "data.csv", "a,0\n")
+    _, port = start_archive(procs, data, "--threads", "2")
+    results = []
+
+    def reload_once():
+        results.append(post(port, "/reload"))
+
+    for version in range(1, 4):
+        write(tmp_path / "new.csv", f"a,{version}\n")
+        os.rename(tmp_path / "new.csv", data)
+        threads = [threading.Thread(target=reload_once) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert get(port, "/get?key=a").text == f"{version}\n"
+    assert [(r.status, r.text) for r in results] == [(200, "db reloaded\n")] * 24
+    stats = get(port, "/stats").json()["data"]
+    assert 3 <= stats["reloads"] <= 24 and stats["failed_reloads"] == 0
+
+
 def test_page_multiple_file_and_last_line(procs, tmp_path):
     # sortdb read past the mapping of a file whose size is a multiple of the page size
     page = os.sysconf("SC_PAGE_SIZE")
