@@ -49,16 +49,22 @@ Status DeliveryRounds::Open(const std::string& dir, const std::string& name, uin
   boot_id_ = KernelBootId();
   ends->clear();
   *trusted = false;
-  std::ifstream in(path_);
+  std::ifstream in(path_, std::ios::binary);
   if (in) {
-    std::string line;
-    if (std::getline(in, line) && line == "boot " + boot_id_ && !boot_id_.empty()) {
+    std::stringstream buf;
+    buf << in.rdbuf();
+    const std::string text = buf.str();
+    std::string_view rest(text);
+    const std::string header = "boot " + boot_id_ + "\n";
+    if (!boot_id_.empty() && rest.starts_with(header)) {
       *trusted = true;
-      while (std::getline(in, line)) {
+      rest.remove_prefix(header.size());
+      // Only whole lines: a torn last line (the process died inside write) was never
+      // followed by a send.
+      for (size_t nl; (nl = rest.find('\n')) != std::string_view::npos; rest.remove_prefix(nl + 1)) {
         uint64_t end = 0;
-        auto [p, ec] = std::from_chars(line.data(), line.data() + line.size(), end);
-        // A torn last line (the process died inside write) was never followed by a send.
-        if (ec != std::errc() || p != line.data() + line.size()) break;
+        auto [p, ec] = std::from_chars(rest.data(), rest.data() + nl, end);
+        if (ec != std::errc() || p != rest.data() + nl) break;
         if (end > cursor && (ends->empty() || end > ends->back())) ends->push_back(end);
       }
     }
