@@ -298,6 +298,7 @@ TEST(HttpServer, ForgottenReplyIs500AndThrowIs500) {
 TEST(HttpServer, ReplyReferenceReleasesOnceSentOrAbandoned) {
   static std::atomic<int> released{0};
   static const char kData[] = "mapped bytes";
+  released = 0;
   TestServer t([](Server& s) {
     s.Handle("/ref", [](Request& r) {
       r.ReplyReference(200, kData, sizeof(kData) - 1,
