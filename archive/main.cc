@@ -7,6 +7,7 @@
 #include <boost/program_options.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -88,6 +89,11 @@ int main(int argc, char** argv) {
   if (o.threads < 1 || o.threads > 256) return Fail("--threads must be 1..256", 2);
   if (o.fwmatch_limit < 1) return Fail("--fwmatch-limit must be at least 1", 2);
 
+  // libevent's epoll changelist merges the delete/add/modify calls evhttp makes on a
+  // connection within one loop pass into one epoll_ctl: 9 syscalls per keep-alive request
+  // become 7, about 12% less CPU per /get (docs/benchmarks.md). It is libevent's own
+  // switch, read when an event_base is created; an operator's setting wins.
+  setenv("EVENT_EPOLL_USE_CHANGELIST", "1", /*overwrite=*/0);
   ArchiveServer server(o);
   clickatron::Status s = server.Start();
   if (!s.ok()) return Fail(s.message(), 1);
