@@ -182,10 +182,11 @@ uint64_t Oplog::last_seq() const {
 Status Oplog::Sync() {
   std::unique_lock<std::mutex> lock(mu_);
   const uint64_t target = next_seq_ - 1;
-  const uint64_t settled_before = settled_seq_;
+  const uint64_t checked = sync_checked_;  // failures up to here were reported by a Sync
+  sync_checked_ = std::max(sync_checked_, target);
   work_cv_.notify_one();
   done_cv_.wait(lock, [&] { return settled_seq_ >= target; });
-  if (last_failed_ > settled_before) return Status::Error(last_error_);
+  if (last_failed_ > checked) return Status::Error(last_error_);
   if (!damaged_.ok()) return damaged_;
   return Status::OK();
 }

@@ -159,7 +159,8 @@ class Oplog {
   uint64_t durable_seq() const { return durable_seq_.load(std::memory_order_acquire); }
 
   // Blocks until every record appended before the call is durable or failed; an error
-  // when any of them failed. For shutdown, tools and tests, not for the event loop.
+  // when a record appended since the previous Sync() failed. For shutdown, tools and
+  // tests, not for the event loop.
   Status Sync();
 
   const Recovery& recovery() const { return recovery_; }
@@ -238,6 +239,7 @@ class Oplog {
   uint64_t next_seq_ = 1;
   uint64_t settled_seq_ = 0;         // highest seq durable or failed
   uint64_t last_failed_ = 0;         // highest failed seq
+  uint64_t sync_checked_ = 0;        // the last seq a Sync() call waited for
   std::string last_error_;
   Status damaged_;                   // set when a failed write could not be cut back
   std::vector<Segment> segments_;
