@@ -4,7 +4,7 @@
 #   tests/bench/archive_load.sh [BUILD_DIR]        (default build/release)
 #
 # Environment: BENCH_DIR (data; default /tmp/clickatron-archive-bench), LINES (5000000),
-# THREADS (archive event loops; default 2), DURATION (wrk seconds per endpoint; 10),
+# THREADS (archive event loops, one run per value; default "1 2"), DURATION (wrk seconds per endpoint; 10),
 # CONNECTIONS (32), ENDPOINTS ("get miss mget fwmatch").
 #
 # Generates the data once (tests/bench/archive_gen.py), starts clickatron-archive with
@@ -21,7 +21,7 @@ root=$(pwd)
 build=${1:-build/release}
 bench_dir=${BENCH_DIR:-/tmp/clickatron-archive-bench}
 lines=${LINES:-5000000}
-threads=${THREADS:-2}
+threads=${THREADS:-1 2}
 duration=${DURATION:-10}
 connections=${CONNECTIONS:-32}
 endpoints=${ENDPOINTS:-get miss mget fwmatch}
@@ -78,22 +78,29 @@ EOF
 nginx -p "$run_dir/nginx" -c "$run_dir/nginx/nginx.conf" &
 nginx_pid=$!
 
-# --- clickatron-archive
-archive_port=$(free_port)
-start_ns=$(date +%s%N)
-"$archive_bin" --db-file "$bench_dir/data.csv" --port "$archive_port" --threads "$threads" \
-  --populate 2> "$run_dir/archive.log" &
-archive_pid=$!
-for _ in $(seq 1 600); do
-  curl -sf "http://127.0.0.1:$archive_port/ping" >/dev/null 2>&1 && break
-  kill -0 "$archive_pid" 2>/dev/null || { cat "$run_dir/archive.log" >&2; exit 1; }
-  sleep 0.1
-done
+# --- clickatron-archive, started once per thread count
+start_archive() {
+  archive_port=$(free_port)
+  local start_ns
+  start_ns=$(date +%s%N)
+  "$archive_bin" --db-file "$bench_dir/data.csv" --port "$archive_port" --threads "$1" \
+    --populate 2> "$run_dir/archive.log" &
+  archive_pid=$!
+  for _ in $(seq 1 600); do
+    curl -sf "http://127.0.0.1:$archive_port/ping" >/dev/null 2>&1 && break
+    kill -0 "$archive_pid" 2>/dev/null || { cat "$run_dir/archive.log" >&2; exit 1; }
+    sleep 0.1
+  done
+  startup_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
+}
+stop_archive() {
+  kill "$archive_pid" && wait "$archive_pid" || { echo "archive exited non-zero" >&2; exit 1; }
+  archive_pid=""
+}
 for _ in $(seq 1 100); do
   curl -sf "http://127.0.0.1:$nginx_port/" >/dev/null 2>&1 && break
   sleep 0.1
 done
-startup_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 rss() { awk '/^(VmRSS|RssAnon|RssFile):/ {sub(":", "", $1); printf "%s %.1f MB  ", $1, $2/1024}' "/proc/$1/status"; }
@@ -119,20 +126,26 @@ run() {
 echo "== clickatron-archive load benchmark"
 echo "machine: $(nproc) cores; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "file: $bench_dir/data.csv ($(wc -l < "$bench_dir/data.csv") lines, $(stat -c %s "$bench_dir/data.csv") bytes)"
-echo "archive: --threads $threads --populate; ready in ${startup_ms} ms (map + verify + populate)"
 echo "wrk -t1 -c$connections -d${duration}s --latency -s tests/bench/archive_wrk.lua"
-echo "archive RSS before load: $(rss "$archive_pid")"
 run "nginx (ceiling)" "$nginx_pid" "$nginx_port" get "$bench_dir/keys.txt"
-for e in $endpoints; do
-  case $e in
-    get) run "archive /get" "$archive_pid" "$archive_port" get "$bench_dir/keys.txt" ;;
-    miss) run "archive /get miss" "$archive_pid" "$archive_port" miss "$bench_dir/keys.txt" ;;
-    mget) run "archive /mget x10" "$archive_pid" "$archive_port" mget "$bench_dir/keys.txt" ;;
-    fwmatch) run "archive /fwmatch" "$archive_pid" "$archive_port" fwmatch "$bench_dir/prefixes.txt" ;;
-  esac
+for t in $threads; do
+  start_archive "$t"
+  echo "-- archive --threads $t --populate: ready in ${startup_ms} ms (map + verify + populate)"
+  echo "   RSS before load: $(rss "$archive_pid")"
+  for e in $endpoints; do
+    case $e in
+      get) run "archive-t$t /get" "$archive_pid" "$archive_port" get "$bench_dir/keys.txt" ;;
+      miss) run "archive-t$t /get-miss" "$archive_pid" "$archive_port" miss "$bench_dir/keys.txt" ;;
+      mget) run "archive-t$t /mget-x10" "$archive_pid" "$archive_port" mget "$bench_dir/keys.txt" ;;
+      fwmatch) run "archive-t$t /fwmatch" "$archive_pid" "$archive_port" fwmatch "$bench_dir/prefixes.txt" ;;
+    esac
+  done
+  echo "   RSS after load:  $(rss "$archive_pid")"
+  stop_archive
 done
-echo "archive RSS after load:  $(rss "$archive_pid")"
-nginx_rps=$(awk '$2 == "nginx" {print $1}' "$run_dir/rps")
-awk -v n="$nginx_rps" '$2 == "archive" {rps = $1; $1 = ""; printf "ratio to nginx:%-20s %.2f\n", $0, rps / n}' \
+run "nginx (again)" "$nginx_pid" "$nginx_port" get "$bench_dir/keys.txt"
+nginx_rps=$(awk '$2 == "nginx" {sum += $1; n++} END {printf "%d", sum / n}' "$run_dir/rps")
+echo "nginx ceiling (mean of the runs before and after): $nginx_rps req/s"
+awk -v n="$nginx_rps" '$2 ~ /^archive/ {printf "ratio to nginx: %-22s %.2f\n", $2 " " $3, $1 / n}' \
   "$run_dir/rps"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
