@@ -168,12 +168,21 @@ void ServerLoop::Dispatch(evhttp_request* req) {
                      " bytes\n");
     return;
   }
-  size_t hash = target.find('#');
-  if (hash != std::string_view::npos) target = target.substr(0, hash);
-  size_t question = target.find('?');
-  r.path_ = target.substr(0, question);
-  r.raw_query_ = question == std::string_view::npos ? std::string_view()
-                                                    : target.substr(question + 1);
+  if (!target.empty() && target[0] == '/') {
+    size_t hash = target.find('#');
+    if (hash != std::string_view::npos) target = target.substr(0, hash);
+    size_t question = target.find('?');
+    r.path_ = target.substr(0, question);
+    r.raw_query_ = question == std::string_view::npos ? std::string_view()
+                                                      : target.substr(question + 1);
+  } else {
+    // Absolute form ("GET http://host/get?key=a", RFC 7230 5.3.2): evhttp has parsed it.
+    const evhttp_uri* parsed = evhttp_request_get_evhttp_uri(req);
+    const char* path = parsed != nullptr ? evhttp_uri_get_path(parsed) : nullptr;
+    const char* query = parsed != nullptr ? evhttp_uri_get_query(parsed) : nullptr;
+    r.path_ = path != nullptr ? std::string_view(path) : std::string_view();
+    r.raw_query_ = query != nullptr ? std::string_view(query) : std::string_view();
+  }
   query_.Parse(r.raw_query_);
   r.query_ = &query_;
 

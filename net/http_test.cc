@@ -169,6 +169,8 @@ TEST(HttpServer, RoutesAliasesAndParams) {
   r = Raw(t.port(), "GET /get//?key=x HTTP/1.0\r\n\r\n");
   EXPECT_EQ(StatusLine(r), "HTTP/1.0 404 Not Found");
   EXPECT_EQ(Body(r), "not found\n");
+  r = Raw(t.port(), "GET http://127.0.0.1/get?key=abs HTTP/1.0\r\n\r\n");  // absolute form
+  EXPECT_EQ(Body(r), "/get|key=abs");
   r = Raw(t.port(), "GET /ping/ HTTP/1.0\r\n\r\n");  // no alias on /ping
   EXPECT_EQ(StatusLine(r), "HTTP/1.0 404 Not Found");
   r = Raw(t.port(), "GET /json?x=1 HTTP/1.0\r\n\r\n");

@@ -5,6 +5,7 @@
 #include <event2/http.h>
 
 #include <cstdio>
+#include <string>
 
 #include "net/http_server.h"
 #include "net/json.h"
@@ -44,6 +45,23 @@ const char* ReasonPhrase(int code) {
 }
 
 // ---- Responder ----
+
+namespace {
+
+// Evhttp 2.1 sends a HEAD reply's body anyway (while leaving out its Content-Length),
+// which corrupts a keep-alive connection. Keep the length, drop the bytes (a reference's
+// release function runs now).
+void StripBodyForHead(evhttp_request* req) {
+  evbuffer* out = evhttp_request_get_output_buffer(req);
+  size_t n = evbuffer_get_length(out);
+  evkeyvalq* headers = evhttp_request_get_output_headers(req);
+  if (evhttp_find_header(headers, "Content-Length") == nullptr) {
+    evhttp_add_header(headers, "Content-Length", std::to_string(n).c_str());
+  }
+  evbuffer_drain(out, n);
+}
+
+}  // namespace
 
 void Responder::AddHeader(const char* name, const char* value) {
   if (!CanReply()) return;
@@ -103,6 +121,7 @@ void Responder::Finish(int code) {
                    static_cast<unsigned long long>(micros));
     }
   }
+  if (evhttp_request_get_command(req_) == EVHTTP_REQ_HEAD) StripBodyForHead(req_);
   evhttp_send_reply(req_, code, ReasonPhrase(code), nullptr);
   if (async_) req_ = nullptr;  // evhttp's now
 }
