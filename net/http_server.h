@@ -11,9 +11,10 @@
 // "/get/" (sortdb compatibility). Paths are matched as sent, before percent-decoding. An
 // unknown path gets 404 "not found" (or the handler set with SetNotFound).
 //
-// Limits (ServerOptions): a request line longer than max_url_bytes gets 414; headers over
-// max_header_bytes and bodies over max_body_bytes are refused by evhttp (400/413) before
-// any handler runs. Connections idle for idle_timeout_seconds are closed. Keep-alive and
+// Limits (ServerOptions): a request target (path and query) longer than max_url_bytes
+// gets 414; header lines over max_header_bytes (evhttp counts the request line in there
+// too, so its limit is set to max_url_bytes + max_header_bytes) get evhttp's 400, and
+// bodies over max_body_bytes its 413, before any handler runs. Connections idle for idle_timeout_seconds are closed. Keep-alive and
 // pipelined requests work as evhttp provides (requests on one connection are answered in
 // order, one at a time).
 //
@@ -55,7 +56,7 @@ struct ServerOptions {
   std::string address = "127.0.0.1";
   uint16_t port = 0;                       // 0: any free port (see port())
   int threads = 1;                         // event loops, >= 1
-  size_t max_url_bytes = 8 * 1024;         // request line longer than this: 414
+  size_t max_url_bytes = 8 * 1024;         // longer request target: 414
   size_t max_header_bytes = 16 * 1024;     // all header lines together
   size_t max_body_bytes = 1024 * 1024;     // larger bodies: 413
   int idle_timeout_seconds = 60;           // idle keep-alive connections are closed
