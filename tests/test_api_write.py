@@ -1,0 +1,540 @@
+"""clickatron-api, write path (issue 6, SPEC 3.3 increments and 4): /incr validation, the
+oplog, delivery to the realtime shards, and the faults — a shard down, kill -9 of the API
+or of a shard, a full disk.
+
+Every test runs the real binaries on 127.0.0.1: an API and two realtime shards.
+"""
+import base64
+import hashlib
+import os
+import shutil
+import subprocess
+import threading
+import time
+import urllib.parse
+import zlib
+
+import pytest
+import requests
+
+from harness import free_port, get, post, request, wait_until
+
+SHARDS = 2
+
+
+def now():
+    return int(time.time())
+
+
+def today():
+    return now() // 86400
+
+
+def day_text(day):
+    return time.strftime("%Y-%m-%d", time.gmtime(day * 86400))
+
+
+B32 = "0123456789abcdefghijklmnopqrstuv"
+
+
+def ymdh(ts):
+    t = time.gmtime(ts)
+    return B32[t.tm_year - 2000] + B32[t.tm_mon] + B32[t.tm_mday] + B32[t.tm_hour]
+
+
+def key_hash(value):
+    return base64.b64encode(hashlib.md5(value.encode()).digest()[:8]).decode()
+
+
+def stored(value):
+    literal = 1 <= len(value) <= 11 and all(0x21 <= ord(c) <= 0x7E and c not in ":,.|" for c in value)
+    return value if literal else key_hash(value)
+
+
+def shard_of(shard_key, n=SHARDS):
+    return zlib.crc32(shard_key.encode()) % n
+
+
+def q(text):
+    return urllib.parse.quote(text, safe="")
+
+
+class Cluster:
+    """An API and its realtime shards, each on a free port with its own directory."""
+
+    def __init__(self, procs, tmp_path, shards=SHARDS, sync="batch", oplog_dir=None):
+        self.procs = procs
+        self.tmp = tmp_path
+        self.rt_ports = [free_port() for _ in range(shards)]
+        self.rt_dirs = [os.path.join(str(tmp_path), f"rt{k}") for k in range(shards)]
+        self.rt_procs = [None] * shards
+        for k in range(shards):
+            os.makedirs(self.rt_dirs[k])
+            self.start_realtime(k)
+        self.port = free_port()
+        self.oplog_dir = oplog_dir or os.path.join(str(tmp_path), "oplog")
+        self.config = os.path.join(str(tmp_path), "cluster.conf")
+        self.write_config(self.rt_ports, sync)
+        self.api = None
+        self.start_api()
+
+    def write_config(self, rt_ports, sync="batch"):
+        with open(self.config, "w") as f:
+            f.write(f"port = {self.port}\n")
+            for p in rt_ports:
+                f.write(f"realtime = 127.0.0.1:{p}\n")
+            f.write("archive = 127.0.0.1:1\n")
+            f.write(f"oplog-dir = {self.oplog_dir}\noplog-sync = {sync}\nnode-id = api-1\n")
+
+    def start_realtime(self, k):
+        self.rt_procs[k] = self.procs.start(
+            "clickatron-realtime",
+            ["--data-dir", self.rt_dirs[k], "--port", self.rt_ports[k], "--sync-interval", "200ms"],
+            ready_port=self.rt_ports[k])
+
+    def start_api(self):
+        self.api = self.procs.start("clickatron-api", ["--config", self.config], ready_port=self.port)
+
+    def incr(self, **params):
+        return get(self.port, "/incr?" + urllib.parse.urlencode(params, doseq=True))
+
+    def batch(self, lines):
+        return post(self.port, "/incr", "".join(line + "\n" for line in lines))
+
+    def stats(self):
+        r = get(self.port, "/stats")
+        assert r.status == 200, r
+        return r.json()["data"]
+
+    def drained(self):
+        s = self.stats()
+        return all(sh["backlog_records"] == 0 and sh["state"] == "idle" for sh in s["realtime"])
+
+    def wait_drained(self, timeout=60):
+        wait_until(self.drained, timeout=timeout, what="delivery backlog 0")
+
+    def rt_get(self, k, key):
+        r = get(self.rt_ports[k], "/get?key=" + q(key))
+        assert r.status in (200, 404), r
+        return r.text.rstrip("\n") if r.status == 200 else None
+
+    def value(self, key, shard_key):
+        v = self.rt_get(shard_of(shard_key, len(self.rt_ports)), key)
+        return None if v is None else (v if key.startswith("_l|") else int(v))
+
+    def total(self, ns, key, ts):
+        k = stored(key)
+        return self.value(f"{ns}|{k}.{ymdh(ts)}", f"{ns}|{k}")
+
+    def subtotal(self, subns, ns, key, subkey, ts):
+        k = stored(key)
+        return self.value(f"{subns}.{ns}|{k}.{stored(subkey)}.{ymdh(ts)}", f"{ns}|{k}")
+
+
+def error(r, code, txt, message=None):
+    assert r.status == code, r
+    body = r.json()
+    assert body["status_code"] == code
+    assert body["status_txt"] == txt, body
+    assert body["data"] is None
+    if message is not None:
+        assert message in body["message"], body
+
+
+def test_counts_land_on_the_right_shard_slot_and_lookups(procs, tmp_path):
+    c = Cluster(procs, tmp_path)
+    ts = now()
+    url = "http://www.facebook.com/"
+    r = c.incr(ns="u", key="jehiah", ts=ts, sub=["country:US", "ref:" + url])
+    assert r.status == 200 and r.json() == {"status_code": 200, "status_txt": "OK", "data": {"accepted": 1}}
+    assert c.incr(ns="u", key="jehiah", ts=ts, value=4, sub=["country:JP"]).status == 200
+    yesterday = (today() - 1) * 86400 + 5
+    assert c.incr(ns="u", key="jehiah", ts=yesterday, value=-2).status == 200
+    long_key = "a key that is far too long to be literal"
+    assert c.incr(ns="v", key=long_key, ts=ts, sub=["ref:" + url]).status == 200
+    c.wait_drained()
+
+    assert c.total("u", "jehiah", ts) == 5
+    assert c.total("u", "jehiah", yesterday) == -2
+    assert c.subtotal("country", "u", "jehiah", "US", ts) == 1
+    assert c.subtotal("country", "u", "jehiah", "JP", ts) == 4
+    assert c.subtotal("ref", "u", "jehiah", url, ts) == 1
+    assert key_hash(url) == "h0aMB8AuNw4="
+    assert c.value("_l|h0aMB8AuNw4=", "_l|h0aMB8AuNw4=") == url
+    assert c.total("v", long_key, ts) == 1
+    h = key_hash(long_key)
+    assert c.value(f"_l|{h}", f"_l|{h}") == long_key
+    # Nothing on the other shard.
+    k = f"u|jehiah.{ymdh(ts)}"
+    assert c.rt_get(1 - shard_of("u|jehiah"), k) is None
+    # The right slot: the day's export of the shard holds the records.
+    home = shard_of("u|jehiah")
+    exp = get(c.rt_ports[home], "/export?day=" + day_text(ts // 86400)).text
+    assert f"{k},5\n" in exp
+    exp_y = get(c.rt_ports[home], "/export?day=" + day_text(yesterday // 86400)).text
+    assert f"u|jehiah.{ymdh(yesterday)},-2\n" in exp_y
+    # The lookup is stored in the day of the event that carried it.
+    lk = shard_of("_l|h0aMB8AuNw4=")
+    assert "_l|h0aMB8AuNw4=," + url + "\n" in get(c.rt_ports[lk], "/export?day=" + day_text(ts // 86400)).text
+    s = c.stats()
+    assert s["incr"]["accepted_events"] == 4
+    # The events' records: 4 + 2 + 1 + 4 (a lookup once per event that carries it).
+    assert s["delivered_records"] == 11
+
+
+def test_batches_are_summed_and_exact(procs, tmp_path):
+    c = Cluster(procs, tmp_path)
+    ts = now()
+    lines = [f"ns=u&key=k{i % 7}&value={i + 1}&ts={ts}&sub=c:{'US' if i % 2 else 'FR'}" for i in range(200)]
+    r = c.batch(lines)
+    assert r.status == 200, r
+    assert r.json()["data"] == {"accepted": 200}
+    c.wait_drained()
+    for j in range(7):
+        want = sum(i + 1 for i in range(200) if i % 7 == j)
+        assert c.total("u", f"k{j}", ts) == want
+        us = sum(i + 1 for i in range(200) if i % 7 == j and i % 2)
+        assert c.subtotal("c", "u", f"k{j}", "US", ts) == us
+        assert c.subtotal("c", "u", f"k{j}", "FR", ts) == want - us
+    # A POST with an empty body is one event from the query string; CRLF lines are fine.
+    assert post(c.port, f"/incr?ns=u&key=single&ts={ts}").status == 200
+    assert post(c.port, "/incr", f"ns=u&key=crlf&ts={ts}\r\nns=u&key=crlf&ts={ts}\r\n").json()["data"] == {"accepted": 2}
+    c.wait_drained()
+    assert c.total("u", "single", ts) == 1
+    assert c.total("u", "crlf", ts) == 2
+
+
+def test_one_bad_line_rejects_the_whole_batch(procs, tmp_path):
+    c = Cluster(procs, tmp_path)
+    ts = now()
+    r = c.batch([f"ns=u&key=whole&ts={ts}", f"ns=u&key=whole&ts={ts}&value=2", "ns=u&key=whole&ts=12",
+                 f"ns=u&key=whole&ts={ts}"])
+    error(r, 400, "TS_TOO_OLD", "line 3: ts 12 is before yesterday")
+    r = c.batch([f"ns=u&key=whole&ts={ts}", "ns=u"])
+    error(r, 400, "MISSING_ARG_KEY", "line 2:")
+    r = c.batch([f"ns=u&key=whole&ts={ts}", "", f"ns=u&key=whole&ts={ts}"])
+    error(r, 400, "INVALID_ARG_BODY", "line 2: empty line")
+    r = c.batch([f"ns=u&key=whole&ts={ts}&bogus=1"])
+    error(r, 400, "UNKNOWN_ARG", "line 1: unknown parameter 'bogus'")
+    r = c.batch([f"ns=u&key=%zz&ts={ts}"])
+    error(r, 400, "INVALID_ARG_KEY", "line 1:")
+    # Then a good one: only it counts.
+    assert c.batch([f"ns=u&key=marker&ts={ts}"]).status == 200
+    c.wait_drained()
+    assert c.total("u", "marker", ts) == 1
+    assert c.total("u", "whole", ts) is None
+    s = c.stats()
+    assert s["oplog"]["appends"] == 1
+    assert s["incr"]["rejected"] == {"TS_TOO_OLD": 1, "MISSING_ARG_KEY": 1, "INVALID_ARG_BODY": 1,
+                                     "UNKNOWN_ARG": 1, "INVALID_ARG_KEY": 1}
+
+
+def test_every_error_of_incr(procs, tmp_path):
+    c = Cluster(procs, tmp_path)
+    t = now()
+    first = (today() - 1) * 86400
+    last = (today() + 2) * 86400 - 1
+    cases = [
+        ("key=a", "MISSING_ARG_NS"),
+        ("ns=u", "MISSING_ARG_KEY"),
+        ("ns=_l&key=a", "INVALID_ARG_NS"),
+        ("ns=u.v&key=a", "INVALID_ARG_NS"),
+        ("ns=" + "n" * 17 + "&key=a", "INVALID_ARG_NS"),
+        ("ns=u&key=" + "k" * 4097, "INVALID_ARG_KEY"),
+        ("ns=u&key=%ZZ", "INVALID_ARG_KEY"),
+        ("ns=u&key=a&value=0", "INVALID_ARG_VALUE"),
+        ("ns=u&key=a&value=1.5", "INVALID_ARG_VALUE"),
+        ("ns=u&key=a&value=9223372036854775808", "INVALID_ARG_VALUE"),
+        ("ns=u&key=a&ts=soon", "INVALID_ARG_TS"),
+        (f"ns=u&key=a&ts={first - 1}", "TS_TOO_OLD"),
+        (f"ns=u&key=a&ts={last + 1}", "TS_IN_FUTURE"),
+        ("ns=u&key=a&sub=nocolon", "INVALID_ARG_SUB"),
+        ("ns=u&key=a&sub=c:US&sub=c:FR", "INVALID_ARG_SUB"),
+        ("ns=u&key=a&sub=_x:US", "INVALID_ARG_SUB"),
+        ("ns=u&key=a&vaule=3", "UNKNOWN_ARG"),
+    ]
+    for qs, txt in cases:
+        error(get(c.port, "/incr?" + qs), 400, txt)
+    # The edges of the window are accepted.
+    assert get(c.port, f"/incr?ns=u&key=edge&ts={first}").status == 200
+    assert get(c.port, f"/incr?ns=u&key=edge&ts={last}").status == 200
+    # A body and a query string at once, and a method /incr does not take.
+    error(post(c.port, "/incr?ns=u", "ns=u&key=a\n"), 400, "INVALID_ARG_BODY")
+    error(request(c.port, "PUT", "/incr?ns=u&key=a"), 405, "METHOD_NOT_ALLOWED")
+    s = c.stats()
+    assert s["incr"]["accepted_events"] == 2
+    assert sum(s["incr"]["rejected"].values()) == len(cases) + 2
+    assert get(c.port, "/ping").text == "OK\n"
+    c.wait_drained()
+    assert c.total("u", "edge", first) == 1 and c.total("u", "edge", last) == 1
+
+
+def test_shard_down_for_10s_then_every_count_arrives_once(procs, tmp_path):
+    c = Cluster(procs, tmp_path)
+    ts = now()
+    keys = [f"d{i}" for i in range(40)]
+    down = 1
+    assert any(shard_of(f"u|{k}") == down for k in keys) and any(shard_of(f"u|{k}") != down for k in keys)
+    sent = {k: 0 for k in keys}
+
+    def send_round(n):
+        lines = []
+        for i, k in enumerate(keys):
+            v = (n + i) % 5 + 1
+            sent[k] += v
+            lines.append(f"ns=u&key={k}&value={v}&ts={ts}&sub=s:x")
+        r = c.batch(lines)
+        assert r.status == 200, r
+
+    send_round(0)
+    c.wait_drained()
+    assert c.rt_procs[down].terminate() == 0
+    stop = time.monotonic() + 10
+    n = 1
+    while time.monotonic() < stop:
+        send_round(n)
+        n += 1
+        time.sleep(0.05)  # a steady load, not synchronisation
+    s = c.stats()["realtime"]
+    assert s[down]["backlog_records"] > 0 and s[down]["backlog_seconds"] > 5
+    assert "connection refused" in s[down]["last_error"]
+    assert s[1 - down]["backlog_records"] == 0 or s[1 - down]["state"] != "retrying"
+    c.start_realtime(down)
+    c.wait_drained()
+    for k in keys:
+        assert c.total("u", k, ts) == sent[k], k
+        assert c.subtotal("s", "u", k, "x", ts) == sent[k], k
+
+
+def load(c, stop, acked, unacked, prefix, ts, lines_per_batch=20):
+    """Sends batches until stop is set; batch b's events are all on key f"{prefix}{b}" with
+    values 1..lines, so its exact total is known: acked[b] or unacked[b] = total."""
+    s = requests.Session()
+    b = 0
+    while not stop.is_set():
+        b += 1
+        key = f"{prefix}{b}"
+        body = "".join(f"ns=u&key={key}&value={i + 1}&ts={ts}&sub=s:{i % 3}\n" for i in range(lines_per_batch))
+        total = lines_per_batch * (lines_per_batch + 1) // 2
+        try:
+            r = s.post(f"http://127.0.0.1:{c.port}/incr", data=body, timeout=5)
+            (acked if r.status_code == 200 else unacked)[key] = total
+        except requests.RequestException:
+            unacked[key] = total
+            s = requests.Session()
+            time.sleep(0.01)
+
+
+def check_exact(c, acked, unacked, ts):
+    for key, total in acked.items():
+        assert c.total("u", key, ts) == total, key
+        assert sum(c.subtotal("s", "u", key, str(i), ts) or 0 for i in range(3)) == total, key
+    for key, total in unacked.items():
+        assert c.total("u", key, ts) in (None, total), key  # never partial, never twice
+
+
+def test_kill9_of_the_api_under_load_is_exact(procs, tmp_path):
+    c = Cluster(procs, tmp_path)
+    ts = now()
+    acked, unacked = {}, {}
+    stop = threading.Event()
+    threads = [threading.Thread(target=load, args=(c, stop, acked, unacked, f"a{t}x", ts)) for t in range(3)]
+    for t in threads:
+        t.start()
+    wait_until(lambda: len(acked) >= 150, timeout=60, what="150 acknowledged batches")
+    c.api.kill9()
+    time.sleep(0.2)  # the load keeps hitting a dead port for a moment
+    stop.set()
+    for t in threads:
+        t.join()
+    c.start_api()
+    c.wait_drained()
+    assert len(acked) >= 150
+    check_exact(c, acked, unacked, ts)
+    # Once more, now that the restarted API has re-sent its rounds: a second kill -9 right
+    # after a restart (while re-sending) must not double anything either.
+    acked2, unacked2 = {}, {}
+    stop = threading.Event()
+    th = threading.Thread(target=load, args=(c, stop, acked2, unacked2, "second", ts))
+    th.start()
+    wait_until(lambda: len(acked2) >= 30, timeout=60, what="30 more batches")
+    c.api.kill9()
+    stop.set()
+    th.join()
+    c.start_api()
+    c.wait_drained()
+    check_exact(c, acked, unacked, ts)
+    check_exact(c, acked2, unacked2, ts)
+
+
+def test_kill9_of_a_realtime_shard_under_load_is_exact(procs, tmp_path):
+    c = Cluster(procs, tmp_path)
+    ts = now()
+    acked, unacked = {}, {}
+    stop = threading.Event()
+    th = threading.Thread(target=load, args=(c, stop, acked, unacked, "r", ts))
+    th.start()
+    wait_until(lambda: len(acked) >= 100, timeout=60, what="100 acknowledged batches")
+    c.rt_procs[0].kill9()
+    wait_until(lambda: len(acked) >= 150, timeout=60, what="150 acknowledged batches")
+    c.start_realtime(0)
+    wait_until(lambda: len(acked) >= 200, timeout=60, what="200 acknowledged batches")
+    stop.set()
+    th.join()
+    c.wait_drained()
+    check_exact(c, acked, unacked, ts)
+    assert not unacked  # a shard's fault never reaches the clients
+    assert c.stats()["realtime"][0]["rewinds"] >= 1
+
+
+def test_slot_not_released_waits_then_delivers(procs, tmp_path):
+    c = Cluster(procs, tmp_path, shards=1)
+    d = today()
+    tomorrow_ts = (d + 1) * 86400 + 60
+    old = d + 1 - 3  # shares tomorrow's slot; held open (unreleased) by another source
+    old_key = f"u|seed.{ymdh(old * 86400)}"
+    r = post(c.rt_ports[0], "/incr?source=seed&seq=1", f"{old_key},1\n")
+    assert r.status == 200, r
+    assert c.incr(ns="u", key="later", ts=tomorrow_ts, value=3).status == 200
+    wait_until(lambda: c.stats()["realtime"][0]["waiting_slot_release"], what="SLOT_NOT_RELEASED reported")
+    sh = c.stats()["realtime"][0]
+    assert "SLOT_NOT_RELEASED" in sh["last_error"] and sh["backlog_records"] == 1
+    assert "waiting for the nightly to release" in c.api.output()
+    # Acceptance goes on meanwhile.
+    assert c.incr(ns="u", key="today", ts=now()).status == 200
+    assert post(c.rt_ports[0], "/release?day=" + day_text(old)).status == 200
+    c.wait_drained()
+    assert c.total("u", "later", tomorrow_ts) == 3
+    assert c.total("u", "today", now()) == 1
+    assert not c.stats()["realtime"][0]["waiting_slot_release"]
+
+
+def test_day_expired_is_counted_and_logged_not_silent(procs, tmp_path):
+    c = Cluster(procs, tmp_path, shards=1)
+    d = today()
+    yesterday_ts = (d - 1) * 86400 + 60
+    newer = d - 1 + 3  # shares yesterday's slot and is newer: yesterday has expired there
+    r = post(c.rt_ports[0], "/incr?source=seed&seq=1", f"u|seed.{ymdh(newer * 86400)},1\n")
+    assert r.status == 200, r
+    assert c.batch([f"ns=u&key=gone&ts={yesterday_ts}&sub=s:x",
+                    f"ns=u&key=kept&ts={now()}"]).status == 200
+    c.wait_drained()
+    s = c.stats()
+    assert s["expired_records"] == 2 and s["realtime"][0]["expired_records"] == 2
+    assert "expired" in s["realtime"][0]["last_error"]
+    assert "DATA LOSS" in c.api.output()
+    assert c.total("u", "kept", now()) == 1  # the rest of the round went on
+
+
+def test_changed_shard_list_is_refused_while_undelivered(procs, tmp_path):
+    c = Cluster(procs, tmp_path)
+    ts = now()
+    assert c.rt_procs[1].terminate() == 0
+    keys = [f"s{i}" for i in range(20)]
+    assert c.batch([f"ns=u&key={k}&ts={ts}" for k in keys]).status == 200
+    wait_until(lambda: c.stats()["realtime"][0]["backlog_records"] == 0, what="shard 0 drained")
+    assert c.api.terminate() == 0
+    # Three shards now, with shard 1's records undelivered: refused, naming the problem.
+    extra = free_port()
+    c.write_config(c.rt_ports + [extra])
+    r = subprocess.run([os.path.join(os.environ.get("CLICKATRON_BIN", ""), "clickatron-api"), "--config", c.config],
+                       capture_output=True, timeout=30)
+    assert r.returncode != 0
+    assert b"realtime shard list changed" in r.stderr and b"undelivered" in r.stderr, r.stderr
+    # The old list again: it drains.
+    c.write_config(c.rt_ports)
+    c.start_realtime(1)
+    c.start_api()
+    c.wait_drained()
+    for k in keys:
+        assert c.total("u", k, ts) == 1
+    assert c.api.terminate() == 0
+    # Drained: the new list is taken, and new increments route by three shards.
+    os.makedirs(os.path.join(str(tmp_path), "rt2"))
+    c.rt_dirs.append(os.path.join(str(tmp_path), "rt2"))
+    c.rt_ports.append(extra)
+    c.rt_procs.append(None)
+    c.start_realtime(2)
+    c.write_config(c.rt_ports)
+    c.start_api()
+    assert "realtime shard list changed" in c.api.output()
+    assert c.batch([f"ns=u&key={k}x&ts={ts}" for k in keys]).status == 200
+    c.wait_drained()
+    for k in keys:
+        assert c.total("u", k + "x", ts) == 1
+
+
+def can_mount_tmpfs(path):
+    os.makedirs(path, exist_ok=True)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", path], capture_output=True)
+    return r.returncode == 0, r.stderr.decode()
+
+
+def test_oplog_disk_full_gives_503_never_200(procs, tmp_path):
+    mnt = os.path.join(str(tmp_path), "small")
+    ok, why = can_mount_tmpfs(mnt)
+    if not ok:
+        pytest.skip(f"cannot mount a small tmpfs for the oplog here ({why.strip()})")
+    try:
+        oplog_dir = os.path.join(mnt, "oplog")
+        c = Cluster(procs, tmp_path, oplog_dir=oplog_dir)
+        ts = now()
+        assert c.incr(ns="u", key="before", ts=ts).status == 200
+        # Fill the disk, leaving a little room.
+        filler = os.path.join(mnt, "filler")
+        fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            while True:
+                os.write(fd, b"x" * 4096)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        os.truncate(filler, os.path.getsize(filler) - 64 * 1024)
+        acked, refused = {}, {}
+        b = 0
+        while len(refused) < 5:
+            b += 1
+            assert b < 2000, "the disk never filled up"
+            key = f"full{b}"
+            r = c.batch([f"ns=u&key={key}&ts={ts}&value={i + 1}" for i in range(50)])
+            if r.status == 200:
+                assert not refused, "a 200 after the disk was full"
+                acked[key] = 50 * 51 // 2
+            else:
+                error(r, 503, "OPLOG_UNAVAILABLE", "No space left on device")
+                refused[key] = 0
+        s = c.stats()
+        assert s["oplog"]["failed_records"] >= 5 and "No space left" in s["oplog"]["last_error"]
+        assert s["incr"]["rejected"]["OPLOG_UNAVAILABLE"] >= 5
+        # Space comes back: appends work again.
+        os.unlink(filler)
+        r = c.incr(ns="u", key="after", ts=ts)
+        assert r.status == 200, r
+        c.wait_drained()
+        assert c.total("u", "before", ts) == 1 and c.total("u", "after", ts) == 1
+        for key, total in acked.items():
+            assert c.total("u", key, ts) == total
+        for key in refused:
+            assert c.total("u", key, ts) is None
+        assert c.api.terminate() == 0
+    finally:
+        subprocess.run(["umount", "-l", mnt])
+
+
+def test_stats_shape(procs, tmp_path):
+    c = Cluster(procs, tmp_path)
+    assert c.incr(ns="u", key="s", ts=now()).status == 200
+    c.wait_drained()
+    s = c.stats()
+    assert s["incr"]["accepted_events"] == 1
+    o = s["oplog"]
+    assert o["sync"] == "batch" and o["segments"] == 1 and o["bytes"] > 0 and o["syncs"] >= 1
+    assert set(o["sync_latency_us"]) == {"p50", "p99", "max"}
+    assert len(s["realtime"]) == 2
+    for k, sh in enumerate(s["realtime"]):
+        assert sh["address"] == f"127.0.0.1:{c.rt_ports[k]}"
+        assert sh["backlog_records"] == 0 and sh["backlog_seconds"] == 0
+        assert sh["last_error"] == ""
+    assert s["delivered_records"] == 1
+    assert s["latency_us"]["/incr"]["count"] == 1
