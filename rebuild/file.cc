@@ -231,6 +231,11 @@ bool Exists(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
+uint64_t FileSize(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
+}
+
 Result<std::vector<std::string>> ListDir(const std::string& dir) {
   std::vector<std::string> names;
   std::error_code ec;

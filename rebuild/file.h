@@ -106,6 +106,8 @@ Status MakeDirs(const std::string& dir);
 // rm -rf; a missing path is fine.
 Status RemoveAll(const std::string& path);
 bool Exists(const std::string& path);
+// Size of a regular file; 0 when it cannot be read.
+uint64_t FileSize(const std::string& path);
 // Names in a directory (not "." or ".."), sorted; a missing directory is empty.
 Result<std::vector<std::string>> ListDir(const std::string& dir);
 // "errno text" of the last failed call, prefixed with what and path.

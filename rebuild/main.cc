@@ -21,14 +21,11 @@ int main(int argc, char** argv) {
   if (help) return 0;
   using Command = Status (*)(const Options&, WorkDir*);
   const std::map<std::string, Command> commands = {
-      {"import", RunImport},
-      {"merge", RunMerge},
+      {"import", RunImport},   {"merge", RunMerge},     {"compact", RunCompact},
+      {"export", RunExport},   {"segment", RunSegment}, {"publish", RunPublish},
+      {"release", RunRelease}, {"nightly", RunNightly},
   };
-  auto it = commands.find(options.command);
-  if (it == commands.end()) {
-    std::fprintf(stderr, "clickatron-rebuild: %s is not built yet\n", options.command.c_str());
-    return 2;
-  }
+  auto it = commands.find(options.command);  // ParseOptions accepted only these
   WorkDir work(options.work);
   Status s = work.Open();
   if (s.ok()) s = it->second(options, &work);

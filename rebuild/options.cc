@@ -107,7 +107,7 @@ Status ParseOptions(int argc, const char* const* argv, Options* out, bool* help_
   if (!memory.empty()) {
     Result<uint64_t> m = ParseMemorySize(memory);
     if (!m.ok()) return Status::Error("--memory: " + m.status().message());
-    if (*m < (16u << 20)) return Status::Error("--memory: at least 16M is needed");
+    if (*m < (1u << 20)) return Status::Error("--memory: at least 1M is needed");
     out->memory = *m;
   }
   if (out->jobs < 1 || out->jobs > 64) return Status::Error("--jobs must be 1..64");

@@ -1,0 +1,156 @@
+// `export --day D`: GET /export?day=D from every realtime shard into
+// DIR/export/D/shard-N.csv (shards in parallel with --jobs).
+//
+// The body is streamed to a temp file while its lines are counted and hashed; the last
+// line must be the `#END` footer matching them (footer.h), else the export is refused and
+// the step fails naming the shard. Only a verified file is fsynced and renamed into place,
+// so a file that exists is complete; re-running skips shards whose file is already there
+// (checked again against its footer).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "keyformat/ymdh.h"
+#include "net/fetch.h"
+#include "rebuild/cluster_http.h"
+#include "rebuild/commands.h"
+#include "rebuild/export_files.h"
+#include "rebuild/file.h"
+#include "rebuild/footer.h"
+#include "rebuild/progress.h"
+#include "rebuild/tasks.h"
+#include "rebuild/work_dir.h"
+
+namespace clickatron::rebuild {
+namespace {
+
+// Checks a footed byte stream as it arrives in arbitrary chunks: every line but the last
+// is counted and hashed; the last one is kept back, since it must be the footer.
+class StreamFooterCheck {
+ public:
+  void Add(std::string_view chunk) {
+    held_.append(chunk);
+    const size_t last_nl = held_.rfind('\n');
+    if (last_nl == std::string::npos || last_nl == 0) return;
+    const size_t prev_nl = held_.rfind('\n', last_nl - 1);
+    if (prev_nl == std::string::npos) return;
+    // held_[0..prev_nl] are whole lines that are not the last line of the stream so far.
+    const std::string_view done(held_.data(), prev_nl + 1);
+    uint64_t lines = 0;
+    for (char c : done) lines += c == '\n';
+    check_.AddBytes(done, lines);
+    held_.erase(0, prev_nl + 1);
+  }
+  // OK when the stream ended with a footer that matches everything before it.
+  Status Finish() const {
+    if (held_.empty()) return Status::Error("the answer is empty (no #END footer)");
+    if (held_.back() != '\n') return Status::Error("the answer ends in the middle of a line (truncated)");
+    std::string_view rest(held_);
+    rest.remove_suffix(1);
+    const size_t nl = rest.rfind('\n');
+    FooterCheck check = check_;
+    if (nl != std::string_view::npos) {
+      check.AddBytes(rest.substr(0, nl + 1), 1);
+      rest = rest.substr(nl + 1);
+    }
+    if (!FooterCheck::IsFooter(rest)) return Status::Error("the answer does not end with an #END footer (truncated)");
+    return check.Verify(rest);
+  }
+  uint64_t records() const { return check_.count(); }
+
+ private:
+  FooterCheck check_;
+  std::string held_;
+};
+
+Status VerifyExportFile(const std::string& path, uint64_t* records) {
+  StreamFooterCheck check;
+  std::vector<char> buf(4 << 20);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus("open", path);
+  for (;;) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0) {
+      Status s = ErrnoStatus("read", path);
+      ::close(fd);
+      return s;
+    }
+    if (n == 0) break;
+    check.Add(std::string_view(buf.data(), size_t(n)));
+  }
+  ::close(fd);
+  if (Status s = check.Finish(); !s.ok()) return Status::Error(path + ": " + s.message());
+  *records = check.records();
+  return Status::OK();
+}
+
+}  // namespace
+
+Status RunExport(const Options& options, WorkDir* work) {
+  const Day day = options.day;
+  const std::string dir = ExportDir(*work, day);
+  if (Status s = MakeDirs(dir); !s.ok()) return s;
+  Progress progress("export " + FormatDay(day));
+  std::vector<uint64_t> records(options.realtime.size(), 0);
+  std::vector<bool> fetched(options.realtime.size(), false);
+  Status result = RunTasks(options.realtime.size(), options.jobs, [&](size_t n) -> Status {
+    const std::string& host = options.realtime[n];
+    const std::string path = ExportPath(*work, day, uint32_t(n));
+    const std::string what = "realtime shard " + std::to_string(n) + " (" + host + ")";
+    if (Exists(path)) {
+      Status s = VerifyExportFile(path, &records[n]);
+      if (s.ok()) return s;
+      std::fprintf(stderr, "clickatron-rebuild: %s: fetching again\n", s.message().c_str());
+    }
+    net::HostPort to;
+    if (net::Status ps = net::ParseHostPort(host, &to); !ps.ok()) return Status::Error(what + ": " + ps.message());
+    const std::string tmp = path + ".tmp";
+    FileWriter out;
+    if (Status s = out.Open(tmp); !s.ok()) return s;
+    StreamFooterCheck check;
+    Status write_error;
+    std::string error_body;
+    net::RequestOptions request;
+    request.timeout_ms = 0;  // a day can be GBs: only the idle timeout applies
+    net::HttpResponse response;
+    net::Status fetch = net::FetchStream(
+        to, "/export?day=" + FormatDay(day), request,
+        [&](std::string_view chunk) {
+          if (error_body.size() < 512) error_body.append(chunk.substr(0, 512));
+          check.Add(chunk);
+          progress.Add(0, chunk.size());
+          progress.Tick();
+          write_error = out.Append(chunk);
+          return write_error.ok();
+        },
+        &response);
+    auto fail = [&](const std::string& message) {
+      ::unlink(tmp.c_str());
+      return Status::Error("export of " + FormatDay(day) + " from " + what + " refused: " + message);
+    };
+    if (!write_error.ok()) return fail(write_error.message());
+    if (!fetch.ok()) return fail(fetch.message());
+    if (response.status == 404) return fail("the shard does not hold " + FormatDay(day) + " (404: " + Shown(error_body) + ")");
+    if (response.status != 200) return fail("HTTP " + std::to_string(response.status) + ": " + Shown(error_body));
+    if (Status s = check.Finish(); !s.ok()) return fail(s.message());
+    if (Status s = out.SyncAndClose(); !s.ok()) return fail(s.message());
+    if (Status s = RenameDurable(tmp, path); !s.ok()) return s;
+    records[n] = check.records();
+    fetched[n] = true;
+    return Status::OK();
+  });
+  if (!result.ok()) return result;
+  uint64_t total = 0, got = 0;
+  for (size_t n = 0; n < records.size(); ++n) {
+    total += records[n];
+    got += fetched[n];
+  }
+  progress.Add(total, 0);
+  progress.Summary(std::to_string(total) + " records from " + std::to_string(records.size()) +
+                   " realtime shard(s), " + std::to_string(got) + " fetched, " +
+                   std::to_string(records.size() - got) + " already there, footers verified");
+  return Status::OK();
+}
+
+}  // namespace clickatron::rebuild

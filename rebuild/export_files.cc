@@ -1,0 +1,73 @@
+#include "rebuild/export_files.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "keyformat/ymdh.h"
+#include "rebuild/file.h"
+#include "rebuild/footer.h"
+
+namespace clickatron::rebuild {
+
+std::string ExportDir(const WorkDir& work, Day day) { return work.Path("export/" + FormatDay(day)); }
+
+std::string ExportPath(const WorkDir& work, Day day, uint32_t realtime_shard) {
+  return ExportDir(work, day) + "/shard-" + std::to_string(realtime_shard) + ".csv";
+}
+
+Result<std::vector<std::string>> ExportFiles(const WorkDir& work, Day day, uint32_t realtime_shards) {
+  uint32_t count = realtime_shards;
+  if (count == 0) {
+    Result<std::vector<std::string>> names = ListDir(ExportDir(work, day));
+    if (!names.ok()) return names.status();
+    for (const std::string& name : *names) {
+      if (name.starts_with("shard-") && name.ends_with(".csv")) ++count;
+    }
+    if (count == 0) {
+      return Status::Error("no export of " + FormatDay(day) + " in " + ExportDir(work, day) + ": run export first");
+    }
+  }
+  std::vector<std::string> files;
+  for (uint32_t n = 0; n < count; ++n) {
+    const std::string path = ExportPath(work, day, n);
+    if (!Exists(path)) {
+      return Status::Error("the export of " + FormatDay(day) + " from realtime shard " + std::to_string(n) +
+                           " is missing (" + path + "): run export first");
+    }
+    files.push_back(path);
+  }
+  return files;
+}
+
+Result<std::string> ReadFooterLine(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus("open", path);
+  const uint64_t size = FileSize(path);
+  char buf[256];
+  const uint64_t want = std::min<uint64_t>(size, sizeof buf);
+  const ssize_t n = ::pread(fd, buf, want, off_t(size - want));
+  ::close(fd);
+  if (n != ssize_t(want)) return ErrnoStatus("read", path);
+  std::string_view tail(buf, want);
+  if (!tail.ends_with('\n')) return Status::Error(path + " does not end with a newline (truncated?)");
+  tail.remove_suffix(1);
+  const size_t nl = tail.rfind('\n');
+  std::string_view last = nl == std::string_view::npos ? tail : tail.substr(nl + 1);
+  if (nl == std::string_view::npos && want < size) return Status::Error(path + " does not end with a #END footer");
+  if (!last.starts_with(kFooterPrefix)) return Status::Error(path + " does not end with a #END footer (truncated?)");
+  if (Result<Footer> f = ParseFooter(last); !f.ok()) return Status::Error(path + ": " + f.status().message());
+  return std::string(last);
+}
+
+Result<std::string> ExportSource(const std::vector<std::string>& files) {
+  XXH64_state_t st;
+  XXH64_reset(&st, 0);
+  for (const std::string& path : files) {
+    Result<std::string> footer = ReadFooterLine(path);
+    if (!footer.ok()) return footer.status();
+    XXH64_update(&st, footer->data(), footer->size() + 1);  // with its NUL as separator
+  }
+  return "export-" + Hex64(XXH64_digest(&st));
+}
+
+}  // namespace clickatron::rebuild

@@ -1,0 +1,31 @@
+// The export files of a day: DIR/export/<YYYY-MM-DD>/shard-N.csv, N = 0..R-1, each the
+// body of one realtime shard's /export with its `#END` footer kept, so `segment` can
+// check it again.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "keyformat/status.h"
+#include "rebuild/record_sorter.h"
+#include "rebuild/work_dir.h"
+
+namespace clickatron::rebuild {
+
+std::string ExportDir(const WorkDir& work, Day day);
+std::string ExportPath(const WorkDir& work, Day day, uint32_t realtime_shard);
+
+// The export files of day, one per realtime shard: `realtime_shards` of them when the
+// config says how many (0: every shard-N.csv there, which must be 0..R-1 without gaps).
+// A missing file is an error naming the shard.
+Result<std::vector<std::string>> ExportFiles(const WorkDir& work, Day day, uint32_t realtime_shards);
+
+// The footer line at the end of a footed file (read from its tail), without '\n'.
+Result<std::string> ReadFooterLine(const std::string& path);
+
+// "export-<hex>": XXH64 over the footers of the files, in shard order — identifies what
+// a day segment was made from without reading the files.
+Result<std::string> ExportSource(const std::vector<std::string>& files);
+
+}  // namespace clickatron::rebuild

@@ -1,0 +1,35 @@
+// `nightly --day D`: export, segment, compact (whole months before D), merge, publish,
+// release through D — each step idempotent, so after a failure or a kill the same
+// command line simply runs again and skips what is already done.
+#include <cstdio>
+
+#include "keyformat/ymdh.h"
+#include "rebuild/commands.h"
+#include "rebuild/progress.h"
+
+namespace clickatron::rebuild {
+
+Status RunNightly(const Options& options, WorkDir* work) {
+  Progress progress("nightly " + FormatDay(options.day));
+  Options compact = options;
+  compact.before = options.day;
+  Options release = options;
+  release.through = options.day;
+  struct Step {
+    const char* name;
+    Status (*run)(const Options&, WorkDir*);
+    const Options* options;
+  };
+  const Step steps[] = {
+      {"export", RunExport, &options},   {"segment", RunSegment, &options},
+      {"compact", RunCompact, &compact}, {"merge", RunMerge, &options},
+      {"publish", RunPublish, &options}, {"release", RunRelease, &release},
+  };
+  for (const Step& step : steps) {
+    if (Status s = step.run(*step.options, work); !s.ok()) return s.Prefixed(std::string(step.name) + ": ");
+  }
+  progress.Summary("done");
+  return Status::OK();
+}
+
+}  // namespace clickatron::rebuild

@@ -1,0 +1,311 @@
+// `publish`: DIR/merged → a new generation DIR/gen/<id>/ (shard files + manifest), an
+// optional gzip backup copy, the atomic flip of DIR/current, and the archive servers'
+// reload, confirmed on each one's /stats. On any failure the previous generation is put
+// back (current flipped back, servers reloaded again): the old generation stays live.
+//
+// The generation id is `<last day as YYYYMMDD>-<xxh64 over the shard checksums>`: it
+// names the content, so publishing the same merge twice is a no-op and a re-run after a
+// crash produces the very same generation. Shard files are hard links of the merged ones
+// (no copy). The manifest (SPEC 6) is what the archive server checks the file against.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "rebuild/cluster_http.h"
+#include "rebuild/commands.h"
+#include "rebuild/file.h"
+#include "rebuild/footer.h"
+#include "rebuild/merged.h"
+#include "rebuild/progress.h"
+#include "rebuild/publish.h"
+#include "rebuild/tasks.h"
+#include "rebuild/work_dir.h"
+
+namespace clickatron::rebuild {
+namespace {
+
+constexpr size_t kIoBuffer = 4 << 20;
+
+// Reads a whole file and checks its size and XXH64 against what merge recorded.
+Status VerifyMergedFile(const std::string& path, const FileSummary& expect, Progress* progress) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus("open", path);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  XXH64_state_t st;
+  XXH64_reset(&st, 0);
+  std::vector<char> buf(kIoBuffer);
+  uint64_t bytes = 0;
+  for (;;) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0) {
+      Status s = ErrnoStatus("read", path);
+      ::close(fd);
+      return s;
+    }
+    if (n == 0) break;
+    XXH64_update(&st, buf.data(), size_t(n));
+    bytes += uint64_t(n);
+    progress->Add(0, uint64_t(n));
+    progress->Tick();
+  }
+  ::close(fd);
+  if (bytes != expect.bytes || XXH64_digest(&st) != expect.xxh64) {
+    return Status::Error(path + " does not match merged/meta (" + std::to_string(bytes) + " bytes, xxh64 " +
+                         Hex64(XXH64_digest(&st)) + "; expected " + std::to_string(expect.bytes) + ", " +
+                         Hex64(expect.xxh64) + "): run merge again");
+  }
+  return Status::OK();
+}
+
+Status LinkOrCopy(const std::string& from, const std::string& to) {
+  if (::link(from.c_str(), to.c_str()) == 0) return Status::OK();
+  if (errno != EXDEV && errno != EPERM) return ErrnoStatus("link " + from + " to", to);
+  const int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return ErrnoStatus("open", from);
+  FileWriter out;
+  Status s = out.Open(to);
+  std::vector<char> buf(kIoBuffer);
+  while (s.ok()) {
+    const ssize_t n = ::read(in, buf.data(), buf.size());
+    if (n < 0) s = ErrnoStatus("read", from);
+    if (n <= 0) break;
+    s = out.Append(std::string_view(buf.data(), size_t(n)));
+  }
+  ::close(in);
+  if (s.ok()) s = out.SyncAndClose();
+  return s;
+}
+
+// gzip (RFC 1952) of a file, written durably.
+Status GzipFile(const std::string& from, const std::string& to, Progress* progress) {
+  const int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return ErrnoStatus("open", from);
+  FileWriter out;
+  Status s = out.Open(to);
+  z_stream z{};
+  if (s.ok() && deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    s = Status::Error("gzip " + to + ": deflateInit2 failed");
+  }
+  std::vector<char> inbuf(kIoBuffer), outbuf(kIoBuffer);
+  bool eof = false;
+  while (s.ok() && !eof) {
+    const ssize_t n = ::read(in, inbuf.data(), inbuf.size());
+    if (n < 0) {
+      s = ErrnoStatus("read", from);
+      break;
+    }
+    eof = n == 0;
+    progress->Add(0, uint64_t(n));
+    progress->Tick();
+    z.next_in = reinterpret_cast<Bytef*>(inbuf.data());
+    z.avail_in = uInt(n);
+    do {
+      z.next_out = reinterpret_cast<Bytef*>(outbuf.data());
+      z.avail_out = uInt(outbuf.size());
+      deflate(&z, eof ? Z_FINISH : Z_NO_FLUSH);
+      s = out.Append(std::string_view(outbuf.data(), outbuf.size() - z.avail_out));
+    } while (s.ok() && z.avail_out == 0);
+  }
+  deflateEnd(&z);
+  ::close(in);
+  if (s.ok()) s = out.SyncAndClose();
+  return s;
+}
+
+std::string ManifestText(const std::string& generation, const MergedInfo& merged) {
+  KeyValueFile f;
+  f.Add("generation", generation);
+  f.Add("last_day", merged.last_day);
+  f.Add("shards", std::to_string(merged.shards));
+  for (uint32_t k = 0; k < merged.shards; ++k) {
+    const std::string p = "shard." + std::to_string(k) + ".";
+    f.Add(p + "file", MergedFileName(k));
+    f.Add(p + "records", std::to_string(merged.files[k].records));
+    f.Add(p + "bytes", std::to_string(merged.files[k].bytes));
+    f.Add(p + "xxh64", Hex64(merged.files[k].xxh64));
+  }
+  return f.Format();
+}
+
+// Points DIR/current at target ("gen/<id>") atomically; "" removes it.
+Status FlipCurrent(const WorkDir& work, const std::string& target) {
+  const std::string current = work.Path("current");
+  if (target.empty()) {
+    if (::unlink(current.c_str()) != 0 && errno != ENOENT) return ErrnoStatus("unlink", current);
+    return SyncDir(work.root());
+  }
+  const std::string tmp = work.Path("current.tmp-" + WorkDir::NewId());
+  if (::symlink(target.c_str(), tmp.c_str()) != 0) return ErrnoStatus("symlink", tmp);
+  return RenameDurable(tmp, current);
+}
+
+// Asks one archive server to reload and checks it now serves generation.
+Status ReloadOne(const std::string& host, const std::string& generation, int timeout_ms, bool* reloaded) {
+  Result<HttpResult> stats = HttpCall(host, "GET", "/stats", timeout_ms);
+  if (stats.ok() && stats->status == 200) {
+    std::vector<std::string> g = JsonStringFields(stats->body, "generation");
+    if (!g.empty() && g[0] == generation) return Status::OK();  // already serving it
+  }
+  Result<HttpResult> r = HttpCall(host, "POST", "/reload", timeout_ms);
+  if (!r.ok()) return r.status();
+  *reloaded = true;
+  if (r->status != 200) {
+    return Status::Error("archive " + host + " refused the reload (HTTP " + std::to_string(r->status) + ": " +
+                         Shown(r->body) + ")");
+  }
+  stats = HttpCall(host, "GET", "/stats", timeout_ms);
+  if (!stats.ok()) return stats.status();
+  std::vector<std::string> g = JsonStringFields(stats->body, "generation");
+  if (stats->status != 200 || g.empty() || g[0] != generation) {
+    return Status::Error("archive " + host + " reloaded but serves generation '" + (g.empty() ? "" : g[0]) +
+                         "', not " + generation + " (is its --db-file under " + "DIR/current?)");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::string> LiveGeneration(const WorkDir& work) {
+  char buf[4096];
+  const std::string current = work.Path("current");
+  const ssize_t n = ::readlink(current.c_str(), buf, sizeof buf - 1);
+  if (n < 0) {
+    if (errno == ENOENT) return std::string();
+    return ErrnoStatus("readlink", current);
+  }
+  std::string target(buf, size_t(n));
+  if (!target.starts_with("gen/")) return Status::Error(current + " points at " + target + ", not gen/<generation>");
+  return target.substr(4);
+}
+
+Status RunPublish(const Options& options, WorkDir* work) {
+  Result<MergedInfo> merged = ReadMergedInfo(work->Path("merged"));
+  if (!merged.ok()) return Status::Error("nothing merged to publish (" + merged.status().message() + "): run merge first");
+  if (!options.archive.empty() && options.archive.size() != merged->shards) {
+    return Status::Error("the merged files have " + std::to_string(merged->shards) + " shard(s) but the config has " +
+                         std::to_string(options.archive.size()) + " archive shard(s)");
+  }
+  if (merged->last_day.empty()) return Status::Error("the merged files hold no day (only lookups?): nothing to publish");
+  uint64_t total = 0;
+  XXH64_state_t st;
+  XXH64_reset(&st, 0);
+  for (const FileSummary& f : merged->files) {
+    total += f.bytes;
+    XXH64_update(&st, &f.xxh64, sizeof f.xxh64);
+  }
+  std::string day_compact = merged->last_day;
+  day_compact.erase(std::remove(day_compact.begin(), day_compact.end(), '-'), day_compact.end());
+  const std::string generation = day_compact + "-" + Hex64(XXH64_digest(&st));
+  const std::string gen_dir = work->Path("gen/" + generation);
+  Progress progress("publish", total);
+
+  Result<std::string> live = LiveGeneration(*work);
+  if (!live.ok()) return live.status();
+  std::vector<std::string> done;
+
+  // 1. The generation directory (verified merged files, hard-linked, and the manifest).
+  if (!Exists(gen_dir + "/manifest")) {
+    if (Status s = MakeDirs(work->Path("gen")); !s.ok()) return s;
+    Result<std::vector<std::string>> names = ListDir(work->Path("gen"));
+    if (!names.ok()) return names.status();
+    for (const std::string& name : *names) {
+      if (name.starts_with(".tmp-")) RemoveAll(work->Path("gen/" + name));
+    }
+    if (Exists(gen_dir)) RemoveAll(gen_dir);
+    const std::string tmp = work->Path("gen/.tmp-" + WorkDir::NewId());
+    if (Status s = MakeDirs(tmp); !s.ok()) return s;
+    Status s = RunTasks(merged->shards, options.jobs, [&](size_t k) -> Status {
+      const std::string from = work->Path("merged/" + MergedFileName(uint32_t(k)));
+      if (Status v = VerifyMergedFile(from, merged->files[k], &progress); !v.ok()) return v;
+      return LinkOrCopy(from, tmp + "/" + MergedFileName(uint32_t(k)));
+    });
+    if (s.ok()) s = WriteFileAtomic(tmp + "/manifest", ManifestText(generation, *merged));
+    if (s.ok()) s = SyncDir(tmp);
+    if (s.ok()) s = RenameDurable(tmp, gen_dir);
+    if (!s.ok()) {
+      RemoveAll(tmp);
+      return s;
+    }
+    done.push_back("wrote gen/" + generation);
+  }
+
+  // 2. The gzip backup copy.
+  if (!options.backup.empty()) {
+    const std::string backup_dir = options.backup + "/" + generation;
+    if (!Exists(backup_dir + "/manifest")) {
+      const std::string tmp = options.backup + "/.tmp-" + generation + "-" + WorkDir::NewId();
+      if (Status s = MakeDirs(tmp); !s.ok()) return s;
+      uint64_t gz_bytes = 0;
+      Status s = RunTasks(merged->shards, options.jobs, [&](size_t k) -> Status {
+        const std::string name = MergedFileName(uint32_t(k));
+        return GzipFile(gen_dir + "/" + name, tmp + "/" + name + ".gz", &progress);
+      });
+      if (s.ok()) {
+        for (uint32_t k = 0; k < merged->shards; ++k) gz_bytes += FileSize(tmp + "/" + MergedFileName(k) + ".gz");
+        s = WriteFileAtomic(tmp + "/manifest", ManifestText(generation, *merged));
+      }
+      if (s.ok()) s = SyncDir(tmp);
+      if (s.ok() && Exists(backup_dir)) s = RemoveAll(backup_dir);
+      if (s.ok()) s = RenameDurable(tmp, backup_dir);
+      if (!s.ok()) {
+        RemoveAll(tmp);
+        return s;
+      }
+      done.push_back("backup " + HumanBytes(gz_bytes) + " gzip in " + backup_dir);
+    }
+  }
+
+  // 3. The flip, then every archive server, each confirmed; any failure puts the old back.
+  const std::string previous = *live;
+  if (previous != generation) {
+    if (Status s = FlipCurrent(*work, "gen/" + generation); !s.ok()) return s;
+    done.push_back("current -> gen/" + generation + (previous.empty() ? "" : " (was " + previous + ")"));
+  }
+  size_t servers = 0;
+  for (const auto& replicas : options.archive) {
+    for (const std::string& host : replicas) {
+      bool reloaded = false;
+      Status s = ReloadOne(host, generation, options.timeout_ms, &reloaded);
+      if (!s.ok()) {
+        if (previous != generation) {
+          FlipCurrent(*work, previous.empty() ? "" : "gen/" + previous);
+          for (const auto& r2 : options.archive) {
+            for (const std::string& h2 : r2) HttpCall(h2, "POST", "/reload", options.timeout_ms);
+          }
+        }
+        return Status::Error("publish of generation " + generation + " failed: " + s.message() + "; " +
+                             (previous.empty() ? std::string("no generation was live before")
+                                               : "generation " + previous + " stays live"));
+      }
+      ++servers;
+    }
+  }
+  if (servers) done.push_back(std::to_string(servers) + " archive server(s) serve it");
+
+  // 4. Old generations beyond --keep-generations go (never the live one).
+  Result<std::vector<std::string>> names = ListDir(work->Path("gen"));
+  if (names.ok()) {
+    std::vector<std::pair<int64_t, std::string>> by_age;
+    for (const std::string& name : *names) {
+      if (name.starts_with(".") || name == generation) continue;
+      struct stat sb;
+      if (::stat(work->Path("gen/" + name).c_str(), &sb) == 0) by_age.emplace_back(int64_t(sb.st_mtime), name);
+    }
+    std::sort(by_age.rbegin(), by_age.rend());
+    for (size_t i = options.keep_generations > 0 ? options.keep_generations - 1 : 0; i < by_age.size(); ++i) {
+      RemoveAll(work->Path("gen/" + by_age[i].second));
+    }
+  }
+  std::string text = "generation " + generation + " (last day " + merged->last_day + ", " +
+                     std::to_string(merged->shards) + " shard(s))";
+  if (done.empty()) text += " is already live, nothing to do";
+  for (const std::string& d : done) text += "; " + d;
+  progress.Summary(text);
+  return Status::OK();
+}
+
+}  // namespace clickatron::rebuild

@@ -1,0 +1,87 @@
+// `release --through D`: frees the realtime slots of days ≤ D — only when the live
+// archive generation holds them (its manifest's last_day ≥ D) and every archive replica
+// of the config already serves a generation that does (its /stats last_day), so the API
+// never finds an hour in neither tier (SPEC 3.3).
+//
+// Which days a realtime shard still holds comes from its /stats (slots with day and
+// state); each open day ≤ D is released with POST /release?day=. A 404 means the slot has
+// moved on meanwhile, which is what release wanted anyway.
+#include <cstdio>
+#include <set>
+
+#include "keyformat/ymdh.h"
+#include "rebuild/cluster_http.h"
+#include "rebuild/commands.h"
+#include "rebuild/progress.h"
+#include "rebuild/publish.h"
+#include "rebuild/tasks.h"
+#include "rebuild/work_dir.h"
+
+namespace clickatron::rebuild {
+
+Status RunRelease(const Options& options, WorkDir* work) {
+  const std::string through = FormatDay(options.through);
+  Progress progress("release");
+  Result<std::string> live = LiveGeneration(*work);
+  if (!live.ok()) return live.status();
+  if (live->empty()) return Status::Error("nothing is published in " + work->root() + ": refusing to release " + through);
+  Result<KeyValueFile> manifest = KeyValueFile::Read(work->Path("current/manifest"));
+  if (!manifest.ok()) return manifest.status();
+  const std::string last_day = manifest->Get("last_day");
+  if (last_day < through) {
+    return Status::Error("the live generation " + *live + " holds days through " + last_day +
+                         " only: refusing to release " + through);
+  }
+  for (const auto& replicas : options.archive) {
+    for (const std::string& host : replicas) {
+      Result<HttpResult> r = HttpCall(host, "GET", "/stats", options.timeout_ms);
+      if (!r.ok()) return Status::Error("refusing to release: " + r.status().message());
+      std::vector<std::string> served = JsonStringFields(r->body, "last_day");
+      if (r->status != 200 || served.empty() || served[0] < through) {
+        return Status::Error("refusing to release " + through + ": archive " + host + " serves last day '" +
+                             (served.empty() ? "" : served[0]) + "' (run publish first)");
+      }
+    }
+  }
+  std::vector<std::vector<std::string>> released(options.realtime.size());
+  Status result = RunTasks(options.realtime.size(), options.jobs, [&](size_t n) -> Status {
+    const std::string& host = options.realtime[n];
+    std::set<std::string> days;
+    Result<HttpResult> stats = HttpCall(host, "GET", "/stats", options.timeout_ms);
+    if (!stats.ok()) return stats.status();
+    const std::vector<std::string> slot_days = JsonStringFields(stats->body, "day");
+    const std::vector<std::string> states = JsonStringFields(stats->body, "state");
+    if (stats->status == 200 && !slot_days.empty() && slot_days.size() == states.size()) {
+      for (size_t i = 0; i < slot_days.size(); ++i) {
+        if (!slot_days[i].empty() && slot_days[i] <= through && states[i] == "open") days.insert(slot_days[i]);
+      }
+    } else {
+      // Unknown /stats shape: the ring holds 3 days, so try the last 3 up to D.
+      for (int back = 0; back < 3; ++back) days.insert(FormatDay(int64_t(options.through) - back));
+    }
+    for (const std::string& day : days) {
+      Result<HttpResult> r = HttpCall(host, "POST", "/release?day=" + day, options.timeout_ms);
+      if (!r.ok()) return r.status();
+      if (r->status == 200) {
+        released[n].push_back(day);
+      } else if (r->status != 404) {
+        return Status::Error("realtime shard " + std::to_string(n) + " (" + host + ") refused to release " + day +
+                             ": HTTP " + std::to_string(r->status) + " " + Shown(r->body));
+      }
+    }
+    return Status::OK();
+  });
+  if (!result.ok()) return result;
+  std::string text;
+  size_t count = 0;
+  for (size_t n = 0; n < released.size(); ++n) {
+    for (const std::string& d : released[n]) {
+      text += (count++ ? ", " : "") + d + "@" + std::to_string(n);
+    }
+  }
+  progress.Summary("released " + std::to_string(count) + " slot(s) through " + through +
+                   (count ? " (" + text + ")" : "") + "; archive generation " + *live + " holds through " + last_day);
+  return Status::OK();
+}
+
+}  // namespace clickatron::rebuild

@@ -1,0 +1,110 @@
+// `segment --day D`: the exported realtime records of day D (DIR/export/D/shard-N.csv,
+// one file per realtime shard) → one day segment, split by archive shard and sorted.
+//
+// Every export file is checked against its `#END` footer while it is read; a record of
+// another day, or a malformed one, fails the step naming the file and line. The segment
+// covers D with source `export-<xxh64 of the footers>`, so re-running with the same
+// exports is a no-op, and a day that already has data from elsewhere (an import) is
+// refused unless --replace. An empty export still makes an (empty) segment: the archive
+// then holds that day — it had no data — and its realtime slot can be released.
+#include <cstdio>
+
+#include "keyformat/ymdh.h"
+#include "rebuild/commands.h"
+#include "rebuild/export_files.h"
+#include "rebuild/file.h"
+#include "rebuild/footer.h"
+#include "rebuild/progress.h"
+#include "rebuild/record_sorter.h"
+#include "rebuild/segment_sink.h"
+#include "rebuild/work_dir.h"
+
+namespace clickatron::rebuild {
+
+Status RunSegment(const Options& options, WorkDir* work) {
+  const Day day = options.day;
+  Result<std::vector<std::string>> files = ExportFiles(*work, day, uint32_t(options.realtime.size()));
+  if (!files.ok()) return files.status();
+  Result<std::string> source = ExportSource(*files);
+  if (!source.ok()) return source.status();
+
+  Result<std::vector<SegmentInfo>> existing = work->Segments();
+  if (!existing.ok()) return existing.status();
+  if (Status s = CheckShardCount(*existing, options.archive_shards); !s.ok()) return s;
+  uint64_t total = 0;
+  for (const std::string& f : *files) total += FileSize(f);
+  Progress progress("segment " + FormatDay(day), total);
+
+  const std::map<std::string, Cover> coverage = CoverageOf(*existing);
+  std::string replaced;
+  if (auto it = coverage.find(FormatDay(day)); it != coverage.end()) {
+    if (it->second.source == *source) {
+      progress.Summary("day " + FormatDay(day) + " is already segmented from these exports, nothing to do");
+      return Status::OK();
+    }
+    if (!options.replace) {
+      return Status::Error("day " + FormatDay(day) + " already has data (segment " + it->second.segment +
+                           ", from " + it->second.source + "); use --replace to replace it with the export");
+    }
+    if (it->second.span != FormatDay(day)) {
+      return Status::Error("day " + FormatDay(day) + " is already in the compacted segment " +
+                           it->second.segment + "; it cannot be replaced on its own");
+    }
+    replaced = it->second.segment;
+  }
+
+  Transaction txn(*work);
+  if (Status s = txn.Begin(); !s.ok()) return s;
+  const std::string runs = txn.StagingPath("runs");
+  if (Status s = MakeDirs(runs); !s.ok()) return s;
+  RecordSorter sorter(SorterOptions{options.archive_shards, options.memory, runs, day, day});
+  for (const std::string& path : *files) {
+    LineReader reader;
+    if (Status s = reader.Open(path); !s.ok()) return s;
+    FooterCheck check;
+    std::string_view line;
+    bool footer = false;
+    uint64_t since_tick = 0, last_bytes = 0;
+    while (reader.Next(&line)) {
+      if (FooterCheck::IsFooter(line)) {
+        footer = true;
+        if (Status s = check.Verify(line); !s.ok()) return Status::Error("export " + path + " is corrupt: " + s.message());
+        if (reader.Next(&line)) return Status::Error("export " + path + " has data after its #END footer");
+        break;
+      }
+      if (!reader.has_final_newline()) break;
+      check.AddLineWithNewline(line);
+      if (Status s = sorter.Add(line); !s.ok()) {
+        return s.Prefixed("export " + path + " line " + std::to_string(reader.line_number()) + ": ");
+      }
+      if (++since_tick == 65536) {
+        progress.Add(since_tick, reader.bytes_read() - last_bytes);
+        last_bytes = reader.bytes_read();
+        since_tick = 0;
+        progress.Tick();
+      }
+    }
+    if (!reader.status().ok()) return reader.status();
+    if (!footer) return Status::Error("export " + path + " has no #END footer (truncated?)");
+    progress.Add(since_tick, reader.bytes_read() - last_bytes);
+  }
+  SegmentSink sink(&txn, options.archive_shards, *source);
+  auto on_collision = [](const std::string& text) {
+    std::fprintf(stderr, "clickatron-rebuild: %s\n", text.c_str());
+  };
+  if (Status s = sorter.Finish(&sink, on_collision); !s.ok()) return s;
+  if (Status s = sink.EnsureDay(day); !s.ok()) return s;
+  if (Status s = sink.Finish(); !s.ok()) return s;
+  if (Status s = RemoveAll(runs); !s.ok()) return s;
+  if (!replaced.empty()) txn.RemoveSegment(replaced);
+  if (Status s = txn.Commit(); !s.ok()) return s;
+  const SorterStats& st = sorter.stats();
+  progress.Summary(std::to_string(files->size()) + " export file(s), " + std::to_string(st.records_in) +
+                   " records → " + std::to_string(st.lines_out) + " archive lines (" +
+                   std::to_string(st.columns_out) + " data points) in " + std::to_string(options.archive_shards) +
+                   " shard(s)" + (replaced.empty() ? "" : ", replaced " + replaced) +
+                   (st.collisions ? ", " + std::to_string(st.collisions) + " hash collision(s)" : ""));
+  return Status::OK();
+}
+
+}  // namespace clickatron::rebuild

@@ -1,0 +1,291 @@
+"""clickatron-rebuild against a running cluster: export, nightly, publish, release, faults.
+
+Real clickatron-realtime and clickatron-archive binaries on 127.0.0.1 (issue 8 acceptance):
+increments over 3 days, `nightly` for the first day, the archive replicas serve the new
+generation, the realtime slot is released, and every total reads the same before (realtime)
+and after (archive). Then `kill -9` of nightly at random points, and a truncated export.
+"""
+import base64
+import calendar
+import hashlib
+import http.server
+import os
+import random
+import subprocess
+import threading
+import time
+import urllib.parse
+import zlib
+
+from harness import BIN, GOLDEN, free_port, get, post, wait_until, binary
+
+B32 = "0123456789abcdefghijklmnopqrstuv"
+DAY0 = calendar.timegm((2013, 5, 10, 0, 0, 0)) // 86400
+SEED = os.path.join(GOLDEN, "seed-example")
+
+
+def day_text(day):
+    return time.strftime("%Y-%m-%d", time.gmtime(day * 86400))
+
+
+def ymdh(day, hour):
+    t = time.gmtime(day * 86400 + hour * 3600)
+    return B32[t.tm_year - 2000] + B32[t.tm_mon] + B32[t.tm_mday] + B32[t.tm_hour]
+
+
+def stored(value):
+    ok = 1 <= len(value) <= 11 and all(0x21 <= ord(c) <= 0x7E and c not in ":,.|" for c in value)
+    return value if ok else base64.b64encode(hashlib.md5(value.encode()).digest()[:8]).decode()
+
+
+def rebuild(*args, check=True, timeout=120):
+    r = subprocess.run([binary("clickatron-rebuild")] + [str(a) for a in args],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    if check and r.returncode != 0:
+        raise AssertionError(f"rebuild {args} exited {r.returncode}:\n{r.stderr.decode()}")
+    return r
+
+
+def q(k):
+    return urllib.parse.quote(k, safe="")
+
+
+def records_for(days, users=40, seed=7):
+    """Realtime records (key -> delta) and lookups (key -> original) for users over days."""
+    rnd = random.Random(seed)
+    counts, lookups = {}, {}
+    refs = ["http://www.facebook.com/", "http://twitter.com/", "direct", "http://example.com/a,b"]
+    for day in days:
+        for u in range(users):
+            user = f"user{u}"
+            for hour in rnd.sample(range(24), 3):
+                n = rnd.randint(1, 9)
+                t = ymdh(day, hour)
+                counts[f"u|{user}.{t}"] = counts.get(f"u|{user}.{t}", 0) + n
+                counts[f"c.u|{user}.{rnd.choice(['US', 'JP', 'DE'])}.{t}"] = n
+                ref = rnd.choice(refs)
+                counts[f"r.u|{user}.{stored(ref)}.{t}"] = n
+                if stored(ref) != ref:
+                    lookups[(day, f"_l|{stored(ref)}")] = ref
+    return counts, lookups
+
+
+def shard_of(key, n):
+    if key.startswith("_l|"):
+        sk = key
+    else:
+        head, _, rest = key.partition("|")
+        sk = head.split(".")[-1] + "|" + rest.split(".")[0]
+    return zlib.crc32(sk.encode()) % n
+
+
+class Cluster:
+    def __init__(self, procs, tmp_path, realtime=2, archive_replicas=(2, 1)):
+        self.procs, self.tmp = procs, tmp_path
+        self.work = tmp_path / "work"
+        self.rt_ports = [free_port() for _ in range(realtime)]
+        for i, port in enumerate(self.rt_ports):
+            data = tmp_path / f"rt{i}"
+            data.mkdir()
+            procs.start("clickatron-realtime", ["--data-dir", data, "--port", port], ready_port=port)
+        self.archive_ports = [[free_port() for _ in range(r)] for r in archive_replicas]
+        self.config = tmp_path / "cluster.conf"
+        lines = ["port = 8000"] + [f"realtime = 127.0.0.1:{p}" for p in self.rt_ports]
+        lines += ["archive = " + ",".join(f"127.0.0.1:{p}" for p in ports) for ports in self.archive_ports]
+        lines += ["oplog-dir = var/oplog", "node-id = api-1"]
+        self.config.write_text("\n".join(lines) + "\n")
+        self.seq = 0
+
+    def start_archives(self):
+        for k, ports in enumerate(self.archive_ports):
+            for port in ports:
+                self.procs.start("clickatron-archive",
+                                 ["--db-file", self.work / "current" / f"shard-{k}.csv", "--port", port],
+                                 ready_port=port)
+
+    def load(self, counts, lookups):
+        n = len(self.rt_ports)
+        for i, port in enumerate(self.rt_ports):
+            body = "".join(f"{k},{v}\n" for k, v in sorted(counts.items()) if shard_of(k, n) == i)
+            self.seq += 1
+            r = post(port, f"/incr?source=test&seq={self.seq}", body)
+            assert r.status == 200, r
+        for (day, key), original in sorted(lookups.items()):
+            port = self.rt_ports[shard_of(key, n)]
+            r = post(port, f"/set?day={day_text(day)}", f"{key},{original}\n")
+            assert r.status == 200, r
+
+    def rt_get(self, key):
+        port = self.rt_ports[shard_of(key, len(self.rt_ports))]
+        r = get(port, "/get?key=" + q(key))
+        return r.body.decode().rstrip("\n") if r.status == 200 else None
+
+    def archive_get(self, key, replica=0):
+        ports = self.archive_ports[shard_of(key, len(self.archive_ports))]
+        r = get(ports[replica % len(ports)], "/get?key=" + q(key))
+        return r
+
+    def slot_state(self, port, day):
+        data = get(port, "/stats").json()["data"]
+        for slot in data["slots"]:
+            if slot["day"] == day_text(day):
+                return slot["state"]
+        return None
+
+
+def bootstrap(cluster):
+    """The archive needs a file to start: publish the golden history first."""
+    w = cluster.work
+    rebuild("import", "--work", w, "--input", os.path.join(SEED, "history.csv"), "--archive-shards",
+            len(cluster.archive_ports))
+    rebuild("merge", "--work", w, "--archive-shards", len(cluster.archive_ports))
+    rebuild("publish", "--work", w, "--archive-shards", len(cluster.archive_ports))
+    cluster.start_archives()
+
+
+def archive_totals(counts, day):
+    """Expected archive total lines for one day: {ns|key: 'ymdh:n ...'}."""
+    per = {}
+    for k, v in counts.items():
+        if k.startswith("u|") and k.endswith(tuple(ymdh(day, h) for h in range(24))):
+            name, t = k.rsplit(".", 1)
+            per.setdefault(name, []).append((t, v))
+    return {name: " ".join(f"{t}:{v}" for t, v in sorted(cols)) for name, cols in per.items()}
+
+
+def test_nightly_moves_a_day_from_realtime_to_archive(procs, tmp_path):
+    cluster = Cluster(procs, tmp_path)
+    days = [DAY0, DAY0 + 1, DAY0 + 2]
+    counts, lookups = records_for(days)
+    cluster.load(counts, lookups)
+    bootstrap(cluster)
+    before = {k: cluster.rt_get(k) for k in counts}
+    assert all(str(counts[k]) == v for k, v in before.items())
+
+    r = rebuild("nightly", "--work", cluster.work, "--config", cluster.config, "--day", day_text(DAY0))
+    out = r.stdout.decode()
+    assert "nightly 2013-05-10: done" in out, out
+    manifest = (cluster.work / "current" / "manifest").read_text()
+    generation = manifest.split("generation = ")[1].split("\n")[0]
+    assert "last_day = 2013-05-10\n" in manifest
+    for ports in cluster.archive_ports:
+        for port in ports:
+            stats = get(port, "/stats").json()
+            data = stats.get("data", stats)
+            assert (data["generation"], data["last_day"]) == (generation, "2013-05-10")
+    for port in cluster.rt_ports:
+        assert cluster.slot_state(port, DAY0) == "released"
+        assert cluster.slot_state(port, DAY0 + 1) == "open"
+
+    # The first day's totals read the same from the archive (both replicas) as from realtime.
+    for name, value in archive_totals(counts, DAY0).items():
+        for replica in range(2):
+            r = cluster.archive_get(name, replica)
+            assert r.status == 200 and r.headers["x-archive-last-day"] == "2013-05-10"
+            day0_cols = [c for c in r.body.decode().rstrip("\n").split(" ") if c[:3] == ymdh(DAY0, 0)[:3]]
+            assert " ".join(day0_cols) == value, name
+    # Subtotals of the first day: one archive line per (key, hour), summing to the total.
+    for k, v in counts.items():
+        if k.startswith("c.u|") and k.endswith(tuple(ymdh(DAY0, h) for h in range(24))):
+            head, sub, t = k.rsplit(".", 2)
+            line = cluster.archive_get(f"{head}.{t}").body.decode()
+            assert f"{sub}:" in line
+    for (day, key), original in lookups.items():
+        r = cluster.archive_get(key)
+        assert r.status == 200 and r.body.decode() == original + "\n"
+    # Later days are still only in realtime.
+    assert cluster.rt_get(f"u|user0.{ymdh(DAY0 + 1, 0)}") is None or True
+    later = [k for k in counts if k.startswith("u|") and k.endswith(tuple(ymdh(DAY0 + 1, h) for h in range(24)))]
+    assert all(cluster.rt_get(k) == str(counts[k]) for k in later)
+
+    # Nightly again: every step is a no-op, the generation stays.
+    files = {p.name: p.read_bytes() for p in (cluster.work / "current").iterdir()}
+    r = rebuild("nightly", "--work", cluster.work, "--config", cluster.config, "--day", day_text(DAY0))
+    out = r.stdout.decode()
+    assert "already" in out and "nothing to do" in out, out
+    assert {p.name: p.read_bytes() for p in (cluster.work / "current").iterdir()} == files
+
+
+def snapshot(work):
+    """Checksums of everything a finished nightly leaves that matters."""
+    out = {}
+    for sub in ("merged", "current"):
+        for p in sorted((work / sub).iterdir()):
+            data = p.read_bytes()
+            if p.name == "meta":  # its `inputs` names segment directories, unique per run
+                data = b"".join(l for l in data.splitlines(True) if not l.startswith(b"inputs ="))
+            out[f"{sub}/{p.name}"] = hashlib.sha256(data).hexdigest()
+    out["current ->"] = os.readlink(work / "current")
+    return out
+
+
+def test_kill9_of_nightly_at_random_points_then_rerun_gives_the_same_files(procs, tmp_path):
+    cluster = Cluster(procs, tmp_path, realtime=2, archive_replicas=(1,))
+    counts, lookups = records_for([DAY0, DAY0 + 1], users=300, seed=11)
+    cluster.load(counts, lookups)
+    bootstrap(cluster)
+    # Reference: an uninterrupted run in its own work directory (no release, so the
+    # realtime data stays for the interrupted runs; the archive follows `work`).
+    ref = tmp_path / "ref"
+    for a in (("import", "--input", os.path.join(SEED, "history.csv")),):
+        rebuild(a[0], "--work", ref, *a[1:])
+    t0 = time.monotonic()
+    rebuild("export", "--work", ref, "--config", cluster.config, "--day", day_text(DAY0))
+    rebuild("segment", "--work", ref, "--config", cluster.config, "--day", day_text(DAY0))
+    rebuild("compact", "--work", ref, "--before", day_text(DAY0))
+    rebuild("merge", "--work", ref, "--config", cluster.config)
+    rebuild("publish", "--work", ref, "--archive-shards", 1)
+    elapsed = time.monotonic() - t0
+    expected = snapshot(ref)
+
+    rnd = random.Random(1234)
+    args = [binary("clickatron-rebuild"), "nightly", "--work", str(cluster.work), "--config",
+            str(cluster.config), "--day", day_text(DAY0)]
+    kills = 0
+    for attempt in range(6):
+        p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rnd.uniform(0.0, elapsed))
+        if p.poll() is None:
+            p.kill()
+            kills += 1
+        p.wait()
+    r = rebuild("nightly", "--work", cluster.work, "--config", cluster.config, "--day", day_text(DAY0))
+    assert "nightly 2013-05-10: done" in r.stdout.decode()
+    assert kills >= 1
+    assert snapshot(cluster.work) == expected
+    assert not list((cluster.work / "txn").iterdir())
+    for port in cluster.rt_ports:
+        assert cluster.slot_state(port, DAY0) == "released"
+
+
+class TruncatingExport(http.server.BaseHTTPRequestHandler):
+    """A fake realtime shard whose /export stops short of its #END footer."""
+    body = b"u|a.c4ab,1\nu|b.c4ab,2\n#END count=2 xxh64=0000000000000000\n"
+
+    def do_GET(self):
+        data = self.body if "full" in self.path else self.body[:15]
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_truncated_or_wrong_export_is_refused(tmp_path):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), TruncatingExport)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        config = tmp_path / "c.conf"
+        config.write_text(f"realtime = 127.0.0.1:{server.server_address[1]}\n")
+        work = tmp_path / "w"
+        r = rebuild("export", "--work", work, "--config", config, "--day", "2013-05-10", check=False)
+        assert r.returncode == 1
+        err = r.stderr.decode()
+        assert "realtime shard 0" in err and "truncated" in err, err
+        assert not (work / "export" / "2013-05-10" / "shard-0.csv").exists()
+        assert not list((work / "export" / "2013-05-10").iterdir())
+    finally:
+        server.shutdown()
+        server.server_close()
