@@ -1,0 +1,221 @@
+"""clickatron-oplog dump | verify | cursors on oplog directories written here byte by byte.
+
+The frames are built by an independent Python implementation of the documented format
+(oplog/frame.h, docs/oplog.md) — length, seq, XXH64(payload, seed=seq), payload — so these
+tests also pin the on-disk format down.
+"""
+import os
+import struct
+
+from harness import run
+
+M64 = (1 << 64) - 1
+P1, P2, P3, P4, P5 = (0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+                      0x85EBCA77C2B2AE63, 0x27D4EB2F165667C5)
+
+
+def _rotl(x, r):
+    return ((x << r) | (x >> (64 - r))) & M64
+
+
+def _round(acc, lane):
+    return (_rotl((acc + lane * P2) & M64, 31) * P1) & M64
+
+
+def _merge(h, v):
+    return ((h ^ _round(0, v)) * P1 + P4) & M64
+
+
+def xxh64(data, seed=0):
+    n, i = len(data), 0
+    if n >= 32:
+        v = [(seed + P1 + P2) & M64, (seed + P2) & M64, seed, (seed - P1) & M64]
+        while i + 32 <= n:
+            for k in range(4):
+                v[k] = _round(v[k], struct.unpack_from("<Q", data, i + 8 * k)[0])
+            i += 32
+        h = (_rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)) & M64
+        for k in range(4):
+            h = _merge(h, v[k])
+    else:
+        h = (seed + P5) & M64
+    h = (h + n) & M64
+    while i + 8 <= n:
+        h ^= _round(0, struct.unpack_from("<Q", data, i)[0])
+        h = (_rotl(h, 27) * P1 + P4) & M64
+        i += 8
+    if i + 4 <= n:
+        h ^= (struct.unpack_from("<I", data, i)[0] * P1) & M64
+        h = (_rotl(h, 23) * P2 + P3) & M64
+        i += 4
+    while i < n:
+        h ^= (data[i] * P5) & M64
+        h = (_rotl(h, 11) * P1) & M64
+        i += 1
+    h ^= h >> 33
+    h = (h * P2) & M64
+    h ^= h >> 29
+    h = (h * P3) & M64
+    return h ^ (h >> 32)
+
+
+def frame(seq, payload):
+    return struct.pack("<IQQ", len(payload), seq, xxh64(payload, seq)) + payload
+
+
+def segment(d, first_seq, records):
+    path = os.path.join(d, "seg-%020d.log" % first_seq)
+    with open(path, "wb") as f:
+        f.write(b"".join(frame(s, p) for s, p in records))
+    return path
+
+
+def oplog(*args):
+    return run("clickatron-oplog", list(args))
+
+
+RECORDS_1 = [(1, b"u|jehiah.c3p1,1\n"), (2, b"u|jehiah.c3p1,4\nref.u|jehiah.google.c3p1,4\n")]
+RECORDS_2 = [(3, b"\x00\xff tab\there back\\slash\r"), (5, b"x" * 100)]
+
+
+def make_log(tmp_path):
+    d = str(tmp_path / "oplog")
+    os.mkdir(d)
+    segment(d, 1, RECORDS_1)
+    segment(d, 3, RECORDS_2)
+    with open(os.path.join(d, "realtime-shards"), "w") as f:  # someone else's file
+        f.write("127.0.0.1:7101\n")
+    return d
+
+
+def test_xxh64_matches_the_reference_vectors():
+    assert xxh64(b"", 0) == 0xEF46DB3751D8E999
+    assert xxh64(b"a", 0) == 0xD24EC4F1A98C6E5B
+    assert xxh64(b"abc", 0) == 0x44BC2CF5AD770999
+
+
+def test_dump_prints_every_record_escaped(tmp_path):
+    d = make_log(tmp_path)
+    r = oplog("dump", d)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.decode() == (
+        "1 16 u|jehiah.c3p1,1\\n\n"
+        "2 43 u|jehiah.c3p1,4\\nref.u|jehiah.google.c3p1,4\\n\n"
+        "3 23 \\x00\\xff tab\\there back\\\\slash\\r\n"
+        "5 100 " + "x" * 100 + "\n")
+    assert r.stderr == b""
+
+
+def test_dump_from_a_seq(tmp_path):
+    d = make_log(tmp_path)
+    r = oplog("dump", d, "--from", "3")
+    assert r.returncode == 0
+    assert [line.split(" ")[0] for line in r.stdout.decode().splitlines()] == ["3", "5"]
+    r = oplog("dump", d, "--from", "4")
+    assert [line.split(" ")[0] for line in r.stdout.decode().splitlines()] == ["5"]
+    r = oplog("dump", d, "--from", "6")
+    assert r.returncode == 0 and r.stdout == b""
+
+
+def test_verify_counts_a_healthy_log(tmp_path):
+    d = make_log(tmp_path)
+    r = oplog("verify", d)
+    assert r.returncode == 0, r.stderr
+    size = sum(20 + len(p) for _, p in RECORDS_1 + RECORDS_2)
+    assert r.stdout.decode() == (
+        f"segments 2\nrecords 4\nbytes {size}\nfirst_seq 1\nlast_seq 5\nok\n")
+
+
+def test_verify_an_empty_log(tmp_path):
+    d = str(tmp_path)
+    r = oplog("verify", d)
+    assert r.returncode == 0
+    assert r.stdout.decode() == "segments 0\nrecords 0\nbytes 0\nfirst_seq 0\nlast_seq 0\nok\n"
+
+
+def test_verify_reports_a_torn_tail_without_failing(tmp_path):
+    d = make_log(tmp_path)
+    path = os.path.join(d, "seg-%020d.log" % 3)
+    with open(path, "ab") as f:
+        f.write(frame(6, b"the last record")[:-3])
+    r = oplog("verify", d)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode()
+    good = os.path.getsize(path) - 32
+    assert f"torn_tail {path} at offset {good}: frame cut short (seq 6), 32 bytes" in out
+    assert "records 4\n" in out and out.endswith("ok\n")
+    r = oplog("dump", d)
+    assert r.returncode == 0
+    assert b"torn tail in " + path.encode() in r.stderr
+
+
+def test_verify_fails_on_corruption_naming_file_and_offset(tmp_path):
+    d = make_log(tmp_path)
+    path = os.path.join(d, "seg-%020d.log" % 1)
+    data = bytearray(open(path, "rb").read())
+    data[25] ^= 0x04  # inside the first record's payload; a whole record follows
+    open(path, "wb").write(bytes(data))
+    r = oplog("verify", d)
+    assert r.returncode == 1
+    msg = f"oplog segment {path} at offset 0 is corrupt: bad checksum (seq 1), and whole records follow it"
+    assert r.stdout.decode().endswith(f"CORRUPT {msg}\n")
+    assert r.stderr.decode() == f"clickatron-oplog: {msg}\n"
+    r = oplog("dump", d)
+    assert r.returncode == 1
+    assert r.stdout == b""
+
+
+def test_verify_fails_on_a_torn_older_segment(tmp_path):
+    d = make_log(tmp_path)
+    path = os.path.join(d, "seg-%020d.log" % 1)
+    data = open(path, "rb").read()
+    open(path, "wb").write(data[:-1])
+    r = oplog("verify", d)
+    assert r.returncode == 1
+    assert "only the newest segment may end in a torn record" in r.stderr.decode()
+
+
+def test_cursors_lists_names_seqs_and_backlog(tmp_path):
+    d = make_log(tmp_path)
+    with open(os.path.join(d, "cursors"), "w") as f:
+        f.write("realtime-0 5\nrealtime-1 2\n")
+    r = oplog("cursors", d)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.decode() == "last_seq 5\nrealtime-0 5 backlog 0\nrealtime-1 2 backlog 3\n"
+
+
+def test_cursors_of_a_log_without_cursors(tmp_path):
+    d = make_log(tmp_path)
+    r = oplog("cursors", d)
+    assert r.returncode == 0
+    assert r.stdout.decode() == "last_seq 5\n"
+
+
+def test_bad_cursor_file_is_named(tmp_path):
+    d = make_log(tmp_path)
+    with open(os.path.join(d, "cursors"), "w") as f:
+        f.write("realtime-0 five\n")
+    r = oplog("cursors", d)
+    assert r.returncode == 1
+    assert r.stderr.decode() == (
+        f"clickatron-oplog: {d}/cursors line 1: seq 'five' is not a number\n")
+
+
+def test_bad_command_lines(tmp_path):
+    for args, message in [
+        ([], "no command"),
+        (["frobnicate", str(tmp_path)], "unknown command 'frobnicate'"),
+        (["dump"], "dump takes one directory"),
+        (["verify", "a", "b"], "verify takes one directory"),
+        (["verify", str(tmp_path), "--from", "3"], "--from is an option of dump only"),
+        (["dump", str(tmp_path), "--from", "x"], "the argument ('x') for option '--from' is invalid"),
+    ]:
+        r = oplog(*args)
+        assert r.returncode == 2, args
+        assert message in r.stderr.decode(), (args, r.stderr)
+    r = oplog("verify", str(tmp_path / "missing"))
+    assert r.returncode == 1
+    assert r.stderr.decode() == (
+        f"clickatron-oplog: open directory {tmp_path}/missing: No such file or directory\n")
+    r = oplog("--help")
+    assert r.returncode == 0 and b"clickatron-oplog dump DIR [--from SEQ]" in r.stdout
