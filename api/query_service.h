@@ -20,11 +20,19 @@
 // with no live replica, or a realtime shard that does not answer, gives 503 naming the
 // shard — never a partial number.
 //
+// Wiring: routes must be added before the server listens, but the service needs the loop
+// and client that exist only after; so the routes are registered against the owner's
+// pointer and answer 503 STARTING until it is set:
+//
+//   QueryService::Register(server, &queries_);             // before server->Listen()
+//   ... server->Listen(); client = HttpClient(server->base(0)) ...
+//   queries_ = std::make_unique<QueryService>(server->base(0), client, config);
+//
 // Threading: everything runs on `base`, the loop `client` belongs to. REQUIRES: the server
-// the routes are registered on serves them on that loop (a one-loop net::Server whose
-// base(0) is `base`); a request arriving on another loop is answered 500, not served unsafely.
-// Lifetime: destroy the QueryService after the server stopped; queries still waiting for
-// backends when the client is destroyed are freed with it (their callbacks own them).
+// serves the routes on that loop (a one-loop net::Server whose base(0) is `base`); a request
+// arriving on another loop is answered 500, not served unsafely.
+// Lifetime: destroy the client before (or with) the QueryService, after the server stopped;
+// queries still waiting for backends are freed with the client (their callbacks own them).
 #pragma once
 
 #include <cstddef>
@@ -59,8 +67,9 @@ class QueryService {
   QueryService(const QueryService&) = delete;
   QueryService& operator=(const QueryService&) = delete;
 
-  // Adds /series, /breakdown and /lookup to server. REQUIRES: before server->Listen().
-  void Register(net::Server* server);
+  // Adds /series, /breakdown and /lookup to server, served by *service once it is set.
+  // REQUIRES: before server->Listen(); *service outlives the server's loops.
+  static void Register(net::Server* server, const std::unique_ptr<QueryService>* service);
 
   // Writes the read path's counters as one JSON object (for the API's /stats):
   // {"series": n, "breakdown": n, "lookup": n, "errors_4xx": n, "errors_503": n,

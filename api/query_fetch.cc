@@ -1,0 +1,186 @@
+#include "api/query_fetch.h"
+
+#include <memory>
+#include <utility>
+
+#include "api/query_plan.h"
+#include "keyformat/records.h"
+#include "keyformat/shard.h"
+#include "net/http_client.h"
+
+namespace clickatron {
+
+namespace {
+
+// One archive request walking the shard's replicas.
+struct ArchiveCall : std::enable_shared_from_this<ArchiveCall> {
+  QueryState* s;
+  size_t shard;
+  std::string path;
+  bool is_get = false;
+  size_t first;
+  size_t tried = 0;
+  std::string errors;
+  BackendCallback done;
+
+  void Try() {
+    const std::vector<net::HostPort>& replicas = s->config.archive[shard];
+    if (tried == replicas.size()) {
+      BackendAnswer failed;
+      failed.error = "archive shard " + std::to_string(shard) + " has no live replica (" + errors + ")";
+      done(std::move(failed));
+      return;
+    }
+    size_t replica = (first + tried) % replicas.size();
+    ++tried;
+    auto self = shared_from_this();
+    s->client->Get(replicas[replica], path, s->options.archive_timeout_ms,
+                   [self, replica](net::HttpResponse&& r) { self->OnResponse(replica, std::move(r)); });
+  }
+
+  void OnResponse(size_t replica, net::HttpResponse&& r) {
+    const net::HostPort& from = s->config.archive[shard][replica];
+    std::string problem;
+    Result<int64_t> w = kNoArchiveDays;
+    if (!r.ok()) {
+      problem = r.error;
+    } else if (r.status != 200 && r.status != 404) {
+      problem = from.ToString() + ": answered HTTP " + std::to_string(r.status);
+    } else if (w = ParseWatermark(r.Header(kWatermarkHeader)); !w.ok()) {
+      problem = from.ToString() + ": " + w.status().message();
+    }
+    if (!problem.empty()) {
+      if (!errors.empty()) errors += "; ";
+      errors += problem;
+      ++s->archive_failovers;
+      Try();
+      return;
+    }
+    BackendAnswer a;
+    a.ok = true;
+    a.status = r.status;
+    a.body = std::move(r.body);
+    if (is_get && !a.body.empty() && a.body.back() == '\n') a.body.pop_back();  // value + "\n"
+    a.watermark = w.value();
+    a.replica = replica;
+    done(std::move(a));
+  }
+};
+
+// The lookup resolution of one batch of hashes: archive shards first, then realtime.
+struct LookupCall : std::enable_shared_from_this<LookupCall> {
+  QueryState* s;
+  std::vector<std::string> missing;
+  std::unordered_map<std::string, std::string> found;
+  size_t pending = 0;
+  Status error;
+  LookupCallback done;
+
+  // Groups `missing` by the shard of "_l|hash" among shard_count and asks each group.
+  void Ask(bool archive) {
+    size_t shards = archive ? s->config.archive.size() : s->config.realtime.size();
+    if (missing.empty() || shards == 0) return AfterTier(archive);
+    std::vector<std::vector<std::string>> keys(shards);
+    for (const std::string& hash : missing) {
+      std::string key;
+      AppendLookupKey(&key, hash);
+      uint32_t shard = ShardOf(key, static_cast<uint32_t>(shards));
+      keys[shard].push_back(std::move(key));
+    }
+    auto self = shared_from_this();
+    std::vector<std::pair<size_t, std::string>> requests;
+    for (size_t shard = 0; shard < shards; ++shard) {
+      for (std::string& path : MgetPaths(keys[shard], s->options.max_backend_url_bytes)) {
+        requests.emplace_back(shard, std::move(path));
+      }
+    }
+    pending = requests.size();
+    for (auto& [shard, path] : requests) {
+      BackendCallback cb = [self, archive](BackendAnswer&& a) { self->OnAnswer(archive, std::move(a)); };
+      if (archive) {
+        FetchArchive(s, shard, std::move(path), -1, std::move(cb));
+      } else {
+        FetchRealtime(s, shard, std::move(path), std::move(cb));
+      }
+    }
+  }
+
+  void OnAnswer(bool archive, BackendAnswer&& a) {
+    if (!a.ok) {
+      if (error.ok()) error = Status::Error(a.error);
+    } else {
+      LineWalker lines(a.body);
+      std::string_view key, value;
+      while (lines.Next(&key, &value)) {
+        if (key.substr(0, kLookupPrefix.size()) != kLookupPrefix) continue;
+        Result<std::string> original = UnescapeLookupValue(value);
+        // A record that does not unescape is shown as its hash, like an unknown one.
+        if (original.ok()) found.emplace(key.substr(kLookupPrefix.size()), std::move(original).value());
+      }
+    }
+    if (--pending == 0) AfterTier(archive);
+  }
+
+  void AfterTier(bool archive) {
+    if (!error.ok()) return done(error, {});
+    std::vector<std::string> still;
+    for (std::string& hash : missing) {
+      if (!found.count(hash)) still.push_back(std::move(hash));
+    }
+    missing = std::move(still);
+    if (archive && !missing.empty()) return Ask(false);
+    for (const auto& [hash, original] : found) s->lookups.Put(hash, original);
+    done(Status::OK(), std::move(found));
+  }
+};
+
+}  // namespace
+
+void FetchArchive(QueryState* s, size_t shard, std::string path, int first_replica,
+                  BackendCallback done) {
+  auto call = std::make_shared<ArchiveCall>();
+  call->s = s;
+  call->shard = shard;
+  call->path = std::move(path);
+  call->is_get = call->path.compare(0, 5, "/get?") == 0;
+  size_t replicas = s->config.archive[shard].size();
+  if (first_replica >= 0) {
+    call->first = static_cast<size_t>(first_replica) % replicas;
+  } else {
+    call->first = s->next_replica[shard]++ % replicas;
+  }
+  call->done = std::move(done);
+  call->Try();
+}
+
+void FetchRealtime(QueryState* s, size_t shard, std::string path, BackendCallback done) {
+  const net::HostPort& to = s->config.realtime[shard];
+  bool is_get = path.compare(0, 5, "/get?") == 0;
+  s->client->Get(to, path, s->options.realtime_timeout_ms,
+                 [s, shard, is_get, done = std::move(done)](net::HttpResponse&& r) {
+                   BackendAnswer a;
+                   if (!r.ok()) {
+                     a.error = r.error;
+                   } else if (r.status == 200 || (is_get && r.status == 404)) {
+                     a.ok = true;
+                     a.status = r.status;
+                     a.body = std::move(r.body);
+                     if (is_get && !a.body.empty() && a.body.back() == '\n') a.body.pop_back();
+                   } else {
+                     a.error = s->config.realtime[shard].ToString() + ": answered HTTP " +
+                               std::to_string(r.status);
+                   }
+                   if (!a.ok) a.error = "realtime shard " + std::to_string(shard) + " (" + a.error + ")";
+                   done(std::move(a));
+                 });
+}
+
+void ResolveLookups(QueryState* s, std::vector<std::string> hashes, LookupCallback done) {
+  auto call = std::make_shared<LookupCall>();
+  call->s = s;
+  call->missing = std::move(hashes);
+  call->done = std::move(done);
+  call->Ask(true);
+}
+
+}  // namespace clickatron

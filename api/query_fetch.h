@@ -1,0 +1,76 @@
+// Backend access for the read path: archive requests with replica failover, realtime
+// requests, and lookup resolution — all asynchronous on the service's loop.
+//
+// Archive: a request goes to one replica of its shard; a transport error (refused,
+// timeout after QueryOptions::archive_timeout_ms), a status other than 200/404, or an
+// unreadable X-Archive-Last-Day moves it to the next replica, until every replica has been
+// tried — then the answer is a failure naming the shard and what each replica said. The
+// first replica tried rotates per request (spreading load) unless the caller asks for the
+// one an earlier answer of the same query came from (same file, same watermark).
+//
+// Realtime: one server per shard, no retry; anything but 200 (or 404 for /get) is a failure
+// naming the shard.
+//
+// Lookups: `_l|<hash>` on its archive shard, then, for the hashes not found, on its
+// realtime shard (SPEC 2.5: shard of "_l|<hash>"); values are unescaped (SPEC 2.4). Found
+// originals go into the service's LookupCache.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "api/cluster_config.h"
+#include "api/lookup_cache.h"
+#include "api/query_service.h"
+#include "keyformat/status.h"
+
+namespace clickatron {
+
+inline constexpr int64_t kWatermarkUnknown = -2;
+
+struct QueryService::State {
+  event_base* base = nullptr;
+  net::HttpClient* client = nullptr;
+  ClusterConfig config;
+  QueryOptions options;
+  LookupCache lookups;
+  std::vector<int64_t> last_watermark;  // per archive shard, kWatermarkUnknown until seen
+  std::vector<size_t> next_replica;     // per archive shard: where the next request starts
+
+  uint64_t series = 0, breakdowns = 0, lookup_requests = 0;
+  uint64_t errors_4xx = 0, errors_503 = 0, archive_failovers = 0, watermark_retries = 0;
+
+  State(event_base* b, net::HttpClient* c, const ClusterConfig& cfg, QueryOptions o)
+      : base(b), client(c), config(cfg), options(o), lookups(o.lookup_cache_entries),
+        last_watermark(cfg.archive.size(), kWatermarkUnknown),
+        next_replica(cfg.archive.size(), 0) {}
+};
+using QueryState = QueryService::State;
+
+struct BackendAnswer {
+  bool ok = false;         // a usable answer arrived
+  int status = 0;          // 200 or 404 when ok
+  std::string body;        // a /get answer: the value, without its "\n"
+  std::string error;       // when !ok: names the shard and the problem
+  int64_t watermark = kWatermarkUnknown;  // archive answers: W of the file that answered
+  size_t replica = 0;      // archive answers: which replica answered
+};
+using BackendCallback = std::function<void(BackendAnswer&&)>;
+
+// GET path on archive shard `shard`, replicas in turn; first_replica < 0 rotates.
+void FetchArchive(QueryState* s, size_t shard, std::string path, int first_replica,
+                  BackendCallback done);
+// GET path on realtime shard `shard`.
+void FetchRealtime(QueryState* s, size_t shard, std::string path, BackendCallback done);
+
+// Resolves hashes (12-character lookup hashes) to their originals. done gets an error (a
+// shard down) or the found ones; hashes with no record are simply absent.
+using LookupCallback =
+    std::function<void(Status, std::unordered_map<std::string, std::string>&&)>;
+void ResolveLookups(QueryState* s, std::vector<std::string> hashes, LookupCallback done);
+
+}  // namespace clickatron

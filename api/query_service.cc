@@ -1,0 +1,511 @@
+#include "api/query_service.h"
+
+#include <chrono>
+#include <memory>
+#include <utility>
+
+#include "api/query_breakdown.h"
+#include "api/query_fetch.h"
+#include "api/query_params.h"
+#include "api/query_plan.h"
+#include "api/query_series.h"
+#include "keyformat/records.h"
+#include "keyformat/shard.h"
+#include "keyformat/stored_key.h"
+#include "keyformat/ymdh.h"
+#include "net/http_server.h"
+#include "net/json.h"
+#include "net/request.h"
+
+namespace clickatron {
+
+namespace {
+
+// A realtime /mget is worth it for up to 4 days of hours (the ring holds 3, plus tomorrow);
+// beyond that one /fwmatch of the key returns at most the ring's few dozen records.
+constexpr size_t kMaxRealtimeMgetHours = 96;
+// A breakdown whose archive generation changes under it (a publish in progress) starts over.
+constexpr int kMaxAttempts = 3;
+
+int64_t Now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void ReplyError(QueryState* s, net::Responder* reply, const QueryError& e) {
+  (e.code == 503 ? s->errors_503 : s->errors_4xx)++;
+  std::string body;
+  net::JsonWriter w(&body);
+  w.BeginObject();
+  w.Key("status_code");
+  w.Int(e.code);
+  w.Key("status_txt");
+  w.String(e.status_txt);
+  w.Key("data");
+  w.Null();
+  w.Key("message");
+  w.String(e.message);
+  w.EndObject();
+  reply->AddHeader("Content-Type", "application/json");
+  reply->Reply(e.code, body);
+}
+
+QueryError Unavailable(const std::string& status_txt, const std::string& message) {
+  return QueryError{503, status_txt, message};
+}
+
+// A failed backend call: the message starts with the tier ("archive shard 1 ...").
+QueryError BackendDown(const std::string& message) {
+  return Unavailable(message.rfind("realtime", 0) == 0 ? "REALTIME_UNAVAILABLE" : "ARCHIVE_UNAVAILABLE",
+                     message);
+}
+
+QueryError BadBackend(const std::string& message) {
+  return Unavailable("BACKEND_ERROR", message);
+}
+
+// The shards of a key (SPEC 2.5): one archive shard (if any) and one realtime shard.
+struct KeyShards {
+  std::string shard_key;  // {ns}|{stored key}
+  bool has_archive = false;
+  size_t archive = 0;
+  size_t realtime = 0;
+};
+
+KeyShards ShardsOf(const QueryState* s, const QueryParams& q) {
+  KeyShards k;
+  AppendArchiveTotalKey(&k.shard_key, q.ns, q.stored_key);
+  k.has_archive = !s->config.archive.empty();
+  if (k.has_archive) k.archive = ShardOf(k.shard_key, static_cast<uint32_t>(s->config.archive.size()));
+  k.realtime = ShardOf(k.shard_key, static_cast<uint32_t>(s->config.realtime.size()));
+  return k;
+}
+
+// Buckets for q once the first hour with data is known (units=-1) or straight away.
+bool BucketsFor(const QueryParams& q, int64_t first_hour, std::vector<Bucket>* out, QueryError* e) {
+  Result<std::vector<Bucket>> b =
+      q.units == kUnitsBackToFirst
+          ? MakeBuckets(q.unit, q.tz, q.reference_ts,
+                        first_hour == INT64_MAX ? 1 : kMaxBuckets + 1, first_hour)
+          : MakeBuckets(q.unit, q.tz, q.reference_ts, q.units);
+  if (!b.ok()) {
+    *e = InvalidArg("timezone", b.status().message());
+    return false;
+  }
+  if (static_cast<int64_t>(b->size()) > kMaxBuckets) {
+    *e = InvalidArg("units", "units=-1 reaches back more than 10000 " + std::string(UnitName(q.unit)) +
+                                 " buckets to the first hour with data; give units or a larger unit");
+    return false;
+  }
+  *out = std::move(b).value();
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------
+// /series: the archive total record and the key's realtime hours, concurrently.
+class SeriesRun : public std::enable_shared_from_this<SeriesRun> {
+ public:
+  SeriesRun(QueryState* s, std::unique_ptr<net::AsyncReply> reply, QueryParams q)
+      : s_(s), reply_(std::move(reply)), q_(std::move(q)), shards_(ShardsOf(s, q_)) {
+    total_prefix_ = shards_.shard_key + ".";
+  }
+
+  void Start() {
+    if (q_.units != kUnitsBackToFirst) {
+      QueryError e;
+      if (!BucketsFor(q_, 0, &buckets_, &e)) return Fail(e);
+    }
+    auto self = shared_from_this();
+    if (shards_.has_archive) {
+      ++pending_;
+      FetchArchive(s_, shards_.archive, GetPath(shards_.shard_key), -1,
+                   [self](BackendAnswer&& a) { self->OnArchive(std::move(a)); });
+    } else {
+      watermark_ = kNoArchiveDays;
+    }
+    // Guess W from the last archive answer of this shard, so realtime can be asked at once.
+    int64_t guess = shards_.has_archive ? s_->last_watermark[shards_.archive] : kNoArchiveDays;
+    std::vector<int64_t> hours;
+    if (guess != kWatermarkUnknown && !buckets_.empty() &&
+        RealtimeHours(RangeOfBuckets(buckets_), guess, DayOfHour(Now()) + 1,
+                      kMaxRealtimeMgetHours, &hours)) {
+      realtime_from_ = guess;
+      std::vector<std::string> keys;
+      for (int64_t hour : hours) {
+        std::string key = total_prefix_;
+        key.append(EncodeYmdh(hour)->view());
+        keys.push_back(std::move(key));
+      }
+      for (std::string& path : MgetPaths(keys, s_->options.max_backend_url_bytes)) AskRealtime(std::move(path));
+    } else {
+      realtime_from_ = kNoArchiveDays;  // the /fwmatch covers every realtime day
+      AskRealtime(FwmatchPath(total_prefix_));
+    }
+    if (pending_ == 0) Finish();
+  }
+
+ private:
+  void AskRealtime(std::string path) {
+    ++pending_;
+    auto self = shared_from_this();
+    FetchRealtime(s_, shards_.realtime, std::move(path),
+                  [self](BackendAnswer&& a) { self->OnRealtime(std::move(a)); });
+  }
+
+  void OnArchive(BackendAnswer&& a) {
+    if (!a.ok) {
+      error_ = Unavailable("ARCHIVE_UNAVAILABLE", a.error);
+    } else {
+      watermark_ = a.watermark;
+      s_->last_watermark[shards_.archive] = a.watermark;
+      archive_ = std::move(a);
+    }
+    if (--pending_ == 0) Finish();
+  }
+
+  void OnRealtime(BackendAnswer&& a) {
+    if (!a.ok) {
+      if (error_.status_txt.empty()) error_ = Unavailable("REALTIME_UNAVAILABLE", a.error);
+    } else {
+      realtime_.push_back(std::move(a.body));
+    }
+    if (--pending_ == 0) Finish();
+  }
+
+  void Finish() {
+    if (!error_.status_txt.empty()) return Fail(error_);
+    if (watermark_ < realtime_from_) {
+      // The archive answer is older than guessed (a replica behind during a publish): the
+      // days in between are realtime's too. One /fwmatch covers them all.
+      realtime_.clear();
+      realtime_from_ = kNoArchiveDays;
+      AskRealtime(FwmatchPath(total_prefix_));
+      return;
+    }
+    if (buckets_.empty()) {  // units=-1: the buckets reach back to the first hour with data
+      int64_t first = INT64_MAX;
+      if (archive_.status == 200) {
+        Result<int64_t> h = FirstArchiveHour(archive_.body);
+        if (!h.ok()) return Fail(BadBackend(h.status().message()));
+        first = h.value();
+      }
+      for (const std::string& body : realtime_) {
+        Result<int64_t> h = FirstRealtimeHour(body, total_prefix_, watermark_);
+        if (!h.ok()) return Fail(BadBackend(h.status().message()));
+        first = std::min(first, h.value());
+      }
+      QueryError e;
+      if (!BucketsFor(q_, first, &buckets_, &e)) return Fail(e);
+    }
+    SeriesSum sum(buckets_, watermark_);
+    if (archive_.status == 200) {
+      if (Status st = sum.AddArchiveTotal(archive_.body); !st.ok()) return Fail(BadBackend(st.message()));
+    }
+    for (const std::string& body : realtime_) {
+      if (Status st = sum.AddRealtime(body, total_prefix_); !st.ok()) return Fail(BadBackend(st.message()));
+    }
+    reply_->ReplyJson(200, "OK", SeriesJson(q_, buckets_, sum.values()));
+  }
+
+  void Fail(const QueryError& e) { ReplyError(s_, reply_.get(), e); }
+
+  QueryState* s_;
+  std::unique_ptr<net::AsyncReply> reply_;
+  QueryParams q_;
+  KeyShards shards_;
+  std::string total_prefix_;
+  std::vector<Bucket> buckets_;  // empty until known (units=-1)
+  int pending_ = 0;
+  int64_t watermark_ = kNoArchiveDays;
+  int64_t realtime_from_ = kNoArchiveDays;  // realtime answers cover the days after this
+  BackendAnswer archive_;
+  std::vector<std::string> realtime_;
+  QueryError error_;
+};
+
+// ---------------------------------------------------------------------------------------
+// /breakdown: the archive total record (the index) with the realtime subtotals; then the
+// archive subtotal records of the indexed hours; then lookups of hashed subkeys.
+class BreakdownRun : public std::enable_shared_from_this<BreakdownRun> {
+ public:
+  BreakdownRun(QueryState* s, std::unique_ptr<net::AsyncReply> reply, QueryParams q, int attempt)
+      : s_(s), reply_(std::move(reply)), q_(std::move(q)), shards_(ShardsOf(s, q_)), attempt_(attempt) {
+    sub_prefix_ = q_.sub + "." + shards_.shard_key + ".";
+  }
+
+  void Start() {
+    if (q_.units != kUnitsBackToFirst) {
+      QueryError e;
+      if (!BucketsFor(q_, 0, &buckets_, &e)) return Fail(e);
+    }
+    auto self = shared_from_this();
+    if (shards_.has_archive) {
+      ++pending_;
+      FetchArchive(s_, shards_.archive, GetPath(shards_.shard_key), -1,
+                   [self](BackendAnswer&& a) { self->OnIndex(std::move(a)); });
+    }
+    ++pending_;
+    FetchRealtime(s_, shards_.realtime, FwmatchPath(sub_prefix_),
+                  [self](BackendAnswer&& a) { self->OnRealtime(std::move(a)); });
+  }
+
+ private:
+  void OnIndex(BackendAnswer&& a) {
+    if (!a.ok) {
+      error_ = Unavailable("ARCHIVE_UNAVAILABLE", a.error);
+    } else {
+      watermark_ = a.watermark;
+      s_->last_watermark[shards_.archive] = a.watermark;
+      index_ = std::move(a);
+    }
+    if (--pending_ == 0) FetchSubtotals();
+  }
+
+  void OnRealtime(BackendAnswer&& a) {
+    if (!a.ok) {
+      if (error_.status_txt.empty()) error_ = Unavailable("REALTIME_UNAVAILABLE", a.error);
+    } else {
+      realtime_ = std::move(a.body);
+    }
+    if (--pending_ == 0) FetchSubtotals();
+  }
+
+  void FetchSubtotals() {
+    if (!error_.status_txt.empty()) return Fail(error_);
+    if (buckets_.empty()) {
+      int64_t first = INT64_MAX;
+      if (index_.status == 200) {
+        Result<int64_t> h = FirstArchiveHour(index_.body);
+        if (!h.ok()) return Fail(BadBackend(h.status().message()));
+        first = h.value();
+      }
+      Result<int64_t> h = FirstRealtimeHour(realtime_, sub_prefix_, watermark_);
+      if (!h.ok()) return Fail(BadBackend(h.status().message()));
+      first = std::min(first, h.value());
+      QueryError e;
+      if (!BucketsFor(q_, first, &buckets_, &e)) return Fail(e);
+    }
+    range_ = RangeOfBuckets(buckets_);
+    std::vector<std::string> keys;
+    if (index_.status == 200) {
+      Status st = ArchiveSubtotalKeys(index_.body, range_, watermark_, q_.sub, q_.ns, q_.stored_key, &keys);
+      if (!st.ok()) return Fail(BadBackend(st.message()));
+    }
+    std::vector<std::string> paths = MgetPaths(keys, s_->options.max_backend_url_bytes);
+    if (paths.empty()) return Sum();
+    auto self = shared_from_this();
+    pending_ = static_cast<int>(paths.size());
+    for (std::string& path : paths) {
+      // The replica that gave the index: same file, so the same watermark (unless it fails).
+      FetchArchive(s_, shards_.archive, std::move(path), static_cast<int>(index_.replica),
+                   [self](BackendAnswer&& a) { self->OnSubtotals(std::move(a)); });
+    }
+  }
+
+  void OnSubtotals(BackendAnswer&& a) {
+    if (!a.ok) {
+      if (error_.status_txt.empty()) error_ = Unavailable("ARCHIVE_UNAVAILABLE", a.error);
+    } else if (a.watermark != watermark_) {
+      generation_changed_ = true;
+    } else {
+      subtotals_.push_back(std::move(a.body));
+    }
+    if (--pending_ == 0) Sum();
+  }
+
+  void Sum() {
+    if (!error_.status_txt.empty()) return Fail(error_);
+    if (generation_changed_) {
+      // A failover landed on a replica serving another generation: the index and the
+      // records no longer match. Start over; a publish settles within moments.
+      ++s_->watermark_retries;
+      if (attempt_ + 1 >= kMaxAttempts) {
+        return Fail(Unavailable("ARCHIVE_UNAVAILABLE",
+                                "archive shard " + std::to_string(shards_.archive) +
+                                    " replicas kept serving different generations"));
+      }
+      auto again = std::make_shared<BreakdownRun>(s_, std::move(reply_), std::move(q_), attempt_ + 1);
+      return again->Start();
+    }
+    BreakdownSum sum(range_, watermark_);
+    for (const std::string& body : subtotals_) {
+      if (Status st = sum.AddArchive(body, sub_prefix_); !st.ok()) return Fail(BadBackend(st.message()));
+    }
+    if (Status st = sum.AddRealtime(realtime_, sub_prefix_); !st.ok()) return Fail(BadBackend(st.message()));
+    candidates_ = sum.Candidates(q_.limit);
+    // The sums hold views into the bodies, which stay in this run until it replies.
+    std::vector<std::string> unknown;
+    for (const SubkeyCount& c : candidates_) {
+      if (!IsKeyHash(c.stored)) continue;
+      if (const std::string* original = s_->lookups.Get(c.stored)) {
+        shown_.emplace(std::string(c.stored), *original);
+      } else {
+        unknown.emplace_back(c.stored);
+      }
+    }
+    if (unknown.empty()) return Reply();
+    auto self = shared_from_this();
+    ResolveLookups(s_, std::move(unknown),
+                   [self](Status st, std::unordered_map<std::string, std::string>&& found) {
+                     if (!st.ok()) return self->Fail(BackendDown(st.message()));
+                     for (auto& [hash, original] : found) self->shown_.emplace(hash, std::move(original));
+                     self->Reply();
+                   });
+  }
+
+  void Reply() {
+    std::vector<BreakdownEntry> entries =
+        RankBreakdown(candidates_, q_.limit, [this](std::string_view stored) {
+          auto it = shown_.find(std::string(stored));
+          return it == shown_.end() ? std::string(stored) : it->second;
+        });
+    reply_->ReplyJson(200, "OK", BreakdownJson(q_, entries));
+  }
+
+  void Fail(const QueryError& e) { ReplyError(s_, reply_.get(), e); }
+
+  QueryState* s_;
+  std::unique_ptr<net::AsyncReply> reply_;
+  QueryParams q_;
+  KeyShards shards_;
+  int attempt_;
+  std::string sub_prefix_;
+  std::vector<Bucket> buckets_;
+  HourRange range_;
+  int pending_ = 0;
+  int64_t watermark_ = kNoArchiveDays;
+  BackendAnswer index_;
+  std::string realtime_;
+  std::vector<std::string> subtotals_;
+  bool generation_changed_ = false;
+  std::vector<SubkeyCount> candidates_;
+  std::unordered_map<std::string, std::string> shown_;
+  QueryError error_;
+};
+
+// Common checks before a query runs: loop, method, percent-encoding.
+bool Admit(QueryState* s, net::Request& r) {
+  if (r.base() != s->base) {
+    ReplyError(s, &r, QueryError{500, "INTERNAL_ERROR",
+                                 "the read path serves only on the loop of its HTTP client"});
+    return false;
+  }
+  if (r.method() != net::Method::kGet && r.method() != net::Method::kHead) {
+    ReplyError(s, &r, QueryError{405, "METHOD_NOT_ALLOWED", "queries are GET requests"});
+    return false;
+  }
+  if (!r.query().status().ok()) {
+    ReplyError(s, &r, InvalidArg(r.query().bad_param(), r.query().status().message()));
+    return false;
+  }
+  return true;
+}
+
+void HandleQuery(QueryState* s, QueryKind kind, net::Request& r) {
+  if (!Admit(s, r)) return;
+  (kind == QueryKind::kSeries ? s->series : s->breakdowns)++;
+  QueryParams q;
+  QueryError e;
+  if (!ParseQueryParams(kind, r.params(), Now(), &q, &e)) return ReplyError(s, &r, e);
+  if (kind == QueryKind::kSeries) {
+    std::make_shared<SeriesRun>(s, r.Defer(), std::move(q))->Start();
+  } else {
+    std::make_shared<BreakdownRun>(s, r.Defer(), std::move(q), 0)->Start();
+  }
+}
+
+void HandleLookup(QueryState* s, net::Request& r) {
+  if (!Admit(s, r)) return;
+  ++s->lookup_requests;
+  std::optional<std::string_view> hash = r.Param("hash");
+  if (!hash.has_value() || hash->empty()) return ReplyError(s, &r, MissingArg("hash"));
+  if (!IsKeyHash(*hash)) {
+    return ReplyError(s, &r, InvalidArg("hash", "hash '" + std::string(hash->substr(0, 64)) +
+                                                    "' is not a 12-character lookup hash"));
+  }
+  auto write = [](std::string_view h, std::string_view original) {
+    std::string data;
+    net::JsonWriter w(&data);
+    w.BeginObject();
+    w.Key("hash");
+    w.String(h);
+    w.Key("value");
+    w.String(original);
+    w.EndObject();
+    return data;
+  };
+  if (const std::string* original = s->lookups.Get(*hash)) {
+    return r.ReplyJson(200, "OK", write(*hash, *original));
+  }
+  std::shared_ptr<net::AsyncReply> reply = r.Defer();
+  std::string h(*hash);
+  ResolveLookups(s, {h}, [s, reply, h, write](Status st, std::unordered_map<std::string, std::string>&& found) {
+    if (!st.ok()) {
+      return ReplyError(s, reply.get(), BackendDown(st.message()));
+    }
+    auto it = found.find(h);
+    if (it == found.end()) {
+      return ReplyError(s, reply.get(), QueryError{404, "NOT_FOUND", "no lookup record for hash '" + h + "'"});
+    }
+    reply->ReplyJson(200, "OK", write(h, it->second));
+  });
+}
+
+}  // namespace
+
+QueryService::QueryService(event_base* base, net::HttpClient* client, const ClusterConfig& config,
+                           QueryOptions options)
+    : state_(std::make_unique<State>(base, client, config, options)) {
+  // The first IANA lookup would otherwise read the tz database inside a request.
+  (void)TimeZone::Preload();
+}
+
+QueryService::~QueryService() = default;
+
+void QueryService::Register(net::Server* server, const std::unique_ptr<QueryService>* service) {
+  auto route = [service](void (*handle)(State*, net::Request&)) {
+    return [service, handle](net::Request& r) {
+      if (*service == nullptr) {
+        r.AddHeader("Content-Type", "application/json");
+        return r.Reply(503, R"({"status_code":503,"status_txt":"STARTING","data":null})");
+      }
+      handle((*service)->state_.get(), r);
+    };
+  };
+  server->Handle("/series", route([](State* s, net::Request& r) { HandleQuery(s, QueryKind::kSeries, r); }));
+  server->Handle("/breakdown",
+                 route([](State* s, net::Request& r) { HandleQuery(s, QueryKind::kBreakdown, r); }));
+  server->Handle("/lookup", route(&HandleLookup));
+}
+
+void QueryService::WriteStatsJson(net::JsonWriter* w) const {
+  const State* s = state_.get();
+  w->BeginObject();
+  w->Key("series");
+  w->Uint(s->series);
+  w->Key("breakdown");
+  w->Uint(s->breakdowns);
+  w->Key("lookup");
+  w->Uint(s->lookup_requests);
+  w->Key("errors_4xx");
+  w->Uint(s->errors_4xx);
+  w->Key("errors_503");
+  w->Uint(s->errors_503);
+  w->Key("lookup_cache");
+  w->BeginObject();
+  w->Key("entries");
+  w->Uint(s->lookups.size());
+  w->Key("hits");
+  w->Uint(s->lookups.hits());
+  w->Key("misses");
+  w->Uint(s->lookups.misses());
+  w->EndObject();
+  w->Key("archive_failovers");
+  w->Uint(s->archive_failovers);
+  w->Key("watermark_retries");
+  w->Uint(s->watermark_retries);
+  w->EndObject();
+}
+
+}  // namespace clickatron
