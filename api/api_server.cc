@@ -93,13 +93,14 @@ Status ApiServer::Init() {
   server_->Handle("/incr", [this](net::Request& req) { OnIncr(req); });
   server_->Handle("/stats", [this](net::Request& req) { OnStats(req); });
   server_->Handle("/ping", [](net::Request& req) { req.Reply(200, "OK\n"); });
+  QueryService::Register(server_.get(), &queries_);  // answered once queries_ is set below
   server_->OnStop([this] { OnStop(); });
   if (net::Status s = server_->Listen(); !s.ok()) return Status::Error(s.message());
 
   event_base* base = server_->base(0);
   waker_ = std::make_unique<net::LoopWaker>(base, [this] { OnSynced(); });
   client_ = std::make_unique<net::HttpClient>(base);
-  // TODO(wiring): queries_ = std::make_unique<QueryService>(base, client_.get(), config_);
+  queries_ = std::make_unique<QueryService>(base, client_.get(), config_);
   const uint64_t last = log_->last_seq();
   append_times_.Add(last + 1, net::MonotonicMicros());  // older records: "since start"
   for (size_t k = 0; k < config_.realtime.size(); k++) {
