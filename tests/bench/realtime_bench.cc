@@ -1,7 +1,8 @@
 // realtime_bench: issue 4's benchmark of the realtime shard, all figures from one run.
 //
 //   realtime_bench --server build/realtime-release/bin/clickatron-realtime [--keys 1000000]
-//                  [--increments 5000000] [--batch 1000] [--dir /tmp]
+//                  [--increments 5000000] [--batch 1000] [--pipeline 1] [--dir /tmp]
+//                  [--phases a,b,...] [--lmemb N] [--leaf-cache N] [--mmap-mb N] [--fsync 0|1]
 //
 // One workload: `keys` realistic realtime keys (totals `u|{user}.{ymdh}` and subtotals
 // `ref.u|{user}.{hash}.{ymdh}` over the 24 hours of one day, 22-46 bytes) and `increments`
@@ -14,7 +15,8 @@
 //   raw-real-yield    raw-addint with Debian's sched_yield calls reaching the kernel
 //   ring              realtime::Ring::Incr per batch + Sync() every second, in-process
 //   http              the increments POSTed to clickatron-realtime as /incr batches of
-//                     `batch` lines over one keep-alive connection: the issue's (b)
+//                     `batch` lines over one keep-alive connection (`pipeline` requests in
+//                     flight, default 1: send, wait for the answer, send): the issue's (b)
 //   http-real-yield   the same against a server built without no_yield.cc (if given)
 //
 // This program defines sched_yield itself to count Tokyo Cabinet's calls and to let one
@@ -84,6 +86,7 @@ struct Options {
   std::string phases = "raw-addint,raw-addint-sorted,raw-default-cache,raw-real-yield,ring,http,http-real-yield";
   rt::SlotOptions slot;  // for the ring phase and the raw phases' tuning
   size_t keys = 1000000, increments = 5000000, batch = 1000;
+  size_t pipeline = 1;  // /incr requests in flight on the one connection
 };
 
 struct Workload {
@@ -279,10 +282,9 @@ bool SendAll(int fd, std::string_view data) {
   return true;
 }
 
-// Sends one request, returns the status code (-1 on a broken connection); body in *body.
-int Exchange(int fd, const std::string& head, std::string_view payload, std::string* buf, std::string* body) {
-  if (!SendAll(fd, head) || !SendAll(fd, payload)) return -1;
-  buf->clear();
+// Reads one response; returns the status code (-1 on a broken connection), body in *body.
+// *buf holds bytes already received past the previous response (pipelining).
+int ReadResponse(int fd, std::string* buf, std::string* body) {
   size_t header_end;
   char chunk[16384];
   while ((header_end = buf->find("\r\n\r\n")) == std::string::npos) {
@@ -300,7 +302,13 @@ int Exchange(int fd, const std::string& head, std::string_view payload, std::str
     buf->append(chunk, static_cast<size_t>(n));
   }
   body->assign(*buf, header_end + 4, length);
+  buf->erase(0, header_end + 4 + length);
   return code;
+}
+
+int Exchange(int fd, const std::string& head, std::string_view payload, std::string* buf, std::string* body) {
+  if (!SendAll(fd, head) || !SendAll(fd, payload)) return -1;
+  return ReadResponse(fd, buf, body);
 }
 
 int FreePort() {
@@ -316,7 +324,11 @@ int FreePort() {
 }
 
 Result HttpPhase(const Options& o, const std::string& server, const char* phase,
-                 const std::vector<std::string>& bodies, size_t increments) {
+                 const std::vector<std::string>& all_bodies, size_t limit) {
+  const size_t batches = std::min(all_bodies.size(), (limit + o.batch - 1) / o.batch);
+  const std::vector<std::string> bodies(all_bodies.begin(), all_bodies.begin() + static_cast<long>(batches));
+  size_t increments = 0;
+  for (const std::string& b : bodies) increments += static_cast<size_t>(std::count(b.begin(), b.end(), '\n'));
   const std::string dir = FreshDir(o, phase);
   const int port = FreePort();
   const std::string port_text = std::to_string(port);
@@ -337,19 +349,26 @@ Result HttpPhase(const Options& o, const std::string& server, const char* phase,
     std::exit(1);
   }
   std::string head, buf, body;
-  const std::string expect = "\"applied\":" + std::to_string(o.batch) + ",";
   const double cpu0 = SelfCpu();
   auto start = Clock::now();
-  int64_t seq = 0;
-  for (const std::string& payload : bodies) {
-    head = "POST /incr?source=bench&seq=" + std::to_string(++seq) +
-           " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(payload.size()) + "\r\n\r\n";
-    int code = Exchange(fd, head, payload, &buf, &body);
-    if (code != 200 || (payload.size() > 0 && body.find("\"applied\":") == std::string::npos)) {
-      std::fprintf(stderr, "%s: batch %lld: HTTP %d %s\n", phase, static_cast<long long>(seq), code, body.c_str());
+  // Up to `pipeline` requests in flight on the one connection; answers come in order.
+  size_t sent = 0, answered = 0;
+  auto check = [&](int code) {
+    if (code != 200 || body.find("\"applied\":") == std::string::npos) {
+      std::fprintf(stderr, "%s: batch %zu: HTTP %d %s\n", phase, answered + 1, code, body.c_str());
       std::exit(1);
     }
-    if (seq % 200 == 0) Progress(phase, static_cast<size_t>(seq) * o.batch, increments, start);
+    ++answered;
+    if (answered % 200 == 0) Progress(phase, answered * o.batch, increments, start);
+  };
+  while (answered < bodies.size()) {
+    while (sent < bodies.size() && sent - answered < o.pipeline) {
+      const std::string& payload = bodies[sent];
+      head = "POST /incr?source=bench&seq=" + std::to_string(++sent) +
+             " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(payload.size()) + "\r\n\r\n";
+      if (!SendAll(fd, head) || !SendAll(fd, payload)) check(-1);
+    }
+    check(ReadResponse(fd, &buf, &body));
   }
   Result r{phase, increments, Seconds(start), SelfCpu() - cpu0, 0, ""};
   head = "GET /stats HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
@@ -387,6 +406,7 @@ int main(int argc, char** argv) {
     else if (f == "--batch") o.batch = std::strtoul(argv[i + 1], nullptr, 10);
     else if (f == "--dir") o.dir = argv[i + 1];
     else if (f == "--phases") o.phases = argv[i + 1];
+    else if (f == "--pipeline") o.pipeline = std::max<size_t>(1, std::strtoul(argv[i + 1], nullptr, 10));
     else if (f == "--lmemb") o.slot.lmemb = std::atoi(argv[i + 1]);
     else if (f == "--leaf-cache") o.slot.leaf_cache = std::atoi(argv[i + 1]);
     else if (f == "--mmap-mb") o.slot.mmap_bytes = std::atoll(argv[i + 1]) << 20;
@@ -404,28 +424,32 @@ int main(int argc, char** argv) {
   auto want = [&o](std::string_view phase) {
     return ("," + o.phases + ",").find("," + std::string(phase) + ",") != std::string::npos;
   };
-  if (want("raw-addint")) results.push_back(RawAddint(o, w, "raw-addint", false, false, false, o.increments));
-  if (want("raw-addint-sorted")) results.push_back(RawAddint(o, w, "raw-addint-sorted", true, false, false, o.increments));
-  if (want("raw-default-cache")) results.push_back(RawAddint(o, w, "raw-default-cache", false, true, false, small));
-  if (want("raw-real-yield")) results.push_back(RawAddint(o, w, "raw-real-yield", false, false, true, small));
-  if (want("ring")) results.push_back(RingPhase(o, bodies, o.increments));
-  if (want("http") && !o.server.empty()) results.push_back(HttpPhase(o, o.server, "http", bodies, o.increments));
-  if (want("http-real-yield") && !o.server_yield.empty()) {
-    results.push_back(HttpPhase(o, o.server_yield, "http-real-yield", bodies, o.increments));
-  }
-  if (results.empty()) return 0;
-  std::fprintf(stderr, "\n");
-
-  const double base = results[0].rate();
-  const double base_cpu = static_cast<double>(results[0].increments) / results[0].cpu;
+  // Each row is printed as soon as its phase ends; ratios are against the first phase run.
   std::printf("| phase | increments | wall s | increments/s | vs first | CPU s | increments/CPU-s | vs first | sched_yield per increment | notes |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
-  for (const Result& r : results) {
-    const double per_cpu = static_cast<double>(r.increments) / r.cpu;
-    std::printf("| %s | %zu | %.2f | %.0f | %.2f | %.2f | %.0f | %.2f | %s | %s |\n", r.phase.c_str(), r.increments,
-                r.seconds, r.rate(), r.rate() / base, r.cpu, per_cpu, per_cpu / base_cpu,
-                r.phase.starts_with("http") ? "-" : std::to_string(static_cast<double>(r.yields) / static_cast<double>(r.increments)).substr(0, 4).c_str(),
-                r.note.c_str());
+  std::fflush(stdout);
+  auto report = [&results](Result r) {
+    results.push_back(std::move(r));
+    const Result& first = results.front();
+    const Result& last = results.back();
+    const double per_cpu = static_cast<double>(last.increments) / last.cpu;
+    const double first_cpu = static_cast<double>(first.increments) / first.cpu;
+    std::string yields = last.phase.starts_with("http") ? "-" :
+        std::to_string(static_cast<double>(last.yields) / static_cast<double>(last.increments)).substr(0, 4);
+    std::fprintf(stderr, "\n");
+    std::printf("| %s | %zu | %.2f | %.0f | %.2f | %.2f | %.0f | %.2f | %s | %s |\n", last.phase.c_str(), last.increments,
+                last.seconds, last.rate(), last.rate() / first.rate(), last.cpu, per_cpu, per_cpu / first_cpu,
+                yields.c_str(), last.note.c_str());
+    std::fflush(stdout);
+  };
+  if (want("raw-addint")) report(RawAddint(o, w, "raw-addint", false, false, false, o.increments));
+  if (want("http") && !o.server.empty()) report(HttpPhase(o, o.server, "http", bodies, o.increments));
+  if (want("raw-addint-sorted")) report(RawAddint(o, w, "raw-addint-sorted", true, false, false, o.increments));
+  if (want("ring")) report(RingPhase(o, bodies, o.increments));
+  if (want("raw-default-cache")) report(RawAddint(o, w, "raw-default-cache", false, true, false, small));
+  if (want("raw-real-yield")) report(RawAddint(o, w, "raw-real-yield", false, false, true, small));
+  if (want("http-real-yield") && !o.server_yield.empty()) {
+    report(HttpPhase(o, o.server_yield, "http-real-yield", bodies, small));
   }
   return 0;
 }
