@@ -78,6 +78,16 @@ void ArchiveServer::AddLastDay(net::Request& req, const DbFile& db) {
   if (db.has_manifest()) req.AddHeader("X-Archive-Last-Day", db.manifest().last_day.c_str());
 }
 
+void ArchiveServer::ReplyText(net::Request& req, LoopScratch& scratch, int code,
+                              std::string_view body) {
+  char length[24];
+  auto [end, ec] = std::to_chars(length, length + sizeof(length) - 1, body.size());
+  *end = '\0';
+  req.AddHeader("Date", scratch.date.Now());
+  req.AddHeader("Content-Length", length);
+  req.Reply(code, body);
+}
+
 void ArchiveServer::ReplyBadRequest(net::Request& req, const char* status_txt,
                                     const std::string& message) {
   Bump(counters_[req.loop_index()].bad_requests);
@@ -114,10 +124,10 @@ void ArchiveServer::OnGet(net::Request& req) {
   Line line;
   if (db->Find(scratch.params.keys()[0], &line)) {
     Bump(counters.get_hits);
-    req.Reply(200, line.value_nl);
+    ReplyText(req, scratch, 200, line.value_nl);
   } else {
     Bump(counters.get_misses);
-    req.Reply(404, {});
+    ReplyText(req, scratch, 404, {});
   }
 }
 
@@ -147,7 +157,7 @@ void ArchiveServer::OnMget(net::Request& req) {
   }
   Bump(counters.mget_keys, keys.size());
   Bump(counters.mget_hits, hits);
-  req.Reply(200, out);
+  ReplyText(req, scratch, 200, out);
 }
 
 void ArchiveServer::OnFwmatch(net::Request& req) {
@@ -185,7 +195,7 @@ void ArchiveServer::OnFwmatch(net::Request& req) {
   size_t lines = db->ForEachPrefixed(params.keys()[0], limit,
                                      [&out](const Line& line) { out.append(line.whole); });
   Bump(counters.fwmatch_lines, lines);
-  req.Reply(200, out);
+  ReplyText(req, scratch, 200, out);
   // A rare huge answer should not pin its memory in this loop's scratch for ever.
   if (out.capacity() > (1u << 20)) std::string().swap(out);
 }

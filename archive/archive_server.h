@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "archive/date_header.h"
 #include "archive/db_file.h"
 #include "archive/key_params.h"
 #include "archive/live_db.h"
@@ -88,6 +89,7 @@ class ArchiveServer {
   struct LoopScratch {
     KeyParams params;
     std::string out;
+    DateHeader date;
   };
   // /reload answers waiting for the reloader, handed back to their loop through a waker.
   struct ReloadMailbox {
@@ -106,6 +108,10 @@ class ArchiveServer {
   void DeliverReloads(int loop);
   void ReplyBadRequest(net::Request& req, const char* status_txt, const std::string& message);
   static void AddLastDay(net::Request& req, const DbFile& db);
+  // Replies with body, giving evhttp the Date and Content-Length headers ready-made (it
+  // would printf them for every reply; see date_header.h).
+  static void ReplyText(net::Request& req, LoopScratch& scratch, int code,
+                        std::string_view body);
 
   ArchiveOptions options_;
   LiveDb db_;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "archive/date_header.h"
 #include "archive/db_file.h"
 #include "archive/key_params.h"
 #include "archive/live_db.h"
@@ -380,6 +381,13 @@ TEST(Reloader, ServesRequestsOnItsThreadAndReportsRefusals) {
   reloader.Request([&called](const Status&) { called = true; });
   reloader.Stop();
   EXPECT_FALSE(called);
+}
+
+TEST(DateHeader, Rfc1123InGmt) {
+  DateHeader d;
+  EXPECT_STREQ(d.At(0), "Thu, 01 Jan 1970 00:00:00 GMT");
+  EXPECT_STREQ(d.At(1332637200), "Sun, 25 Mar 2012 01:00:00 GMT");
+  EXPECT_STREQ(d.At(1795330799), "Sun, 22 Nov 2026 06:59:59 GMT");
 }
 
 }  // namespace

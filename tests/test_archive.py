@@ -1,11 +1,13 @@
 """clickatron-archive end to end (issue 3): the sortdb golden answers, misses, limits, bad
 requests, refusal of bad files at startup and reload, the manifest header, and the
 `mv new data && kill -HUP` swap under load with zero failed or wrong answers."""
+import email.utils
 import http.client
 import os
 import signal
 import subprocess
 import threading
+import time
 
 import pytest
 
@@ -67,6 +69,10 @@ def test_misses_mget_and_fwmatch_limits(procs, tmp_path):
     assert (r.status, r.body) == (404, b"")
     r = get(port, "/get?key=zzz")
     assert (r.status, r.body) == (404, b"")
+    assert r.headers["content-length"] == "0"
+    r = get(port, "/get?key=u|jehiah.c3hh")
+    assert (r.headers["content-length"], r.headers["date"][-4:]) == ("3", " GMT")
+    assert abs(email.utils.parsedate_to_datetime(r.headers["date"]).timestamp() - time.time()) < 5
     # every parameter whose name starts with k is a key; request order; misses skipped
     r = get(port, "/mget?key=u|jehiah.c3i0&k=nope&kk=c.u|jehiah.c3h5&x=u|jehiah.c3hh")
     assert (r.status, r.text) == (200, "u|jehiah.c3i0,7\nc.u|jehiah.c3h5,US:2\n")
@@ -81,12 +87,12 @@ def test_misses_mget_and_fwmatch_limits(procs, tmp_path):
     r = get(port, "/fwmatch?key=nothing")
     assert (r.status, r.text) == (200, "")
     stats = get(port, "/stats").json()["data"]
-    assert (stats["get_hits"], stats["get_misses"]) == (0, 2)
+    assert (stats["get_hits"], stats["get_misses"]) == (1, 2)
     assert (stats["mget_keys"], stats["mget_hits"]) == (5, 2)
     assert stats["fwmatch_lines"] == 8
     assert stats["records"] == 14
     assert stats["bytes"] == os.path.getsize(os.path.join(SORTDB, "data.csv"))
-    assert stats["requests"]["/get"]["count"] == 2
+    assert stats["requests"]["/get"]["count"] == 3
     assert stats["requests"]["/fwmatch"]["count"] == 4
     assert r.status == 200 and get(port, "/ping").text == "OK\n"
 
