@@ -383,9 +383,11 @@ def test_nightly_moves_yesterday_into_the_archive_then_backup_restores_it(demo_v
     subprocess.run(["cp", "-r", backup, str(bad)], check=True)
     subprocess.run(f"gzip -dc {bad}/shard-1.csv.gz | head -n 1 | gzip > {bad}/x && mv {bad}/x {bad}/shard-1.csv.gz",
                    shell=True, check=True)
-    refused = sh([os.path.join(OPS, "restore-archive"), "--backup", str(bad), "--work", work])
-    assert refused.returncode == 1 and "does not match its manifest" in refused.stderr
-    assert os.readlink(os.path.join(work, "current")) == f"gen/{generation}"
+    other_work = tmp_path / "other-work"
+    refused = sh([os.path.join(OPS, "restore-archive"), "--backup", str(bad), "--work", str(other_work)])
+    assert refused.returncode == 1 and "does not match its manifest" in refused.stderr, refused.stderr
+    assert not os.path.lexists(other_work / "current")
+    assert os.listdir(other_work / "gen") == []
 
     # Archive records → history → import with 3 shards: the same records, spread anew.
     history = tmp_path / "history.csv"
