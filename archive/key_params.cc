@@ -11,19 +11,18 @@ int HexValue(char c) {
   return -1;
 }
 
-// Appends the decoding of in ('+' kept literally); false on a bad escape.
+// Appends the decoding of in ('+' kept literally); false on a bad escape. Runs between
+// escapes are appended whole (most keys have none, or one '|' sent as %7C).
 bool Decode(std::string_view in, std::string* out) {
-  for (size_t i = 0; i < in.size(); ++i) {
-    char c = in[i];
-    if (c != '%') {
-      out->push_back(c);
-      continue;
-    }
-    if (i + 2 >= in.size()) return false;
-    int hi = HexValue(in[i + 1]), lo = HexValue(in[i + 2]);
+  while (!in.empty()) {
+    size_t pct = in.find('%');
+    out->append(in.substr(0, pct));
+    if (pct == std::string_view::npos) return true;
+    if (pct + 2 >= in.size()) return false;
+    int hi = HexValue(in[pct + 1]), lo = HexValue(in[pct + 2]);
     if (hi < 0 || lo < 0) return false;
     out->push_back(static_cast<char>(hi * 16 + lo));
-    i += 2;
+    in.remove_prefix(pct + 3);
   }
   return true;
 }
