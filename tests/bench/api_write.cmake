@@ -1,0 +1,8 @@
+# api write path (issue 6): micro-benchmarks of /incr parsing and encoding. The end-to-end
+# load test (wrk against the API and nginx, batched POSTs into realtime, delivery lag) is
+# tests/bench/api_write_bench.py.
+if(TARGET clickatron_api)
+  clickatron_bench(api_write_bench
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/api_write_bench.cc
+    LIBS clickatron_api)
+endif()

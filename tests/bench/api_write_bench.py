@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""Load test of clickatron-api's write path (issue 6), against nginx's `return 200` ceiling.
+
+    /usr/bin/python3 tests/bench/api_write_bench.py [--bin build/apiw-release/bin] [--seconds 10]
+
+Starts, on 127.0.0.1 only: nginx (one worker, `return 200`), two clickatron-realtime shards
+and clickatron-api (oplog-sync=batch) in a temporary directory, then measures:
+
+ 1. single-event GET /incr with wrk (one thread) at 32 and 256 connections, and nginx with
+    the same wrk script in the same run; ratio = API req/s / nginx req/s;
+ 2. batched POST /incr, 1000 events per request, each event with 2 subtotals (a country
+    and a referrer, some referrers long URLs, so hashed with a lookup record), varied
+    keys; events/s end to end = events accepted / (load time + time until every realtime
+    shard has them, /stats backlog 0);
+ 3. delivery lag, ack → visible in realtime /get, under a steady batched background load;
+ 4. CPU microseconds per event of the API process (and of the realtime shards), from
+    /proc/<pid>/stat around each run.
+
+Every load is bounded in time and stops by itself. Prints a summary.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+import zlib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TICK = os.sysconf("SC_CLK_TCK")
+
+SINGLE_LUA = """
+local n = 0
+request = function()
+  n = n + 1
+  return wrk.format("GET", "/incr?ns=u&key=k" .. (n %% 100000))
+end
+"""
+
+BATCH_LUA = """
+local n = 0
+local countries = {"US","FR","JP","DE","GB","BR","IN","CN","CA","AU","ES","IT","NL","SE","NO","MX","KR","RU","ZA","AR"}
+math.randomseed(%d)
+request = function()
+  local lines = {}
+  for i = 1, 1000 do
+    n = n + 1
+    local u = math.random(1, 100000)
+    local c = countries[math.random(1, #countries)]
+    local r = math.random(1, 200)
+    local ref
+    if r <= 20 then ref = "http%%3A%%2F%%2Fexample.com%%2Fpage" .. r else ref = "r" .. r end
+    lines[i] = "ns=u&key=user" .. u .. "&sub=country:" .. c .. "&sub=ref:" .. ref
+  end
+  return wrk.format("POST", "/incr", nil, table.concat(lines, "\\n") .. "\\n")
+end
+response = function(status, headers, body)
+  if status ~= 200 then io.stderr:write("status " .. status .. "\\n") end
+end
+"""
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http(port, path, body=None, timeout=10):
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=body)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def wait_until(pred, timeout=30, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if pred():
+                return
+        except OSError:
+            pass
+        time.sleep(0.02)
+    raise TimeoutError(what)
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def wrk(port, script, conns, seconds, path="/"):
+    out = subprocess.run(["wrk", "-t1", f"-c{conns}", f"-d{seconds}s", "--latency", "-s", script,
+                          f"http://127.0.0.1:{port}{path}"], capture_output=True, text=True,
+                         timeout=seconds + 60)
+    text = out.stdout
+    rps = float(text.split("Requests/sec:")[1].split()[0])
+    p99 = text.split(" 99%")[1].split()[0] if " 99%" in text else "?"
+    non2xx = int(text.split("Non-2xx or 3xx responses:")[1].split()[0]) if "Non-2xx" in text else 0
+    total = int(text.split(" requests in ")[0].split()[-1])
+    return {"rps": rps, "p99": p99, "non2xx": non2xx, "requests": total, "errors": out.stderr.count("status ")}
+
+
+class Cluster:
+    def __init__(self, bin_dir, tmp):
+        self.tmp = tmp
+        self.procs = []
+        self.rt_ports = [free_port(), free_port()]
+        self.rt = []
+        for k, port in enumerate(self.rt_ports):
+            d = os.path.join(tmp, f"rt{k}")
+            os.makedirs(d)
+            self.rt.append(self.spawn([os.path.join(bin_dir, "clickatron-realtime"), "--data-dir", d,
+                                       "--port", str(port)], f"rt{k}.log"))
+            wait_until(lambda: http(port, "/ping")[0] == 200, what="realtime up")
+        self.port = free_port()
+        conf = os.path.join(tmp, "cluster.conf")
+        with open(conf, "w") as f:
+            f.write(f"port = {self.port}\n")
+            for p in self.rt_ports:
+                f.write(f"realtime = 127.0.0.1:{p}\n")
+            f.write(f"oplog-dir = {tmp}/oplog\noplog-sync = batch\nnode-id = api-1\n")
+        self.api = self.spawn([os.path.join(bin_dir, "clickatron-api"), "--config", conf], "api.log")
+        wait_until(lambda: http(self.port, "/ping")[0] == 200, what="api up")
+        self.nginx_port = free_port()
+        ng = os.path.join(tmp, "nginx")
+        os.makedirs(ng)
+        with open(os.path.join(ng, "nginx.conf"), "w") as f:
+            f.write("worker_processes 1; error_log stderr; pid nginx.pid;\n"
+                    "events { worker_connections 4096; }\n"
+                    "http { access_log off; server { listen 127.0.0.1:%d; "
+                    "location / { return 200; } } }\n" % self.nginx_port)
+        self.nginx = self.spawn(["nginx", "-p", ng, "-c", "nginx.conf", "-g", "daemon off;"], "nginx.log")
+        wait_until(lambda: http(self.nginx_port, "/")[0] == 200, what="nginx up")
+
+    def spawn(self, args, log):
+        p = subprocess.Popen(args, stdout=open(os.path.join(self.tmp, log), "wb"), stderr=subprocess.STDOUT)
+        self.procs.append(p)
+        return p
+
+    def stats(self):
+        return json.loads(http(self.port, "/stats")[1])["data"]
+
+    def drained(self):
+        s = self.stats()
+        return all(sh["backlog_records"] == 0 for sh in s["realtime"])
+
+    def stop(self):
+        for p in reversed(self.procs):
+            p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def lag_probe(c, samples, background_events_per_s):
+    """ack → visible in realtime /get, while a thread sends batches at a steady rate."""
+    stop = threading.Event()
+
+    def background():
+        i = 0
+        while not stop.is_set():
+            t0 = time.monotonic()
+            body = "".join(f"ns=bg&key=b{(i * 100 + j) % 5000}&sub=country:US\n" for j in range(100)).encode()
+            http(c.port, "/incr", body)
+            i += 1
+            time.sleep(max(0.0, 100 / background_events_per_s - (time.monotonic() - t0)))
+
+    th = threading.Thread(target=background)
+    th.start()
+    lags = []
+    ts = int(time.time())
+    tok = time.strftime("%Y%m%d%H", time.gmtime(ts))
+    B32 = "0123456789abcdefghijklmnopqrstuv"
+    t = time.gmtime(ts)
+    ymdh = B32[t.tm_year - 2000] + B32[t.tm_mon] + B32[t.tm_mday] + B32[t.tm_hour]
+    try:
+        for i in range(samples):
+            key = f"p{i}"
+            status, _ = http(c.port, f"/incr?ns=probe&key={key}&ts={ts}")
+            acked = time.monotonic()
+            assert status == 200
+            shard = zlib.crc32(f"probe|{key}".encode()) % len(c.rt_ports)
+            path = "/get?key=" + urllib.parse.quote(f"probe|{key}.{ymdh}", safe="")
+            while http(c.rt_ports[shard], path)[0] != 200:
+                time.sleep(0.0005)
+                if time.monotonic() - acked > 5:
+                    raise TimeoutError("probe never arrived")
+            lags.append((time.monotonic() - acked) * 1000)
+            time.sleep(0.01)
+    finally:
+        stop.set()
+        th.join()
+    lags.sort()
+    del tok
+    return {"samples": len(lags), "p50_ms": lags[len(lags) // 2], "p99_ms": lags[int(len(lags) * 0.99) - 1],
+            "max_ms": lags[-1]}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "apiw-release", "bin"))
+    ap.add_argument("--seconds", type=int, default=10)
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    args = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="clickatron-api-bench-")
+    single = os.path.join(tmp, "single.lua")
+    with open(single, "w") as f:
+        f.write(SINGLE_LUA % ())
+    batch = os.path.join(tmp, "batch.lua")
+    with open(batch, "w") as f:
+        f.write(BATCH_LUA % 42)
+    print(f"nproc {os.cpu_count()}, load before: {open('/proc/loadavg').read().split()[:3]}")
+    c = Cluster(args.bin, tmp)
+    results = {}
+    try:
+        for conns in (32, 256):
+            ng = wrk(c.nginx_port, single, conns, args.seconds)
+            cpu0 = cpu_seconds(c.api.pid)
+            acc0 = c.stats()["incr"]["accepted_events"]
+            api = wrk(c.port, single, conns, args.seconds)
+            cpu1 = cpu_seconds(c.api.pid)
+            acc1 = c.stats()["incr"]["accepted_events"]
+            wait_until(c.drained, timeout=120, what="drain after GET load")
+            r = {"nginx_rps": ng["rps"], "api_rps": api["rps"], "ratio": api["rps"] / ng["rps"],
+                 "api_p99": api["p99"], "nginx_p99": ng["p99"], "api_non2xx": api["non2xx"],
+                 "api_cpu_us_per_event": (cpu1 - cpu0) * 1e6 / max(1, acc1 - acc0)}
+            results[f"get_c{conns}"] = r
+            print(f"GET /incr c={conns}: api {api['rps']:.0f} req/s (p99 {api['p99']}, non-2xx {api['non2xx']}), "
+                  f"nginx {ng['rps']:.0f} req/s (p99 {ng['p99']}), ratio {r['ratio']:.2f}, "
+                  f"API CPU {r['api_cpu_us_per_event']:.1f} us/event", flush=True)
+
+        # Batched POST, end to end into realtime.
+        s0 = c.stats()
+        acc0 = s0["incr"]["accepted_events"]
+        del0 = s0["delivered_records"]
+        cpu0 = [cpu_seconds(p.pid) for p in [c.api] + c.rt]
+        t0 = time.monotonic()
+        res = wrk(c.port, batch, 8, args.seconds)
+        t_load = time.monotonic() - t0
+        wait_until(c.drained, timeout=300, what="drain after batch load")
+        t_all = time.monotonic() - t0
+        cpu1 = [cpu_seconds(p.pid) for p in [c.api] + c.rt]
+        s1 = c.stats()
+        events = s1["incr"]["accepted_events"] - acc0
+        lag = [sh["delivery_lag_ms"] for sh in s1["realtime"]]
+        r = {"events": events, "load_s": t_load, "drained_s": t_all, "accept_events_per_s": events / t_load,
+             "end_to_end_events_per_s": events / t_all, "non2xx": res["non2xx"], "post_p99": res["p99"],
+             "records_delivered": s1["delivered_records"] - del0,
+             "api_cpu_us_per_event": (cpu1[0] - cpu0[0]) * 1e6 / max(1, events),
+             "realtime_cpu_us_per_event": sum(cpu1[1:]) * 1e6 / max(1, events) - sum(cpu0[1:]) * 1e6 / max(1, events),
+             "round_lag_p99_ms": [l["p99"] for l in lag]}
+        results["post_batch"] = r
+        print(f"POST /incr x1000 events (2 subtotals each): {events} events in {t_load:.1f}s of load, "
+              f"all in realtime after {t_all:.1f}s -> {r['end_to_end_events_per_s']:.0f} events/s end to end "
+              f"({r['accept_events_per_s']:.0f}/s accepted; POST p99 {res['p99']}; non-2xx {res['non2xx']}); "
+              f"CPU per event: API {r['api_cpu_us_per_event']:.2f} us, realtime {r['realtime_cpu_us_per_event']:.2f} us",
+              flush=True)
+
+        results["lag"] = lag_probe(c, 300, 5000)
+        print(f"delivery lag ack->visible (300 probes, 5000 events/s background): "
+              f"p50 {results['lag']['p50_ms']:.1f} ms, p99 {results['lag']['p99_ms']:.1f} ms, "
+              f"max {results['lag']['max_ms']:.1f} ms", flush=True)
+        st = c.stats()["oplog"]
+        print(f"oplog: {st['syncs']} fdatasyncs, sync p50 {st['sync_latency_us']['p50']} us "
+              f"p99 {st['sync_latency_us']['p99']} us; append->durable p50 {st['durable_latency_us']['p50']} us "
+              f"p99 {st['durable_latency_us']['p99']} us")
+    finally:
+        c.stop()
+        print(f"load after: {open('/proc/loadavg').read().split()[:3]}")
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
