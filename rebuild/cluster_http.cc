@@ -17,7 +17,9 @@ Result<HttpResult> HttpCall(const std::string& host_port, const std::string& met
 
 std::vector<std::string> JsonStringFields(std::string_view json, std::string_view key) {
   std::vector<std::string> out;
-  const std::string quoted = "\"" + std::string(key) + "\"";
+  std::string quoted(key);
+  quoted.insert(quoted.begin(), '"');
+  quoted.push_back('"');
   size_t pos = 0;
   while ((pos = json.find(quoted, pos)) != std::string_view::npos) {
     pos += quoted.size();

@@ -1,6 +1,7 @@
 #include "rebuild/footer.h"
 
 #include <charconv>
+#include <cstdio>
 
 namespace clickatron::rebuild {
 
@@ -16,25 +17,26 @@ std::string Hex64(uint64_t value) {
 
 Result<uint64_t> ParseHex64(std::string_view text) {
   uint64_t v = 0;
-  if (text.size() != 16) return Status::Error("'" + std::string(text) + "' is not 16 hex digits");
+  std::string shown(text.substr(0, 40));
+  shown.insert(shown.begin(), '\'');
+  shown += "' is not 16 lowercase hex digits";
+  if (text.size() != 16) return Status::Error(std::move(shown));
   for (char c : text) {
     int d;
     if (c >= '0' && c <= '9') d = c - '0';
     else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    else return Status::Error("'" + std::string(text) + "' is not 16 lowercase hex digits");
+    else return Status::Error(std::move(shown));
     v = (v << 4) | uint64_t(d);
   }
   return v;
 }
 
 std::string FormatFooter(const Footer& footer) {
-  std::string out(kFooterPrefix);
-  out += "count=";
-  out += std::to_string(footer.count);
-  out += " xxh64=";
-  out += Hex64(footer.xxh64);
-  out += "\n";
-  return out;
+  char buf[80];
+  const int n = std::snprintf(buf, sizeof buf, "#END count=%llu xxh64=%016llx\n",
+                              static_cast<unsigned long long>(footer.count),
+                              static_cast<unsigned long long>(footer.xxh64));
+  return std::string(buf, size_t(n));
 }
 
 Result<Footer> ParseFooter(std::string_view line) {

@@ -41,7 +41,7 @@ Status RunImport(const Options& options, WorkDir* work) {
   if (Status s = reader.Open(options.input); !s.ok()) return s;
   reader.EnableDigest();
   Progress progress("import", reader.file_size());
-  RecordSorter sorter(SorterOptions{options.archive_shards, options.memory, runs, kLookupDay, 0});
+  RecordSorter sorter(SorterOptions{options.archive_shards, options.memory, runs, kLookupDay, 0, options.jobs});
   uint64_t errors = 0;
   std::string_view line;
   uint64_t since_tick = 0;

@@ -12,9 +12,9 @@
 // every longer key it prefixes), then column. Equal entries are summed (pre-aggregation:
 // realistic input repeats keys a lot), so runs shrink.
 //
-// Memory: entries and their key bytes live in two preallocated blocks whose sizes add up
-// to the memory budget; when one is full the entries are sorted, summed and written to a
-// run file in the temp directory. Finish() k-way merges the runs (and what is still in
+// Memory: entries (40 bytes) and their key bytes live in two mapped areas whose sizes add
+// up to 95% of the memory budget; when one is full the entries are sorted (in `threads`
+// parts at once), summed and written to run files in the temp directory. Finish() k-way merges the runs (and what is still in
 // memory) and assembles archive lines: columns of one key joined in order, zero sums
 // dropped, empty records dropped, one lookup per hash (a second, different original is a
 // collision: counted, reported through the callback, and the first kept).
@@ -55,6 +55,8 @@ struct SorterOptions {
   Day lookup_day = kLookupDay;
   // Only this day is accepted (segment); 0 = any day.
   Day only_day = 0;
+  // Threads for sorting (--jobs).
+  uint32_t threads = 1;
 };
 
 struct SorterStats {
@@ -94,15 +96,21 @@ class RecordSorter {
   class RunSource;
   Status SpillRun();
   void SortAndSum();
+  size_t SortAndSumPart(size_t begin, size_t end);
+  bool Less(const Entry& a, const Entry& b) const;
+  bool Equal(const Entry& a, const Entry& b) const;
   char* Resolve(uint64_t offset) const;
   bool Reserve(uint32_t size, uint64_t* offset);
 
   SorterOptions options_;
-  std::vector<std::unique_ptr<char[]>> blocks_;  // the arena, 2^block_shift_ bytes each
+  std::vector<char*> blocks_;  // the arena: mapped blocks of 2^block_shift_ (+ slack) bytes
   int block_shift_ = 26;
   uint64_t arena_capacity_ = 0, arena_used_ = 0;
-  std::vector<Entry> entries_;
+  Entry* entries_ = nullptr;   // mapped on first use, entries_capacity_ of them
   size_t entries_capacity_ = 0;
+  size_t n_entries_ = 0;
+  std::vector<std::pair<size_t, size_t>> parts_;  // sorted ranges after SortAndSum()
+  bool overflow_ = false;
   std::vector<std::string> run_paths_;
   std::vector<uint64_t> day_bits_;
   bool has_lookups_ = false;

@@ -57,7 +57,7 @@ Status RunSegment(const Options& options, WorkDir* work) {
   if (Status s = txn.Begin(); !s.ok()) return s;
   const std::string runs = txn.StagingPath("runs");
   if (Status s = MakeDirs(runs); !s.ok()) return s;
-  RecordSorter sorter(SorterOptions{options.archive_shards, options.memory, runs, day, day});
+  RecordSorter sorter(SorterOptions{options.archive_shards, options.memory, runs, day, day, options.jobs});
   for (const std::string& path : *files) {
     LineReader reader;
     if (Status s = reader.Open(path); !s.ok()) return s;
