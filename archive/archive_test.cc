@@ -390,5 +390,39 @@ TEST(DateHeader, Rfc1123InGmt) {
   EXPECT_STREQ(d.At(1795330799), "Sun, 22 Nov 2026 06:59:59 GMT");
 }
 
+TEST(DbFile, SampleSearchWithSharedPrefixesNulAndHighBytes) {
+  // Keys that agree on their first 8 bytes (the sample's integer prefix), keys shorter than
+  // 8 bytes, NUL and 0xff bytes: every key is found, every near miss is not.
+  TempDir dir;
+  std::vector<std::string> keys;
+  for (int i = 0; i < 3000; ++i) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%05d", i);
+    keys.push_back(std::string("c.u|sameprefix.") + buf);  // long, shared 8-byte prefix
+    keys.push_back(std::string("ab") + std::string(1, '\0') + buf);
+    keys.push_back(std::string("ab\xff") + buf);
+    if (i < 50) keys.push_back(std::string(buf).substr(3));  // 2-byte keys
+  }
+  keys.push_back("ab");
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  std::string content;
+  for (size_t i = 0; i < keys.size(); ++i) content += keys[i] + "," + std::to_string(i) + "\n";
+  auto db = MustOpen(dir.Write("prefixes.csv", content));
+  ASSERT_TRUE(db);
+  ASSERT_GT(db->size(), 40000u);  // many sample blocks
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_EQ(Get(*db, keys[i]), std::to_string(i) + "\n") << i;
+    ASSERT_EQ(Get(*db, keys[i] + std::string(1, '\0')), "(miss)") << i;
+    ASSERT_EQ(Get(*db, keys[i].substr(0, keys[i].size() - 1) + "~"), "(miss)") << i;
+  }
+  EXPECT_EQ(Get(*db, "a"), "(miss)");
+  EXPECT_EQ(Get(*db, "ab"), std::to_string(std::find(keys.begin(), keys.end(), "ab") -
+                                           keys.begin()) + "\n");
+  size_t n = 0;
+  db->ForEachPrefixed("c.u|sameprefix.01", 100000, [&n](const Line&) { ++n; });
+  EXPECT_EQ(n, 1000u);
+}
+
 }  // namespace
 }  // namespace clickatron::archive

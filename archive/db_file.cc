@@ -52,6 +52,17 @@ std::string BaseOf(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// The first 8 bytes of key as a big-endian integer, zero-padded. If KeyPrefix(a) <
+// KeyPrefix(b) then a < b in key order (a difference in a real byte decides as memcmp does;
+// padding is 0, so a key that ends first is smaller); equal prefixes decide nothing.
+inline uint64_t KeyPrefix(std::string_view key) {
+  unsigned char bytes[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  std::memcpy(bytes, key.data(), key.size() < 8 ? key.size() : 8);
+  uint64_t v = 0;
+  for (unsigned char b : bytes) v = (v << 8) | b;
+  return v;
+}
+
 }  // namespace
 
 Result<std::shared_ptr<const DbFile>> DbFile::Open(const std::string& path,
@@ -175,6 +186,7 @@ Status DbFile::Verify() {
       sample_offsets_.push_back(offset);
       sample_keys_.append(key);
       sample_key_ends_.push_back(sample_keys_.size());
+      sample_prefixes_.push_back(KeyPrefix(key));
       next_sample = (offset / block + 1) * block;
     }
     p = nl + 1;
@@ -182,6 +194,7 @@ Status DbFile::Verify() {
   sample_offsets_.shrink_to_fit();
   sample_key_ends_.shrink_to_fit();
   sample_keys_.shrink_to_fit();
+  sample_prefixes_.shrink_to_fit();
   records_ = line_no;
   return Status::OK();
 }
@@ -194,10 +207,13 @@ std::string_view DbFile::KeyAt(size_t offset) const {
 
 size_t DbFile::LowerBound(std::string_view key) const {
   // First narrow [lo, hi) to one sample block: j is the first sample whose key is >= key.
+  const uint64_t prefix = KeyPrefix(key);
   size_t first = 0, count = sample_offsets_.size();
   while (count > 0) {
     size_t half = count / 2;
-    if (CompareKeys(SampleKey(first + half), key) < 0) {
+    const uint64_t sample = sample_prefixes_[first + half];
+    if (sample < prefix ||
+        (sample == prefix && CompareKeys(SampleKey(first + half), key) < 0)) {
       first += half + 1;
       count -= half + 1;
     } else {

@@ -135,6 +135,9 @@ class DbFile {
   std::vector<uint64_t> sample_offsets_;
   std::vector<size_t> sample_key_ends_;
   std::string sample_keys_;
+  // The first 8 bytes of each sampled key, big-endian and zero-padded (KeyPrefix), so most
+  // steps of the sample search are one integer comparison.
+  std::vector<uint64_t> sample_prefixes_;
 };
 
 }  // namespace clickatron::archive
