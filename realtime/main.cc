@@ -97,6 +97,7 @@ int main(int argc, char** argv) {
   o.slot.leaf_cache = static_cast<int32_t>(std::max<int64_t>(64, (cache_mb << 20) / leaf_bytes));
   o.slot.node_cache = std::max<int32_t>(512, o.slot.leaf_cache / 16);
 
+  o.slot.background_fsync = true;  // the loop commits; a thread fsyncs (file_syncer.h)
   RealtimeServer server(o);
   clickatron::Status s = server.Start();
   if (!s.ok()) return Fail(s.message(), 1);

@@ -51,6 +51,9 @@ std::string Describe(const Slot& slot) {
 
 Result<std::unique_ptr<Ring>> Ring::Open(const std::string& dir, const SlotOptions& options) {
   std::unique_ptr<Ring> ring(new Ring());
+  if (options.fsync && options.background_fsync && !options.power_safe) {
+    ring->syncer_ = std::make_unique<FileSyncer>();
+  }
   for (int i = 0; i < kSlots; ++i) {
     Result<std::unique_ptr<Slot>> slot =
         Slot::Open(i, dir + "/slot-" + std::to_string(i) + ".tcb", options);
@@ -269,6 +272,8 @@ Status Ring::Sync() {
     if (!s.ok()) {
       ++stats_.storage_errors;
       if (first.ok()) first = s;
+    } else if (syncer_) {
+      syncer_->Request(slot->path());
     }
   }
   return first;
@@ -280,7 +285,9 @@ Status Ring::Close() {
     if (slot == nullptr) continue;
     Status s = slot->Close();
     if (!s.ok() && first.ok()) first = s;
+    if (syncer_) syncer_->Request(slot->path());
   }
+  if (syncer_) syncer_->Flush();
   return first;
 }
 

@@ -21,6 +21,7 @@
 
 #include "keyformat/status.h"
 #include "realtime/batch.h"
+#include "realtime/file_syncer.h"
 #include "realtime/slot.h"
 
 namespace clickatron::realtime {
@@ -78,12 +79,15 @@ class Ring {
   const Slot* SlotHolding(int64_t day) const;
   const Slot& slot(int i) const { return *slots_[static_cast<size_t>(i)]; }
 
-  // Commits every slot with pending writes.
+  // Commits every slot with pending writes (then fsyncs them: inline, or queued for the
+  // FileSyncer thread when options.background_fsync).
   Status Sync();
-  // Sync() then closes every slot.
+  // Sync() then closes every slot; with background_fsync, waits for the last fsyncs.
   Status Close();
 
   const RingStats& stats() const { return stats_; }
+  // fsyncs done by the FileSyncer (all zero without background_fsync).
+  FileSyncerStats fsync_stats() const { return syncer_ ? syncer_->stats() : FileSyncerStats(); }
 
  private:
   Ring() = default;
@@ -92,6 +96,7 @@ class Ring {
   WriteOutcome StorageError(const Status& s);
 
   std::array<std::unique_ptr<Slot>, kSlots> slots_;
+  std::unique_ptr<FileSyncer> syncer_;  // with options.fsync && options.background_fsync
   struct Applied {
     const IncrLine* line;
   };

@@ -400,6 +400,7 @@ void RealtimeServer::OnStats(net::Request& req) {
   w.EndObject();
   const Counters& c = counters_;
   const RingStats& rs = ring_->stats();
+  const FileSyncerStats fs = ring_->fsync_stats();
   w.Key("counters");
   w.BeginObject();
   const std::pair<const char*, uint64_t> fields[] = {
@@ -414,7 +415,9 @@ void RealtimeServer::OnStats(net::Request& req) {
       {"storage_errors", c.storage_errors + rs.storage_errors}, {"sync_errors", c.sync_errors},
       {"syncs", rs.syncs}, {"sync_micros_max", rs.sync_micros_max},
       {"sync_micros_avg", rs.syncs == 0 ? 0 : rs.sync_micros_total / rs.syncs},
-      {"slot_resets", rs.resets}};
+      {"slot_resets", rs.resets}, {"fsyncs", fs.fsyncs}, {"fsync_errors", fs.errors},
+      {"fsync_micros_max", fs.micros_max},
+      {"fsync_micros_avg", fs.fsyncs == 0 ? 0 : fs.micros_total / fs.fsyncs}};
   for (const auto& [name, value] : fields) {
     w.Key(name);
     w.Uint(value);

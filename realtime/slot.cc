@@ -205,7 +205,9 @@ Status Slot::Commit() {
   if (!in_transaction_) return Status::OK();
   in_transaction_ = false;
   if (!tcbdbtrancommit(db_)) return Error("commit");
-  if (options_.fsync && !options_.power_safe && !tcbdbsync(db_)) return Error("sync");
+  if (options_.fsync && !options_.power_safe && !options_.background_fsync && !tcbdbsync(db_)) {
+    return Error("sync");
+  }
   return Status::OK();
 }
 

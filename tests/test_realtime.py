@@ -370,3 +370,57 @@ def test_kill9_mid_stream_then_resend_is_exact(procs, tmp_path):
             expected[day][k] = expected[day].get(k, 0) + d
     for d in (DAY0, DAY0 + 1):
         assert export(port, d) == {k: str(v) for k, v in expected[d].items()}
+
+
+def read_chunked(sock, first):
+    """Reads an HTTP/1.1 chunked response whose bytes start with `first`; returns the body."""
+    buf = first
+    while b"\r\n\r\n" not in buf:
+        buf += sock.recv(65536)
+    head, buf = buf.split(b"\r\n\r\n", 1)
+    assert head.startswith(b"HTTP/1.1 200") and b"chunked" in head.lower(), head
+    body = b""
+    while True:
+        while b"\r\n" not in buf:
+            more = sock.recv(65536)
+            if not more:
+                raise ValueError("connection closed mid-chunk")
+            buf += more
+        size_line, buf = buf.split(b"\r\n", 1)
+        size = int(size_line, 16)
+        while len(buf) < size + 2:
+            more = sock.recv(65536)
+            if not more:
+                raise ValueError("connection closed mid-chunk")
+            buf += more
+        body, buf = body + buf[:size], buf[size + 2:]
+        if size == 0:
+            return body
+
+
+def test_export_streams_while_increments_arrive(procs, tmp_path):
+    import socket
+    _, port, _ = start(procs, tmp_path)
+    session = requests.Session()
+    # ~12 MB of export: well past the kernel's socket buffers (tcp_wmem max is 4 MB).
+    names = [f"m{i:06d}" for i in range(20000)]
+    for seq, start_at in enumerate(range(0, len(names), 2000), 1):
+        body = "".join(f"{key(n, DAY0, h)},1\n" for n in names[start_at:start_at + 2000] for h in range(24))
+        assert session.post(f"http://127.0.0.1:{port}/incr?source=s&seq={seq}", data=body).status_code == 200
+    # A reader with a tiny receive buffer, so the server must wait for it between chunks.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", port))
+    sock.sendall(f"GET /export?day={day_text(DAY0)} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    first = sock.recv(4096)
+    # While the export is under way: new keys before and after every existing one, and more
+    # to existing keys. The server keeps answering, and the stream stays whole and ordered.
+    late = [(key("a0", DAY0), 1), (key("zz", DAY0), 1), (key(names[-1], DAY0, 5), 1)]
+    assert incr(port, late, source="s", seq=100).status == 200
+    body = read_chunked(sock, first)
+    sock.close()
+    records = verify_export(body)
+    assert len(records) >= len(names) * 24
+    assert records[key(names[0], DAY0, 0)] == "1"
+    assert key("zz", DAY0) in records  # written ahead of the walk
+    assert key("a0", DAY0) not in records  # behind it: a walk, not a snapshot

@@ -2,7 +2,7 @@
 //
 //   realtime_bench --server build/realtime-release/bin/clickatron-realtime [--keys 1000000]
 //                  [--increments 5000000] [--batch 1000] [--pipeline 1] [--dir /tmp]
-//                  [--phases a,b,...] [--lmemb N] [--leaf-cache N] [--mmap-mb N] [--fsync 0|1]
+//                  [--sync-interval 1s] [--phases a,b,...] [--lmemb N] [--leaf-cache N] [--mmap-mb N] [--fsync 0|1]
 //
 // One workload: `keys` realistic realtime keys (totals `u|{user}.{ymdh}` and subtotals
 // `ref.u|{user}.{hash}.{ymdh}` over the 24 hours of one day, 22-46 bytes) and `increments`
@@ -87,6 +87,7 @@ struct Options {
   rt::SlotOptions slot;  // for the ring phase and the raw phases' tuning
   size_t keys = 1000000, increments = 5000000, batch = 1000;
   size_t pipeline = 1;  // /incr requests in flight on the one connection
+  std::string sync_interval = "1s";  // the server's --sync-interval
 };
 
 struct Workload {
@@ -335,7 +336,7 @@ Result HttpPhase(const Options& o, const std::string& server, const char* phase,
   pid_t pid = ::fork();
   if (pid == 0) {
     ::execl(server.c_str(), server.c_str(), "--data-dir", dir.c_str(), "--port", port_text.c_str(),
-            static_cast<char*>(nullptr));
+            "--sync-interval", o.sync_interval.c_str(), static_cast<char*>(nullptr));
     std::perror("exec");
     ::_exit(127);
   }
@@ -371,6 +372,9 @@ Result HttpPhase(const Options& o, const std::string& server, const char* phase,
     check(ReadResponse(fd, &buf, &body));
   }
   Result r{phase, increments, Seconds(start), SelfCpu() - cpu0, 0, ""};
+  if (o.pipeline > 1 || o.sync_interval != "1s") {
+    r.phase += " (pipeline " + std::to_string(o.pipeline) + ", sync " + o.sync_interval + ")";
+  }
   head = "GET /stats HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
   if (Exchange(fd, head, "", &buf, &body) == 200) {
     auto field = [&body](const char* name) {
@@ -406,11 +410,13 @@ int main(int argc, char** argv) {
     else if (f == "--batch") o.batch = std::strtoul(argv[i + 1], nullptr, 10);
     else if (f == "--dir") o.dir = argv[i + 1];
     else if (f == "--phases") o.phases = argv[i + 1];
+    else if (f == "--sync-interval") o.sync_interval = argv[i + 1];
     else if (f == "--pipeline") o.pipeline = std::max<size_t>(1, std::strtoul(argv[i + 1], nullptr, 10));
     else if (f == "--lmemb") o.slot.lmemb = std::atoi(argv[i + 1]);
     else if (f == "--leaf-cache") o.slot.leaf_cache = std::atoi(argv[i + 1]);
     else if (f == "--mmap-mb") o.slot.mmap_bytes = std::atoll(argv[i + 1]) << 20;
     else if (f == "--fsync") o.slot.fsync = std::atoi(argv[i + 1]) != 0;
+    else if (f == "--background-fsync") o.slot.background_fsync = std::atoi(argv[i + 1]) != 0;
     else {
       std::fprintf(stderr, "unknown flag %s\n", argv[i]);
       return 2;
