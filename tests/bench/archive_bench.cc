@@ -110,6 +110,21 @@ void BM_Mget10(benchmark::State& state) {
 }
 BENCHMARK(BM_Mget10);
 
+void BM_Mget10Batched(benchmark::State& state) {
+  Fixture& f = F();
+  std::string out;
+  std::vector<std::string_view> views(f.keys.begin(), f.keys.end());
+  size_t i = 0;
+  for (auto _ : state) {
+    out.clear();
+    if (i + 10 > views.size()) i = 0;
+    f.db->FindEach(views.data() + i, 10, [&out](size_t, const Line& l) { out.append(l.whole); });
+    i += 10;
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+BENCHMARK(BM_Mget10Batched);
+
 void BM_Fwmatch(benchmark::State& state) {
   Fixture& f = F();
   std::string out;
