@@ -63,3 +63,201 @@ def test_import_from_stdin_equals_import_from_file(tmp_path):
     rebuild("import", "--work", work, "--input", "-", input=read(os.path.join(SEED, "history.csv")))
     rebuild("merge", "--work", work)
     assert read(work / "merged" / "shard-0.csv") == read(os.path.join(SEED, "archive.csv"))
+
+
+def write(path, text):
+    path.write_bytes(text.encode() if isinstance(text, str) else text)
+    return path
+
+
+def segments(work):
+    return sorted(p.name for p in (work / "segments").iterdir())
+
+
+def test_malformed_lines_are_reported_with_line_numbers_and_nothing_is_imported(tmp_path):
+    work = tmp_path / "w"
+    src = write(tmp_path / "h.csv", "u|a.c3p0,1\nu|a.c3p1\nu|a.zzzz,1\nu|b.c3p0,x\nu|b.c3p1,2\n")
+    r = rebuild("import", "--work", work, "--input", src, check=False)
+    assert r.returncode == 1
+    err = r.stderr.decode()
+    assert "line 2: no ',' between key and value" in err
+    assert "import aborted at line 2" in err and "nothing was imported" in err
+    assert segments(work) == []
+    r = rebuild("import", "--work", work, "--input", src, "--max-errors", "2", check=False)
+    assert r.returncode == 1 and "import aborted at line 4" in r.stderr.decode()
+    assert "line 3: key 'u|a.zzzz' is malformed" in r.stderr.decode()
+    assert segments(work) == []
+    r = rebuild("import", "--work", work, "--input", src, "--max-errors", "3")
+    assert b"3 malformed line(s) skipped" in r.stdout
+    rebuild("merge", "--work", work)
+    assert read(work / "merged" / "shard-0.csv") == b"u|a,c3p0:1\nu|b,c3p1:2\n"
+
+
+def test_importing_twice_is_a_no_op_and_other_data_for_the_same_days_is_refused(tmp_path):
+    work = tmp_path / "w"
+    history = os.path.join(SEED, "history.csv")
+    rebuild("import", "--work", work, "--input", history)
+    before = segments(work)
+    r = rebuild("import", "--work", work, "--input", history)
+    assert b"already imported" in r.stdout and segments(work) == before
+    other = write(tmp_path / "o.csv", "u|dst.c3b4,100\nu|new.c3c3,7\n")  # 2012-03-11 and -12
+    r = rebuild("import", "--work", work, "--input", other, check=False)
+    assert r.returncode == 1
+    err = r.stderr.decode()
+    assert "these days already have data: 2012-03-11" in err and "2012-03-12" in err and "--replace" in err
+    assert segments(work) == before
+    rebuild("import", "--work", work, "--input", other, "--replace")
+    rebuild("merge", "--work", work)
+    merged = read(work / "merged" / "shard-0.csv").decode()
+    assert "u|dst,c3b4:100 c3c3:16\n" not in merged  # 03-12's dst hours were replaced too
+    assert "u|dst,c3b4:100\n" in merged and "u|new,c3c3:7\n" in merged
+    assert "u|jehiah,c413:2 c41l:5\n" in merged  # 2012-04-01 untouched
+
+
+def test_imports_of_different_days_merge_into_one_line_per_key(tmp_path):
+    work = tmp_path / "w"
+    write(tmp_path / "a.csv", "u|k.c3p5,2\nc.u|k.US.c3p5,2\nu|k.c3p0,1\n")
+    write(tmp_path / "b.csv", "u|k.c3a0,7\nc.u|k.US.c3p0,1\nu|k.c3p0,0\n")  # 03-10 and 03-25 (0: no-op)
+    rebuild("import", "--work", work, "--input", tmp_path / "a.csv")
+    r = rebuild("import", "--work", work, "--input", tmp_path / "b.csv", check=False)
+    assert r.returncode == 1  # 03-25 is already there
+    write(tmp_path / "b.csv", "u|k.c3a0,7\nc.u|k.US.c3a0,3\nc.u|k.JP.c3a0,4\n")
+    rebuild("import", "--work", work, "--input", tmp_path / "b.csv")
+    rebuild("merge", "--work", work)
+    assert read(work / "merged" / "shard-0.csv") == (
+        b"c.u|k.c3a0,JP:4 US:3\nc.u|k.c3p5,US:2\nu|k,c3a0:7 c3p0:1 c3p5:2\n")
+
+
+def test_compact_folds_whole_months_and_the_merge_does_not_change(tmp_path):
+    work = tmp_path / "w"
+    rebuild("import", "--work", work, "--input", os.path.join(SEED, "history.csv"))
+    rebuild("merge", "--work", work)
+    before = read(work / "merged" / "shard-0.csv")
+    r = rebuild("compact", "--work", work, "--before", "2012-03-31")
+    assert b"nothing to do" in r.stdout  # March is not over before 03-31
+    r = rebuild("compact", "--work", work, "--before", "2012-04-01")
+    assert b"2 segment(s) -> 1 month segment(s) (2012-03)" in r.stdout.replace("→".encode(), b"->")
+    names = segments(work)
+    assert [n.split(".")[0] for n in names] == ["2012-03", "2012-04-01", "lookups"]
+    meta = (work / "segments" / names[0] / "meta").read_text()
+    assert "covers = 2012-03-11 import-" in meta and "covers = 2012-03-12 import-" in meta
+    r = rebuild("compact", "--work", work, "--before", "2013-01-01")
+    assert b"2012-04" in r.stdout
+    rebuild("merge", "--work", work)
+    assert read(work / "merged" / "shard-0.csv") == before
+    # A day of a compacted month cannot be re-imported on its own.
+    r = rebuild("import", "--work", work, "--input", write(tmp_path / "x.csv", "u|x.c3b4,1\n"), "--replace",
+                check=False)
+    assert r.returncode == 1 and "compacted segment 2012-03." in r.stderr.decode()
+
+
+def test_a_corrupt_or_truncated_segment_is_found_by_its_checksum(tmp_path):
+    work = tmp_path / "w"
+    rebuild("import", "--work", work, "--input", os.path.join(SEED, "history.csv"))
+    seg = work / "segments" / [n for n in segments(work) if n.startswith("2012-04-01")][0] / "shard-0.seg"
+    good = read(seg)
+    assert b"c41l:5" in good
+    write(seg, good.replace(b"c41l:5", b"c41l:6"))
+    r = rebuild("merge", "--work", work, check=False)
+    assert r.returncode == 1
+    err = r.stderr.decode()
+    assert f"segment {seg} is corrupt: checksum mismatch" in err, err
+    assert not (work / "merged").exists()
+    write(seg, good[:-10])
+    r = rebuild("merge", "--work", work, check=False)
+    assert r.returncode == 1 and "truncated" in r.stderr.decode()
+    write(seg, good)
+    rebuild("merge", "--work", work)
+    assert read(work / "merged" / "shard-0.csv") == read(os.path.join(SEED, "archive.csv"))
+
+
+def test_a_hash_collision_is_counted_and_reported_never_silently_resolved(tmp_path):
+    work = tmp_path / "w"
+    rebuild("import", "--work", work, "--input", os.path.join(SEED, "history.csv"))
+    write(tmp_path / "c.csv", "u|x.c3p0,1\n_l|h0aMB8AuNw4=,http://evil.example/\n")
+    rebuild("import", "--work", work, "--input", tmp_path / "c.csv")
+    r = rebuild("merge", "--work", work)
+    assert b"1 HASH COLLISION(S)" in r.stdout
+    assert "hash collision: _l|h0aMB8AuNw4= is both" in r.stderr.decode()
+    assert "collisions = 1\n" in (work / "merged" / "meta").read_text()
+    text = (work / "merged" / "collisions.txt").read_text()
+    assert "http://www.facebook.com/" in text and "http://evil.example/" in text
+
+
+def test_publish_without_servers_writes_a_generation_manifest_and_backup(tmp_path):
+    import gzip
+    work, backup = tmp_path / "w", tmp_path / "backup"
+    rebuild("import", "--work", work, "--input", os.path.join(SEED, "history.csv"), "--archive-shards", "2")
+    rebuild("merge", "--work", work, "--archive-shards", "2")
+    r = rebuild("publish", "--work", work, "--backup", backup)
+    target = os.readlink(work / "current")
+    generation = target.split("/")[1]
+    assert target.startswith("gen/20120401-") and len(generation) == 8 + 1 + 16
+    manifest = (work / "current" / "manifest").read_text().splitlines()
+    assert manifest[:3] == [f"generation = {generation}", "last_day = 2012-04-01", "shards = 2"]
+    for k in range(2):
+        data = read(work / "current" / f"shard-{k}.csv")
+        assert f"shard.{k}.file = shard-{k}.csv" in manifest
+        lines = data.count(b"\n")
+        assert f"shard.{k}.records = {lines}" in manifest
+        assert f"shard.{k}.bytes = {len(data)}" in manifest
+        assert gzip.decompress(read(backup / generation / f"shard-{k}.csv.gz")) == data
+        assert data == read(work / "merged" / f"shard-{k}.csv")
+    assert (backup / generation / "manifest").read_text() == (work / "current" / "manifest").read_text()
+    r = rebuild("publish", "--work", work, "--backup", backup)
+    assert b"already live, nothing to do" in r.stdout
+
+
+def test_release_refuses_days_the_archive_does_not_hold(tmp_path):
+    work = tmp_path / "w"
+    config = write(tmp_path / "c.conf", "realtime = 127.0.0.1:9\narchive = 127.0.0.1:9\n")
+    r = rebuild("release", "--work", work, "--config", config, "--through", "2012-04-01", check=False)
+    assert r.returncode == 1 and "nothing is published" in r.stderr.decode()
+    rebuild("import", "--work", work, "--input", os.path.join(SEED, "history.csv"))
+    rebuild("merge", "--work", work)
+    rebuild("publish", "--work", work)
+    r = rebuild("release", "--work", work, "--config", config, "--through", "2012-04-02", check=False)
+    assert r.returncode == 1
+    assert "holds days through 2012-04-01 only: refusing to release 2012-04-02" in r.stderr.decode()
+
+
+def test_bad_command_lines_say_what_is_wrong(tmp_path):
+    cases = [
+        (["import", "--input", "x"], "--work is required"),
+        (["import", "--work", tmp_path / "w"], "import needs --input FILE|-"),
+        (["frobnicate", "--work", tmp_path / "w"], "unknown command 'frobnicate'"),
+        (["segment", "--work", tmp_path / "w", "--day", "2012-02-30"], "--day: "),
+        (["merge", "--work", tmp_path / "w", "--memory", "lots"], "--memory: memory size 'lots'"),
+        (["export", "--work", tmp_path / "w", "--day", "2012-03-01"], "export needs --config FILE"),
+    ]
+    for args, message in cases:
+        r = rebuild(*args, check=False)
+        assert r.returncode == 2, args
+        assert message in r.stderr.decode(), (args, r.stderr)
+    config = write(tmp_path / "c.conf", "archive = 127.0.0.1:7201\n")
+    r = rebuild("merge", "--work", tmp_path / "w", "--config", config, "--archive-shards", "2", check=False)
+    assert r.returncode == 2 and "disagrees with the 1 archive shards of the config" in r.stderr.decode()
+    r = rebuild("merge", "--work", tmp_path / "w", check=False)
+    assert r.returncode == 1 and "no segments" in r.stderr.decode()
+    assert rebuild("--help").stdout.startswith(b"usage: clickatron-rebuild")
+
+
+def test_external_sort_with_tiny_memory_gives_the_same_archive(tmp_path):
+    lines = []
+    for u in range(3000):
+        for h in (0, 5, 23, 7):
+            t = "c3p" + "0123456789abcdefghijklmn"[h]
+            lines.append(f"u|user{u}.{t},{u % 7 + 1}\n")
+            lines.append(f"c.u|user{u}.{'USJPDE'[u % 3 * 2:u % 3 * 2 + 2]}.{t},{u % 7 + 1}\n")
+    lines += lines[:5000]  # repeated records are summed
+    src = write(tmp_path / "h.csv", "".join(reversed(lines)))
+    small, big = tmp_path / "s", tmp_path / "b"
+    r = rebuild("import", "--work", small, "--input", src, "--memory", "1M", "--jobs", "2", "--archive-shards", "3")
+    assert not r.stdout.endswith(b" 0 run(s)")
+    rebuild("import", "--work", big, "--input", src, "--archive-shards", "3")
+    for w in (small, big):
+        rebuild("merge", "--work", w, "--archive-shards", "3", "--jobs", "2")
+    for k in range(3):
+        assert read(small / "merged" / f"shard-{k}.csv") == read(big / "merged" / f"shard-{k}.csv")
+    total = sum(read(big / "merged" / f"shard-{k}.csv").count(b"\n") for k in range(3))
+    assert total == 3000 + 3000 * 4  # one total line per user, one subtotal line per user-hour

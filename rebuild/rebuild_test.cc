@@ -1,0 +1,289 @@
+// Unit tests of the rebuild library's pieces: footer, column merge, the external sort,
+// segment files (checksums, truncation, order), metadata files, transactions.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "keyformat/ymdh.h"
+#include "rebuild/cluster_http.h"
+#include "rebuild/column_merge.h"
+#include "rebuild/file.h"
+#include "rebuild/footer.h"
+#include "rebuild/record_sorter.h"
+#include "rebuild/sorted_file.h"
+#include "rebuild/work_dir.h"
+
+namespace clickatron::rebuild {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/rebuild_test.XXXXXX";
+    path_ = ::mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::string ReadAll(const std::string& path) { return *ReadSmallFile(path); }
+
+TEST(Footer, FormatsParsesAndChecks) {
+  EXPECT_EQ(FormatFooter(Footer{3, 0x0123456789abcdefull}), "#END count=3 xxh64=0123456789abcdef\n");
+  Result<Footer> f = ParseFooter("#END count=3 xxh64=0123456789abcdef");
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->count, 3u);
+  EXPECT_EQ(f->xxh64, 0x0123456789abcdefull);
+  for (const char* bad : {"#END count=3", "#END count=x xxh64=0123456789abcdef", "#END count=3 xxh64=0123",
+                          "#END count=3 xxh64=0123456789ABCDEF", "END count=3 xxh64=0123456789abcdef"}) {
+    EXPECT_FALSE(ParseFooter(bad).ok()) << bad;
+  }
+  const std::string body = "a,1\nb,2\n";
+  FooterCheck check;
+  check.AddLineWithNewline(std::string_view(body.data(), 3));
+  check.AddLineWithNewline(std::string_view(body.data() + 4, 3));
+  const std::string footer = FormatFooter(Footer{2, XXH64(body.data(), body.size(), 0)});
+  EXPECT_TRUE(check.Verify(footer.substr(0, footer.size() - 1)).ok());
+  EXPECT_EQ(check.Verify("#END count=3 xxh64=0000000000000000").message(), "footer says 3 records but 2 were read");
+  EXPECT_NE(check.Verify("#END count=2 xxh64=0000000000000000").message().find("checksum mismatch"),
+            std::string::npos);
+}
+
+TEST(ColumnMerge, ConcatenatesInterleavesSumsAndDropsZeros) {
+  std::string acc, scratch;
+  ASSERT_TRUE(MergeColumnsInto(&acc, "c3p1:2 c3p4:1", &scratch).ok());
+  EXPECT_EQ(acc, "c3p1:2 c3p4:1");
+  ASSERT_TRUE(MergeColumnsInto(&acc, "c3p5:3", &scratch).ok());  // after: appended
+  EXPECT_EQ(acc, "c3p1:2 c3p4:1 c3p5:3");
+  ASSERT_TRUE(MergeColumnsInto(&acc, "c3a0:9", &scratch).ok());  // before: prepended
+  EXPECT_EQ(acc, "c3a0:9 c3p1:2 c3p4:1 c3p5:3");
+  ASSERT_TRUE(MergeColumnsInto(&acc, "c3p1:-2 c3p2:7 c3p5:1", &scratch).ok());
+  EXPECT_EQ(acc, "c3a0:9 c3p2:7 c3p4:1 c3p5:4");
+  EXPECT_EQ(CountColumns(acc), 4u);
+  EXPECT_EQ(CountColumns(""), 0u);
+  std::string big = "a:9223372036854775807";
+  Status s = MergeColumnsInto(&big, "a:1", &scratch);
+  EXPECT_EQ(s.message(), "column 'a' overflows a signed 64-bit count");
+  std::string x = "a:1 c:1";
+  EXPECT_FALSE(MergeColumnsInto(&x, "b:zz", &scratch).ok());
+  std::string all_zero = "US:2";
+  ASSERT_TRUE(MergeColumnsInto(&all_zero, "US:-2", &scratch).ok());
+  EXPECT_EQ(all_zero, "");
+}
+
+// Collects a sorter's output: "day/shard key,value".
+class CollectSink : public LineSink {
+ public:
+  Status BeginGroup(Day day, uint32_t shard) override {
+    group_ = (day == kLookupDay ? std::string("lookups") : FormatDay(day)) + "/" + std::to_string(shard);
+    return Status::OK();
+  }
+  Status Line(std::string_view key, std::string_view value, uint64_t columns) override {
+    lines.push_back(group_ + " " + std::string(key) + "," + std::string(value));
+    this->columns += columns;
+    return Status::OK();
+  }
+  Status EndGroup() override { return Status::OK(); }
+  std::vector<std::string> lines;
+  uint64_t columns = 0;
+
+ private:
+  std::string group_;
+};
+
+TEST(RecordSorter, TurnsRealtimeRecordsIntoSortedArchiveLines) {
+  TempDir dir;
+  RecordSorter sorter(SorterOptions{1, 64 << 20, dir.path(), kLookupDay, 0, 1});
+  for (const char* line : {"u|b.c3p1,2", "u|a+.c3p0,1", "u|a.c3p5,4", "u|a.c3p0,3", "c.u|a.US.c3p0,2",
+                           "c.u|a.JP.c3p0,1", "c.u|a.US.c3p0,1", "u|z.c3p0,5", "u|z.c3p0,-5",
+                           "_l|h0aMB8AuNw4=,http://www.facebook.com/", "u|a.c3q0,1"}) {
+    ASSERT_TRUE(sorter.Add(line).ok()) << line;
+  }
+  EXPECT_EQ(sorter.Days(), (std::vector<Day>{Day(*ParseDay("2012-03-25")), Day(*ParseDay("2012-03-26"))}));
+  EXPECT_TRUE(sorter.has_lookups());
+  CollectSink sink;
+  ASSERT_TRUE(sorter.Finish(&sink, nullptr).ok());
+  EXPECT_EQ(sink.lines, (std::vector<std::string>{
+                            "2012-03-25/0 c.u|a.c3p0,JP:1 US:3",
+                            "2012-03-25/0 u|a,c3p0:3 c3p5:4",  // before u|a+ (key order, not line order)
+                            "2012-03-25/0 u|a+,c3p0:1",
+                            "2012-03-25/0 u|b,c3p1:2",
+                            "2012-03-26/0 u|a,c3q0:1",
+                            "lookups/0 _l|h0aMB8AuNw4=,http://www.facebook.com/",
+                        }));
+  EXPECT_EQ(sink.columns, 7u);
+}
+
+TEST(RecordSorter, NamesTheProblemOfAMalformedLine) {
+  TempDir dir;
+  RecordSorter sorter(SorterOptions{1, 64 << 20, dir.path(), kLookupDay, Day(*ParseDay("2012-03-25")), 1});
+  EXPECT_EQ(sorter.Add("u|a.c3p0").message(), "no ',' between key and value");
+  EXPECT_EQ(sorter.Add("u|a.c3p0,1x").message(), "count '1x' of 'u|a.c3p0' is not a signed 64-bit integer");
+  EXPECT_NE(sorter.Add("u|a.c2u0,1").message().find("is not a date"), std::string::npos);
+  EXPECT_EQ(sorter.Add("u|a.c3q0,1").message(), "record 'u|a.c3q0' is of day 2012-03-26, not 2012-03-25");
+  EXPECT_EQ(sorter.Add("_l|h0aMB8AuNw4=,").message(), "lookup '_l|h0aMB8AuNw4=' has an empty original");
+  EXPECT_FALSE(sorter.Add("_l|h0aMB8AuNw4=,50%").ok());
+  EXPECT_EQ(sorter.stats().records_in, 0u);
+}
+
+TEST(RecordSorter, SpillsRunsAndMergesThemToTheSameOutput) {
+  TempDir dir;
+  std::vector<std::string> input;
+  for (int u = 0; u < 20000; ++u) {
+    for (int h : {3, 0, 17}) {
+      std::string t = std::string("c3p") + "0123456789abcdefghijklmn"[h];
+      input.push_back("u|user" + std::to_string(u * 7919 % 20000) + "." + t + "," + std::to_string(u % 5 + 1));
+      input.push_back("r.u|user" + std::to_string(u % 300) + ".HMCJVIkxxP4=." + t + ",1");
+    }
+  }
+  input.push_back("_l|HMCJVIkxxP4=,http://twitter.com/");
+  input.push_back("_l|HMCJVIkxxP4=,http://other.example/");  // a collision
+  std::vector<std::string> outputs[2];
+  for (int pass = 0; pass < 2; ++pass) {
+    const std::string runs = dir.path() + "/" + std::to_string(pass);
+    fs::create_directory(runs);
+    RecordSorter sorter(SorterOptions{3, pass == 0 ? uint64_t(1) << 20 : uint64_t(256) << 20, runs, kLookupDay, 0,
+                                      uint32_t(pass + 1)});
+    for (const std::string& line : input) ASSERT_TRUE(sorter.Add(line).ok());
+    CollectSink sink;
+    std::vector<std::string> collisions;
+    ASSERT_TRUE(sorter.Finish(&sink, [&](const std::string& c) { collisions.push_back(c); }).ok());
+    EXPECT_EQ(pass == 0, sorter.stats().runs > 2) << sorter.stats().runs;
+    ASSERT_EQ(collisions.size(), 1u);
+    EXPECT_EQ(collisions[0],
+              "hash collision: _l|HMCJVIkxxP4= is both 'http://other.example/' (kept) and 'http://twitter.com/'");
+    EXPECT_EQ(sorter.stats().collisions, 1u);
+    outputs[pass] = sink.lines;
+  }
+  EXPECT_EQ(outputs[0], outputs[1]);
+  EXPECT_EQ(outputs[0].size(), 20000u + 300 * 3 + 1);
+}
+
+TEST(SortedFiles, ASegmentIsReadBackAndItsDamageIsFound) {
+  TempDir dir;
+  const std::string path = dir.path() + "/s.seg";
+  SortedFileWriter w;
+  ASSERT_TRUE(w.Open(path, true).ok());
+  ASSERT_TRUE(w.Add("ab", "c3p0:1", 1).ok());
+  ASSERT_TRUE(w.Add("ab+", "c3p0:2", 1).ok());
+  ASSERT_TRUE(w.Finish().ok());
+  EXPECT_EQ(w.summary().records, 2u);
+  EXPECT_EQ(w.summary().bytes, 21u);
+  const std::string good = ReadAll(path);
+  EXPECT_EQ(good.substr(0, 21), "ab,c3p0:1\nab+,c3p0:2\n");
+  FileSummary sum;
+  EXPECT_TRUE(VerifySegment(path, &sum).ok());
+  EXPECT_EQ(sum.records, 2u);
+
+  auto damaged = [&](const std::string& bytes) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+    return VerifySegment(path, nullptr).message();
+  };
+  std::string flipped = good;
+  flipped[5] = '9';
+  EXPECT_NE(damaged(flipped).find("checksum mismatch"), std::string::npos);
+  EXPECT_NE(damaged(good.substr(0, 21)).find("without its #END footer"), std::string::npos);
+  EXPECT_NE(damaged(good.substr(0, good.size() - 1)).find("no final newline"), std::string::npos);
+  EXPECT_NE(damaged(good + "x,1\n").find("data after the #END footer"), std::string::npos);
+  const std::string swapped = "ab+,c3p0:2\nab,c3p0:1\n";
+  EXPECT_NE(damaged(swapped + FormatFooter(Footer{2, XXH64(swapped.data(), swapped.size(), 0)}))
+                .find("line 2: key 'ab' is out of order"),
+            std::string::npos);
+}
+
+TEST(KeyValueFile, ParsesAndFormats) {
+  Result<KeyValueFile> f = KeyValueFile::Parse("# c\n a = 1 \n\nb=two words\na = 3\n", "x");
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->Get("a"), "1");
+  EXPECT_EQ(f->GetAll("a"), (std::vector<std::string>{"1", "3"}));
+  EXPECT_EQ(f->Get("b"), "two words");
+  EXPECT_FALSE(f->Has("c"));
+  EXPECT_EQ(f->Format(), "a = 1\nb = two words\na = 3\n");
+  EXPECT_EQ(KeyValueFile::Parse("a = 1\nnonsense\n", "meta").status().message(),
+            "meta line 2 is not 'key = value'");
+}
+
+Status MakeSegment(const std::string& dir, const std::string& name, const std::string& day) {
+  SegmentDirWriter w(dir, name, day, 1);
+  if (Status s = w.Open(); !s.ok()) return s;
+  w.Cover(day, "test");
+  Result<SortedFileWriter*> f = w.Shard(0);
+  if (!f.ok()) return f.status();
+  if (Status s = (*f)->Add("u|a", "c3p0:1", 1); !s.ok()) return s;
+  return w.Finish();
+}
+
+TEST(WorkDir, TransactionsApplyWholeOrNotAtAll) {
+  TempDir dir;
+  {
+    WorkDir work(dir.path());
+    ASSERT_TRUE(work.Open().ok());
+    {
+      Transaction txn(work);
+      ASSERT_TRUE(txn.Begin().ok());
+      ASSERT_TRUE(MakeSegment(txn.StagingPath("2012-03-25.1"), "2012-03-25.1", "2012-03-25").ok());
+      txn.AddSegment("2012-03-25.1");
+      ASSERT_TRUE(txn.Commit().ok());
+    }
+    {
+      Transaction abandoned(work);  // never committed: deleted, changes nothing
+      ASSERT_TRUE(abandoned.Begin().ok());
+      ASSERT_TRUE(MakeSegment(abandoned.StagingPath("2012-03-26.2"), "2012-03-26.2", "2012-03-26").ok());
+      abandoned.AddSegment("2012-03-26.2");
+    }
+    Result<std::vector<SegmentInfo>> segs = work.Segments();
+    ASSERT_TRUE(segs.ok());
+    ASSERT_EQ(segs->size(), 1u);
+    EXPECT_EQ((*segs)[0].span, "2012-03-25");
+    EXPECT_EQ((*segs)[0].covers.at("2012-03-25"), "test");
+    EXPECT_EQ((*segs)[0].files[0].records, 1u);
+    EXPECT_EQ(LastCoveredDay(*segs), "2012-03-25");
+    EXPECT_FALSE(WorkDir(dir.path()).Open().ok());  // locked while `work` is open
+  }
+  // A commit that was interrupted after COMMIT was written is finished by the next Open;
+  // one without COMMIT is deleted.
+  fs::create_directories(dir.path() + "/txn/a");
+  ASSERT_TRUE(MakeSegment(dir.path() + "/txn/a/2012-03-27.3", "2012-03-27.3", "2012-03-27").ok());
+  std::ofstream(dir.path() + "/txn/a/COMMIT") << "remove 2012-03-25.1\nadd 2012-03-27.3\n";
+  fs::create_directories(dir.path() + "/txn/b/2012-03-28.4");
+  WorkDir work(dir.path());
+  ASSERT_TRUE(work.Open().ok());
+  Result<std::vector<SegmentInfo>> segs = work.Segments();
+  ASSERT_TRUE(segs.ok());
+  ASSERT_EQ(segs->size(), 1u);
+  EXPECT_EQ((*segs)[0].name, "2012-03-27.3");
+  EXPECT_TRUE(fs::is_empty(dir.path() + "/txn"));
+  EXPECT_NE(CheckShardCount(*segs, 2).message().find("written for 1 archive shards, not 2"), std::string::npos);
+}
+
+TEST(ClusterHttp, ReadsStringFieldsOfJson) {
+  const std::string stats =
+      R"({"data": {"slots": [{"slot": 0, "day": "2013-05-10", "state": "released"},)"
+      R"({"slot":1,"day":null,"state":"empty"}], "generation" : "20130510-ab"}})";
+  EXPECT_EQ(JsonStringFields(stats, "day"), (std::vector<std::string>{"2013-05-10", ""}));
+  EXPECT_EQ(JsonStringFields(stats, "state"), (std::vector<std::string>{"released", "empty"}));
+  EXPECT_EQ(JsonStringFields(stats, "generation"), (std::vector<std::string>{"20130510-ab"}));
+  EXPECT_TRUE(JsonStringFields(stats, "nope").empty());
+}
+
+TEST(MemorySize, ParsesSuffixes) {
+  EXPECT_EQ(*ParseMemorySize("2G"), 2ull << 30);
+  EXPECT_EQ(*ParseMemorySize("512m"), 512ull << 20);
+  EXPECT_EQ(*ParseMemorySize("4096"), 4096ull);
+  EXPECT_FALSE(ParseMemorySize("").ok());
+  EXPECT_FALSE(ParseMemorySize("-1G").ok());
+  EXPECT_FALSE(ParseMemorySize("2X").ok());
+}
+
+}  // namespace
+}  // namespace clickatron::rebuild

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The import + merge benchmark of issue 8 (figures: docs/benchmarks.md, section rebuild).
+#
+#   tests/bench/rebuild_bench.sh [RECORDS] [DIR]     default 100000000 records in /tmp/clickatron-rebuild-bench
+#
+# Generates RECORDS realistic realtime records (tests/bench/rebuild_gen.cc), then in one run:
+# GNU sort of the input (`LC_ALL=C sort -S 2G --parallel=2`, the reference), and
+# `clickatron-rebuild import --memory 2G --jobs 2` + `merge --jobs 2`, each under
+# /usr/bin/time for wall time and peak RSS; then `publish --backup` for the archive and gzip
+# sizes. Everything stays in DIR; nothing is sent anywhere. Uses a release build:
+#   cmake -S . -B build/rebuild-release -G Ninja -DCMAKE_BUILD_TYPE=Release
+#   cmake --build build/rebuild-release --target clickatron-rebuild rebuild_gen
+set -euo pipefail
+records=${1:-100000000}
+dir=${2:-/tmp/clickatron-rebuild-bench}
+bin=${CLICKATRON_BIN:-$(cd "$(dirname "$0")/../.." && pwd)/build/rebuild-release/bin}
+mkdir -p "$dir"
+input=$dir/input-$records.csv
+if [[ ! -s $input ]]; then
+  echo "generating $records records into $input"
+  "$bin/rebuild_gen" --records "$records" > "$input.tmp" && mv "$input.tmp" "$input"
+fi
+echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB; input $(du -h "$input" | cut -f1), $(wc -l < "$input") lines"
+echo "load before: $(uptime)"
+
+timed() {  # label command... → prints "label: S s, RSS MB"
+  local label=$1
+  shift
+  /usr/bin/time -f "%e %M" -o "$dir/time.$label" "$@" > "$dir/out.$label" 2>&1 || { cat "$dir/out.$label"; exit 1; }
+  read -r secs rss < "$dir/time.$label"
+  printf '%-8s %8.2f s  peak RSS %6d MB\n' "$label:" "$secs" $((rss / 1024))
+}
+
+rm -rf "$dir/work" "$dir/backup" "$dir/sorted.csv"
+sync
+timed sort env LC_ALL=C TMPDIR="$dir" sort -S 2G --parallel=2 -o "$dir/sorted.csv" "$input"
+rm -f "$dir/sorted.csv"
+sync
+timed import "$bin/clickatron-rebuild" import --work "$dir/work" --input "$input" --memory 2G --jobs 2
+timed merge "$bin/clickatron-rebuild" merge --work "$dir/work" --jobs 2
+echo "load after: $(uptime)"
+cat "$dir/out.import" "$dir/out.merge"
+sort_s=$(cut -d' ' -f1 "$dir/time.sort")
+ours_s=$(awk '{s += $1} END {print s}' "$dir/time.import" "$dir/time.merge")
+awk -v a="$ours_s" -v b="$sort_s" 'BEGIN {printf "import+merge %.2f s / sort %.2f s = %.2fx\n", a, b, a / b}'
+
+"$bin/clickatron-rebuild" publish --work "$dir/work" --backup "$dir/backup" --jobs 2 | tail -1
+meta=$dir/work/merged/meta
+points=$(awk -F' = ' '/^shard\.[0-9]+\.columns/ {s += $2} END {print s}' "$meta")
+bytes=$(awk -F' = ' '/^shard\.[0-9]+\.bytes/ {s += $2} END {print s}' "$meta")
+gz=$(du -cb "$dir"/backup/*/*.gz | tail -1 | cut -f1)
+awk -v p="$points" -v b="$bytes" -v g="$gz" -v r="$records" 'BEGIN {
+  printf "data points %d (input records %d); archive %d bytes = %.2f B/point; gzip backup %d bytes = %.2f B/point\n",
+         p, r, b, b / p, g, g / p }'
