@@ -347,6 +347,11 @@ void Sender::OnResponse(net::HttpResponse&& r, bool is_set) {
     SendStep();
     return;
   }
+  if (r.status == 400 && !is_set && r.body.find("COUNTER_OVERFLOW") != std::string::npos &&
+      DropOverflowingLine(r.body)) {
+    SendStep();  // nothing of the batch was applied: send the rest with the same seq
+    return;
+  }
   const bool not_released = r.status == 503 && r.body.find("SLOT_NOT_RELEASED") != std::string::npos;
   if (not_released) {
     if (!waiting_release_) {
@@ -360,6 +365,37 @@ void Sender::OnResponse(net::HttpResponse&& r, bool is_set) {
   }
   Fail("HTTP " + std::to_string(r.status) + " from " + (is_set ? "/set: " : "/incr: ") + Trimmed(r.body),
        /*rewind=*/false);
+}
+
+bool Sender::DropOverflowingLine(std::string_view body) {
+  // "line 3: counter 'u|x.c3p1' would overflow int64 adding 5": keys hold no quote.
+  constexpr std::string_view kOpen = "counter '";
+  const size_t at = body.find(kOpen);
+  if (at == std::string_view::npos) return false;
+  const size_t begin = at + kOpen.size();
+  const size_t end = body.find('\'', begin);
+  if (end == std::string_view::npos) return false;
+  const std::string_view key = body.substr(begin, end - begin);
+  DayPart& p = parts_[part_];
+  std::string_view lines(p.incr_body);
+  for (size_t pos = 0; pos < lines.size();) {
+    const size_t nl = lines.find('\n', pos);
+    const std::string_view line = lines.substr(pos, nl - pos);
+    if (line.size() > key.size() && line.starts_with(key) && line[key.size()] == ',') {
+      std::fprintf(stderr,
+                   "clickatron-api: DATA LOSS: realtime shard %u (%s) refused '%.*s' of round seq %llu: "
+                   "%s; dropping that line, delivering the rest\n",
+                   shard_, to_.ToString().c_str(), int(line.size()), line.data(),
+                   (unsigned long long)round_end_, Trimmed(body).c_str());
+      last_error_ = "counter overflow: " + Trimmed(body);
+      last_error_us_ = net::MonotonicMicros();
+      overflow_lines_++;
+      p.incr_body.erase(pos, nl - pos + 1);
+      return true;
+    }
+    pos = nl + 1;
+  }
+  return false;
 }
 
 void Sender::RoundDone() {
@@ -475,6 +511,7 @@ void Sender::WriteStatsJson(net::JsonWriter* w, uint64_t last_seq) const {
   w->Key("duplicate_records"); w->Uint(duplicate_lines_);
   w->Key("expired_records"); w->Uint(expired_lines_);
   w->Key("skipped_records"); w->Uint(skipped_records_);
+  w->Key("overflow_records"); w->Uint(overflow_lines_);
   w->Key("rounds"); w->Uint(rounds_sent_);
   w->Key("requests"); w->Uint(requests_);
   w->Key("failures"); w->Uint(failures_);

@@ -18,6 +18,9 @@
 //                             expired_records, and delivery goes on with the rest.
 //   503 SLOT_NOT_RELEASED     the slot still holds an older day the nightly has not
 //                             released: wait (backoff), reported in /stats and the log.
+//   400 COUNTER_OVERFLOW      one summed line would take a counter past int64: that line
+//                             is dropped (logged as data loss, overflow_records), the
+//                             rest re-sent with the same seq (nothing was applied).
 //   transport error           the shard may have restarted and lost what it acknowledged
 //                             since its last commit (--sync-interval): the sender rewinds
 //                             to its saved cursor and re-sends every round since, with the
@@ -132,7 +135,9 @@ class Sender {
   void GroupEntries();
   void SendStep();
   void OnResponse(net::HttpResponse&& r, bool is_set);
-  void StepDone();
+  // A 400 COUNTER_OVERFLOW names the counter: drop its line from the current /incr
+  // (loudly) so one runaway counter cannot stall the shard. False if not found.
+  bool DropOverflowingLine(std::string_view body);
   void RoundDone();
   void Fail(const std::string& error, bool rewind);
   void ScheduleRetry();
@@ -174,7 +179,7 @@ class Sender {
 
   // Stats.
   uint64_t rounds_sent_ = 0, delivered_lines_ = 0, duplicate_lines_ = 0, expired_lines_ = 0;
-  uint64_t requests_ = 0, failures_ = 0, rewinds_ = 0, skipped_records_ = 0;
+  uint64_t requests_ = 0, failures_ = 0, rewinds_ = 0, skipped_records_ = 0, overflow_lines_ = 0;
   std::string last_error_;
   uint64_t last_error_us_ = 0;
   bool waiting_release_ = false;

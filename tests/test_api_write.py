@@ -426,6 +426,20 @@ def test_day_expired_is_counted_and_logged_not_silent(procs, tmp_path):
     assert c.total("u", "kept", now()) == 1  # the rest of the round went on
 
 
+def test_counter_overflow_drops_that_line_only(procs, tmp_path):
+    c = Cluster(procs, tmp_path, shards=1)
+    ts = now()
+    r = post(c.rt_ports[0], "/incr?source=seed&seq=1", f"u|big.{ymdh(ts)},9223372036854775800\n")
+    assert r.status == 200, r
+    assert c.batch([f"ns=u&key=big&ts={ts}&value=100", f"ns=u&key=small&ts={ts}&value=3"]).status == 200
+    c.wait_drained()
+    assert c.total("u", "big", ts) == 9223372036854775800
+    assert c.total("u", "small", ts) == 3
+    sh = c.stats()["realtime"][0]
+    assert sh["overflow_records"] == 1 and "overflow" in sh["last_error"]
+    assert "DATA LOSS" in c.api.output()
+
+
 def test_changed_shard_list_is_refused_while_undelivered(procs, tmp_path):
     c = Cluster(procs, tmp_path)
     ts = now()
