@@ -261,3 +261,23 @@ def test_external_sort_with_tiny_memory_gives_the_same_archive(tmp_path):
         assert read(small / "merged" / f"shard-{k}.csv") == read(big / "merged" / f"shard-{k}.csv")
     total = sum(read(big / "merged" / f"shard-{k}.csv").count(b"\n") for k in range(3))
     assert total == 3000 + 3000 * 4  # one total line per user, one subtotal line per user-hour
+
+
+def test_a_failed_publish_keeps_the_old_generation_live(tmp_path):
+    import socket
+    work = tmp_path / "w"
+    rebuild("import", "--work", work, "--input", os.path.join(SEED, "history.csv"))
+    rebuild("merge", "--work", work)
+    rebuild("publish", "--work", work)
+    old = os.readlink(work / "current")
+    rebuild("import", "--work", work, "--input", write(tmp_path / "n.csv", "u|n.c3p0,1\n"))
+    rebuild("merge", "--work", work)
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        config = write(tmp_path / "c.conf", f"archive = 127.0.0.1:{port}\n")
+        r = rebuild("publish", "--work", work, "--config", config, check=False)
+    assert r.returncode == 1
+    err = r.stderr.decode()
+    assert f"127.0.0.1:{port}" in err and f"generation {old.split('/')[1]} stays live" in err, err
+    assert os.readlink(work / "current") == old
