@@ -192,6 +192,15 @@ Status WorkDir::Open() {
 }
 
 Status WorkDir::Recover() {
+  // Temp names of killed merges and publishes: never live, always safe to drop (a merge
+  // killed between its two renames has no `merged` and simply runs again).
+  Result<std::vector<std::string>> top = ListDir(root_);
+  if (!top.ok()) return top.status();
+  for (const std::string& name : *top) {
+    if (name.starts_with("merged.tmp-") || name.starts_with("merged.old-") || name.starts_with("current.tmp-")) {
+      if (Status s = RemoveAll(Path(name)); !s.ok()) return s;
+    }
+  }
   Result<std::vector<std::string>> txns = ListDir(Path("txn"));
   if (!txns.ok()) return txns.status();
   for (const std::string& name : *txns) {

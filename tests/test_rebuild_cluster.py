@@ -273,6 +273,8 @@ def test_kill9_of_nightly_at_random_points_then_rerun_gives_the_same_files(procs
     assert kills >= 1
     assert snapshot(cluster.work) == expected
     assert not list((cluster.work / "txn").iterdir())
+    assert sorted(p.name for p in cluster.work.iterdir()) == [
+        "current", "export", "gen", "lock", "merged", "segments", "txn"]
     for port in cluster.rt_ports:
         assert cluster.slot_state(port, DAY0) == "released"
 
