@@ -82,11 +82,13 @@ Sender::Sender(event_base* base, net::HttpClient* client, oplog::Oplog* log,
       options_(options) {
   retry_timer_ = evtimer_new(base_, &Sender::OnTimer, this);
   persist_timer_ = event_new(base_, -1, EV_PERSIST, &Sender::OnPersistTimer, this);
+  pace_timer_ = evtimer_new(base_, &Sender::OnPaceTimer, this);
 }
 
 Sender::~Sender() {
   event_free(retry_timer_);
   event_free(persist_timer_);
+  event_free(pace_timer_);
 }
 
 Status Sender::Start(uint64_t last_seq) {
@@ -119,12 +121,23 @@ void Sender::Stop() {
   state_ = State::kStopped;
   evtimer_del(retry_timer_);
   event_del(persist_timer_);
+  evtimer_del(pace_timer_);
   AdvanceSavedCursor(/*force=*/true);
 }
 
 void Sender::Kick() {
-  if (state_ != State::kIdle) return;
+  if (state_ != State::kIdle || pacing_) return;
+  const uint64_t now = net::MonotonicMicros();
+  const uint64_t interval_us = uint64_t(options_.min_round_interval_ms) * 1000;
+  if (interval_us > 0 && last_round_us_ != 0 && now - last_round_us_ < interval_us) {
+    const uint64_t wait = interval_us - (now - last_round_us_);
+    timeval tv{0, suseconds_t(wait)};
+    pacing_ = true;
+    evtimer_add(pace_timer_, &tv);
+    return;
+  }
   if (!BuildRound()) return;
+  last_round_us_ = now;
   state_ = State::kSending;
   SendStep();
 }
@@ -457,6 +470,12 @@ void Sender::OnTimer(int, short, void* arg) {
     self->state_ = State::kSending;
     self->SendStep();
   }
+}
+
+void Sender::OnPaceTimer(int, short, void* arg) {
+  Sender* self = static_cast<Sender*>(arg);
+  self->pacing_ = false;
+  self->Kick();
 }
 
 void Sender::OnPersistTimer(int, short, void* arg) {

@@ -66,6 +66,10 @@ struct SenderOptions {
   int backoff_initial_ms = 10;
   int backoff_max_ms = 1000;
   int64_t cursor_lag_ms = 3000;         // saved cursor behind delivered (realtime commits 1/s)
+  // Rounds start at most this often: under a steady load a round then carries a few ms of
+  // records instead of one sync's worth, which costs both tiers far less CPU per event
+  // (see docs/benchmarks.md) for a few ms of delivery lag. 0 = no pacing.
+  int min_round_interval_ms = 5;
 };
 
 // Records appended to the oplog and when (a sparse index, one entry per millisecond at
@@ -144,6 +148,7 @@ class Sender {
   void AdvanceSavedCursor(bool force);
   static void OnTimer(int fd, short what, void* arg);
   static void OnPersistTimer(int fd, short what, void* arg);
+  static void OnPaceTimer(int fd, short what, void* arg);
 
   event_base* base_;
   net::HttpClient* client_;
@@ -158,6 +163,9 @@ class Sender {
   DeliveryRounds rounds_file_;
   event* retry_timer_ = nullptr;
   event* persist_timer_ = nullptr;
+  event* pace_timer_ = nullptr;
+  bool pacing_ = false;           // pace_timer_ is armed
+  uint64_t last_round_us_ = 0;    // when the last round was built
 
   State state_ = State::kIdle;
   uint64_t cursor_ = 0;           // delivered through this seq

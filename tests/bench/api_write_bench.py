@@ -229,18 +229,22 @@ def main():
         for conns in (32, 256):
             ng = wrk(c.nginx_port, single, conns, args.seconds)
             cpu0 = cpu_seconds(c.api.pid)
+            rt0 = sum(cpu_seconds(p.pid) for p in c.rt)
             acc0 = c.stats()["incr"]["accepted_events"]
             api = wrk(c.port, single, conns, args.seconds)
             cpu1 = cpu_seconds(c.api.pid)
             acc1 = c.stats()["incr"]["accepted_events"]
             wait_until(c.drained, timeout=120, what="drain after GET load")
+            rt1 = sum(cpu_seconds(p.pid) for p in c.rt)
             r = {"nginx_rps": ng["rps"], "api_rps": api["rps"], "ratio": api["rps"] / ng["rps"],
                  "api_p99": api["p99"], "nginx_p99": ng["p99"], "api_non2xx": api["non2xx"],
-                 "api_cpu_us_per_event": (cpu1 - cpu0) * 1e6 / max(1, acc1 - acc0)}
+                 "api_cpu_us_per_event": (cpu1 - cpu0) * 1e6 / max(1, acc1 - acc0),
+                 "realtime_cpu_us_per_event": (rt1 - rt0) * 1e6 / max(1, acc1 - acc0)}
             results[f"get_c{conns}"] = r
             print(f"GET /incr c={conns}: api {api['rps']:.0f} req/s (p99 {api['p99']}, non-2xx {api['non2xx']}), "
                   f"nginx {ng['rps']:.0f} req/s (p99 {ng['p99']}), ratio {r['ratio']:.2f}, "
-                  f"API CPU {r['api_cpu_us_per_event']:.1f} us/event", flush=True)
+                  f"CPU per event: API {r['api_cpu_us_per_event']:.1f} us, realtime {r['realtime_cpu_us_per_event']:.1f} us",
+                  flush=True)
 
         # Batched POST, end to end into realtime.
         s0 = c.stats()
@@ -260,7 +264,7 @@ def main():
              "end_to_end_events_per_s": events / t_all, "non2xx": res["non2xx"], "post_p99": res["p99"],
              "records_delivered": s1["delivered_records"] - del0,
              "api_cpu_us_per_event": (cpu1[0] - cpu0[0]) * 1e6 / max(1, events),
-             "realtime_cpu_us_per_event": sum(cpu1[1:]) * 1e6 / max(1, events) - sum(cpu0[1:]) * 1e6 / max(1, events),
+             "realtime_cpu_us_per_event": (sum(cpu1[1:]) - sum(cpu0[1:])) * 1e6 / max(1, events),
              "round_lag_p99_ms": [l["p99"] for l in lag]}
         results["post_batch"] = r
         print(f"POST /incr x1000 events (2 subtotals each): {events} events in {t_load:.1f}s of load, "
