@@ -1,0 +1,210 @@
+// oplog_bench: how fast the oplog takes 100-byte records under each sync policy, beside
+// what the disk gives raw in the same run (docs/benchmarks.md, section oplog).
+//
+//   oplog_bench [--dir DIR] [--seconds S] [--rate R]
+//
+// Phases, each in a fresh directory on the same filesystem (DIR, default /tmp):
+//   raw write           pwrite of 120-byte frames, nothing else
+//   raw fdatasync       pwrite + fdatasync per 120-byte frame (what `always` must pay)
+//   oplog always/batch/none   Append as fast as one thread can with at most W records not
+//                       yet durable (W = 1 for always, so its latency is one sync;
+//                       200000 for batch: the requests an API might hold open), then wait until all are durable
+//   oplog batch @ R/s   Append paced at R records/s in 1 ms bursts (an event loop's
+//                       shape) for S seconds; append-to-durable latency of every record
+// Bounded: every phase stops after S seconds or its record count.
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "oplog/file.h"
+#include "oplog/oplog.h"
+
+using namespace clickatron::oplog;
+
+namespace {
+
+constexpr size_t kPayload = 100;
+constexpr size_t kFrame = kPayload + 20;
+
+double Seconds(uint64_t us) { return static_cast<double>(us) / 1e6; }
+
+std::string FreshDir(const std::string& base, const char* name) {
+  std::string dir = base + "/" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// Records/s of pwrite (+ fdatasync when sync) of 120-byte frames for up to `seconds`.
+double RawRate(const std::string& dir, bool sync, double seconds, uint64_t max_records) {
+  const std::string path = dir + "/raw";
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return 0;
+  std::string frame(kFrame, 'r');
+  const uint64_t start = NowMicros(), limit = static_cast<uint64_t>(seconds * 1e6);
+  uint64_t n = 0;
+  while (n < max_records && NowMicros() - start < limit) {
+    const int burst = sync ? 1 : 64;  // check the clock after every sync
+    for (int i = 0; i < burst && n < max_records; ++i, ++n) {
+      if (pwrite(fd, frame.data(), frame.size(), static_cast<off_t>(n * kFrame)) < 0) abort();
+      if (sync && fdatasync(fd) != 0) abort();
+    }
+  }
+  const uint64_t took = NowMicros() - start;
+  close(fd);
+  return static_cast<double>(n) / Seconds(took);
+}
+
+struct Run {
+  double rate = 0;  // records/s, appended and durable
+  uint64_t records = 0;
+  uint64_t p50_us = 0, p99_us = 0, max_us = 0;  // append to durable
+  uint64_t syncs = 0;
+  uint64_t sync_p50_us = 0, sync_p99_us = 0;  // one fdatasync, from the oplog's own stats
+};
+
+// Appends as fast as one thread can (or paced at `rate` records/s) for up to `seconds` or
+// max_records, then waits until all is durable. Measures each record's append-to-durable
+// latency from the sync thread's reports.
+Run OplogRun(const std::string& dir, SyncPolicy policy, double seconds, uint64_t max_records,
+             double rate, uint64_t window) {
+  std::vector<uint64_t> appended_at;  // by seq - 1
+  appended_at.reserve(max_records);
+  std::mutex mu;
+  std::vector<std::pair<uint64_t, uint64_t>> reports;  // (durable seq, when)
+  reports.reserve(1 << 20);
+  Options o;
+  o.sync = policy;
+  o.on_sync = [&](const SyncReport& r) {
+    const uint64_t now = NowMicros();
+    std::lock_guard<std::mutex> lock(mu);
+    if (r.failed_last != 0) {
+      std::fprintf(stderr, "append failed: %s\n", r.error.c_str());
+      abort();
+    }
+    reports.emplace_back(r.durable_seq, now);
+  };
+  auto log = Oplog::Open(dir, o);
+  if (!log.ok()) {
+    std::fprintf(stderr, "%s\n", log.status().message().c_str());
+    exit(1);
+  }
+  const std::string payload(kPayload, 'p');
+  const uint64_t start = NowMicros(), limit = static_cast<uint64_t>(seconds * 1e6);
+  uint64_t n = 0;
+  while (n < max_records) {
+    const uint64_t now = NowMicros();
+    if (now - start >= limit) break;
+    const uint64_t in_flight = n - (*log)->durable_seq();
+    if (in_flight >= window) {  // as many in flight as the API would have
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      continue;
+    }
+    uint64_t burst = std::min<uint64_t>(256, window - in_flight);
+    if (rate > 0) {  // the records due by the end of this millisecond
+      const uint64_t due = static_cast<uint64_t>(rate * Seconds(now - start + 1000));
+      burst = due > n ? due - n : 0;
+      if (burst == 0) {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        continue;
+      }
+    }
+    for (uint64_t i = 0; i < burst && n < max_records; ++i) {
+      const uint64_t t = NowMicros();
+      auto seq = (*log)->Append(payload);
+      if (!seq.ok()) {  // queue full: the disk is behind; wait for it like the API would
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        break;
+      }
+      appended_at.push_back(t);
+      ++n;
+    }
+  }
+  if (!(*log)->Sync().ok()) abort();
+  const uint64_t took = NowMicros() - start;
+  Run run;
+  run.records = n;
+  run.rate = static_cast<double>(n) / Seconds(took);
+  const Stats stats = (*log)->GetStats();
+  run.syncs = stats.syncs;
+  run.sync_p50_us = stats.sync_p50_us;
+  run.sync_p99_us = stats.sync_p99_us;
+  log = clickatron::Status::Error("closed");
+  std::vector<uint64_t> latency;
+  latency.reserve(n);
+  if (policy == SyncPolicy::kNone) return run;  // durable at append: nothing to measure
+  size_t r = 0;
+  for (uint64_t seq = 1; seq <= n; ++seq) {
+    while (r < reports.size() && reports[r].first < seq) ++r;
+    if (r == reports.size()) break;
+    latency.push_back(reports[r].second - appended_at[seq - 1]);
+  }
+  std::sort(latency.begin(), latency.end());
+  if (!latency.empty()) {
+    run.p50_us = latency[latency.size() / 2];
+    run.p99_us = latency[latency.size() * 99 / 100];
+    run.max_us = latency.back();
+  }
+  return run;
+}
+
+void PrintRun(const char* name, const Run& run, double raw_write, double raw_sync) {
+  std::printf("%-22s %12.0f rec/s  %6.3fx raw write  %8.1fx raw fdatasync  (%llu records, %llu syncs)",
+              name, run.rate, run.rate / raw_write, run.rate / raw_sync,
+              static_cast<unsigned long long>(run.records), static_cast<unsigned long long>(run.syncs));
+  if (run.max_us > 0) {
+    std::printf("  durable p50 %.2f ms p99 %.2f ms max %.2f ms; fdatasync p50 %.2f ms p99 %.2f ms",
+                run.p50_us / 1e3, run.p99_us / 1e3, run.max_us / 1e3, run.sync_p50_us / 1e3,
+                run.sync_p99_us / 1e3);
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string base = "/tmp";
+  double seconds = 3;
+  double rate = 300000;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--dir")) base = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--rate")) rate = std::atof(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "usage: oplog_bench [--dir DIR] [--seconds S] [--rate R]\n");
+      return 2;
+    }
+  }
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  base += "/oplog-bench-" + std::to_string(getpid());
+  const uint64_t kMax = 20'000'000;
+  std::printf("100-byte records (120-byte frames), up to %.1f s per phase, in %s\n", seconds,
+              base.c_str());
+  const double raw_write = RawRate(FreshDir(base, "raw-write"), false, seconds, kMax);
+  const double raw_sync = RawRate(FreshDir(base, "raw-sync"), true, seconds, kMax);
+  std::printf("%-22s %12.0f rec/s\n%-22s %12.0f rec/s\n", "raw pwrite", raw_write,
+              "raw pwrite+fdatasync", raw_sync);
+  PrintRun("oplog always", OplogRun(FreshDir(base, "always"), SyncPolicy::kAlways, seconds, kMax, 0, 1),
+           raw_write, raw_sync);
+  PrintRun("oplog batch (max)", OplogRun(FreshDir(base, "batch"), SyncPolicy::kBatch, seconds, kMax, 0, 200000),
+           raw_write, raw_sync);
+  PrintRun("oplog none", OplogRun(FreshDir(base, "none"), SyncPolicy::kNone, seconds, kMax, 0, UINT64_MAX),
+           raw_write, raw_sync);
+  char name[64];
+  std::snprintf(name, sizeof name, "oplog batch @%.0fk/s", rate / 1000);
+  PrintRun(name, OplogRun(FreshDir(base, "paced"), SyncPolicy::kBatch, seconds, kMax, rate, UINT64_MAX),
+           raw_write, raw_sync);
+  std::filesystem::remove_all(base);
+  return 0;
+}
