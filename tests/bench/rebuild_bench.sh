@@ -49,6 +49,7 @@ meta=$dir/work/merged/meta
 points=$(awk -F' = ' '/^shard\.[0-9]+\.columns/ {s += $2} END {print s}' "$meta")
 bytes=$(awk -F' = ' '/^shard\.[0-9]+\.bytes/ {s += $2} END {print s}' "$meta")
 gz=$(du -cb "$dir"/backup/*/*.gz | tail -1 | cut -f1)
-awk -v p="$points" -v b="$bytes" -v g="$gz" -v r="$records" 'BEGIN {
-  printf "data points %d (input records %d); archive %d bytes = %.2f B/point; gzip backup %d bytes = %.2f B/point\n",
+lines=$(wc -l < "$input")
+awk -v p="$points" -v b="$bytes" -v g="$gz" -v r="$lines" 'BEGIN {
+  printf "data points %d (input lines %d); archive %d bytes = %.2f B/point; gzip backup %d bytes = %.2f B/point\n",
          p, r, b, b / p, g, g / p }'
