@@ -92,7 +92,7 @@ Status ArchiveSubtotalKeys(std::string_view total_value, HourRange range, int64_
   Result<Ymdh> first = EncodeYmdh(range.start);
   Result<Ymdh> last = EncodeYmdh(end - kSecondsPerHour);
   if (!first.ok() || !last.ok()) return Status::OK();  // unreachable: the range is clamped
-  ColumnReader reader(total_value);
+  ColumnReader reader(SkipColumnsBefore(total_value, first->view()));
   Column column;
   while (reader.Next(&column)) {
     if (column.name < first->view()) continue;

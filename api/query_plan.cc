@@ -65,6 +65,31 @@ std::vector<std::string> MgetPaths(const std::vector<std::string>& keys, size_t 
   return paths;
 }
 
+std::string_view SkipColumnsBefore(std::string_view value, std::string_view token) {
+  // Column starts are offset 0 and every offset after a space. Invariant: the column at or
+  // after `lo` may be the answer; every column starting before `lo` has a smaller token.
+  size_t lo = 0, hi = value.size();
+  auto column_at = [&](size_t at) {  // the first column start at or after `at`
+    if (at == 0) return size_t{0};
+    size_t space = value.find(' ', at - 1);
+    return space == std::string_view::npos ? value.size() : space + 1;
+  };
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    size_t start = column_at(mid);
+    if (start >= hi) {
+      hi = mid;
+      continue;
+    }
+    if (value.substr(start, token.size()) < token) {
+      lo = start + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return value.substr(std::min(column_at(lo), value.size()));
+}
+
 bool LineWalker::Next(std::string_view* key, std::string_view* value) {
   while (!rest_.empty()) {
     size_t nl = rest_.find('\n');

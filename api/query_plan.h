@@ -55,6 +55,12 @@ std::string FwmatchPath(std::string_view prefix);
 // max_bytes long (a single longer key still gets its own path).
 std::vector<std::string> MgetPaths(const std::vector<std::string>& keys, size_t max_bytes);
 
+// The tail of a total record's value (`ymdh:n ymdh:n ...`, ascending tokens) starting at the
+// first column whose token is >= `token`, found by binary search over byte offsets instead of
+// parsing every earlier column: a key with a year of hourly data is 8760 columns, a 30-day
+// query needs the last 720. Returns the whole value's end (empty) when no column qualifies.
+std::string_view SkipColumnsBefore(std::string_view value, std::string_view token);
+
 // Walks a sortdb-style body of `key,value\n` lines (the last newline optional). Next()
 // returns false at the end; a line without ',' is reported through status().
 class LineWalker {

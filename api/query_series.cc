@@ -25,7 +25,7 @@ Status SeriesSum::AddArchiveTotal(std::string_view value) {
   // Columns ascend in time and tokens sort as time, so columns before the range are skipped
   // by comparing tokens, and the walk stops after it: a key with years of hourly data costs
   // a token compare per earlier hour, not a decode.
-  ColumnReader reader(value);
+  ColumnReader reader(SkipColumnsBefore(value, first->view()));
   Column column;
   size_t bucket = buckets_.size() - 1;  // oldest first, moving towards newer ones
   while (reader.Next(&column)) {

@@ -155,6 +155,33 @@ TEST(QueryPlanTest, Paths) {
   EXPECT_TRUE(MgetPaths({}, 6000).empty());
 }
 
+TEST(QueryPlanTest, SkipColumnsBefore) {
+  const std::string_view v = "c413:2 c41l:5 c420:17 c42a:1";
+  EXPECT_EQ(SkipColumnsBefore(v, "c410"), v);
+  EXPECT_EQ(SkipColumnsBefore(v, "c413"), v);
+  EXPECT_EQ(SkipColumnsBefore(v, "c414"), "c41l:5 c420:17 c42a:1");
+  EXPECT_EQ(SkipColumnsBefore(v, "c41l"), "c41l:5 c420:17 c42a:1");
+  EXPECT_EQ(SkipColumnsBefore(v, "c41m"), "c420:17 c42a:1");
+  EXPECT_EQ(SkipColumnsBefore(v, "c42a"), "c42a:1");
+  EXPECT_EQ(SkipColumnsBefore(v, "c42b"), "");
+  EXPECT_EQ(SkipColumnsBefore("", "c42b"), "");
+  EXPECT_EQ(SkipColumnsBefore("c413:2", "c413"), "c413:2");
+  EXPECT_EQ(SkipColumnsBefore("c413:2", "c414"), "");
+  // Against a linear walk, on a long record with counts of every width.
+  std::string value;
+  std::vector<std::string> tokens;
+  for (int64_t h = 1333238400, i = 0; i < 3000; h += 3600 * (1 + i % 3), ++i) {
+    tokens.emplace_back(EncodeYmdh(h)->view());
+    if (!value.empty()) value += ' ';
+    value += tokens.back() + ":" + std::to_string(i * i * 7919 % 100003);
+  }
+  for (size_t i = 0; i < tokens.size(); i += 7) {
+    std::string_view tail = SkipColumnsBefore(value, tokens[i]);
+    ASSERT_EQ(tail.substr(0, 4), tokens[i]);
+    ASSERT_EQ(value.size() - tail.size(), value.find(tokens[i]));
+  }
+}
+
 TEST(QueryPlanTest, LineWalker) {
   LineWalker lines("a,1\nb,x:1 y:2\n\nc,\n");
   std::string_view k, v;
