@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# clickatron-api read-path load benchmark (issue 7), with nginx and the archive's own /get
+# measured in the same run.
+#
+#   tests/bench/api_read_load.sh [BUILD_DIR]        (default build/release)
+#
+# Environment: BENCH_DIR (data; default /tmp/clickatron-api-read-bench), LINES (5000000),
+# DURATION (wrk seconds per run; 10), CONNECTIONS (32).
+#
+# Generates the data once (tests/bench/api_read_gen.py: a 5-million-record archive file with
+# its manifest, W = 2024-06-29, and today's hours for realtime), starts one clickatron-archive
+# on it, one clickatron-realtime (fed through its /incr), one clickatron-api in front, and a
+# one-worker nginx (`return 200`), all on free loopback ports. Then `wrk -t1 -cCONNECTIONS
+# -dDURATIONs --latency` against: nginx (the HTTP ceiling), the archive's /get of a series
+# total record (the backend call every /series makes), the API's
+#   /series?unit=day&units=30&timezone=America/New_York   (29 days from the archive, today
+#                                                         from realtime)
+#   /breakdown?sub=c&unit=day&units=30&limit=10           (720 subtotal records of 50
+#                                                         subkeys each, plus realtime)
+# and prints requests/s, p99, non-2xx and each server's CPU per request. Traffic goes to
+# 127.0.0.1 only; every run is bounded by DURATION; every server is stopped at exit.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+build=${1:-build/release}
+bench_dir=${BENCH_DIR:-/tmp/clickatron-api-read-bench}
+lines=${LINES:-5000000}
+duration=${DURATION:-10}
+connections=${CONNECTIONS:-32}
+bin="$root/$build/bin"
+lua="$root/tests/bench/api_read_wrk.lua"
+
+for b in clickatron-api clickatron-archive clickatron-realtime; do
+  [[ -x "$bin/$b" ]] || { echo "api_read_load: build $bin/$b first" >&2; exit 1; }
+done
+command -v wrk >/dev/null || { echo "api_read_load: wrk is not installed (ops/install-deps)" >&2; exit 1; }
+command -v nginx >/dev/null || { echo "api_read_load: nginx is not installed (ops/install-deps)" >&2; exit 1; }
+
+if [[ ! -s "$bench_dir/shard-0.csv" || ! -s "$bench_dir/ref.txt" ]]; then
+  python3 "$root/tests/bench/api_read_gen.py" "$bench_dir" "$lines"
+fi
+ref=$(cat "$bench_dir/ref.txt")
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+run_dir=$(mktemp -d /tmp/api-read-load.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done
+  rm -rf "$run_dir"
+}
+trap cleanup EXIT
+
+wait_ping() {  # PORT PID LOG
+  for _ in $(seq 1 600); do
+    curl -sf "http://127.0.0.1:$1/ping" >/dev/null 2>&1 && return 0
+    kill -0 "$2" 2>/dev/null || { cat "$3" >&2; exit 1; }
+    sleep 0.1
+  done
+  echo "api_read_load: server on port $1 did not start" >&2
+  exit 1
+}
+
+# --- nginx: one worker, a fixed short body
+nginx_port=$(free_port)
+mkdir -p "$run_dir/nginx/logs"
+cat > "$run_dir/nginx/nginx.conf" <<NGINX
+worker_processes 1;
+daemon off;
+master_process off;
+pid $run_dir/nginx/nginx.pid;
+error_log $run_dir/nginx/logs/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $run_dir/nginx/body;
+  proxy_temp_path $run_dir/nginx/proxy;
+  fastcgi_temp_path $run_dir/nginx/fastcgi;
+  uwsgi_temp_path $run_dir/nginx/uwsgi;
+  scgi_temp_path $run_dir/nginx/scgi;
+  keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:$nginx_port;
+    location / { default_type text/plain; return 200 "13\n"; }
+  }
+}
+NGINX
+nginx -p "$run_dir/nginx" -c "$run_dir/nginx/nginx.conf" &
+nginx_pid=$!
+pids+=("$nginx_pid")
+
+archive_port=$(free_port)
+"$bin/clickatron-archive" --db-file "$bench_dir/shard-0.csv" --port "$archive_port" \
+  2> "$run_dir/archive.log" &
+archive_pid=$!
+pids+=("$archive_pid")
+wait_ping "$archive_port" "$archive_pid" "$run_dir/archive.log"
+
+realtime_port=$(free_port)
+mkdir -p "$run_dir/rt"
+"$bin/clickatron-realtime" --data-dir "$run_dir/rt" --port "$realtime_port" 2> "$run_dir/realtime.log" &
+realtime_pid=$!
+pids+=("$realtime_pid")
+wait_ping "$realtime_port" "$realtime_pid" "$run_dir/realtime.log"
+split -l 20000 "$bench_dir/realtime.csv" "$run_dir/rt-batch."
+seq=0
+for f in "$run_dir"/rt-batch.*; do
+  seq=$((seq + 1))
+  curl -sf --data-binary @"$f" "http://127.0.0.1:$realtime_port/incr?source=bench&seq=$seq" >/dev/null
+done
+
+api_port=$(free_port)
+cat > "$run_dir/api.conf" <<CONF
+port = $api_port
+realtime = 127.0.0.1:$realtime_port
+archive = 127.0.0.1:$archive_port
+oplog-dir = $run_dir/oplog
+node-id = bench
+CONF
+"$bin/clickatron-api" --config "$run_dir/api.conf" 2> "$run_dir/api.log" &
+api_pid=$!
+pids+=("$api_pid")
+wait_ping "$api_port" "$api_pid" "$run_dir/api.log"
+wait_ping "$nginx_port" "$nginx_pid" /dev/null 2>/dev/null || true
+
+# The answers are checked once before the load: 30 buckets, today's hours included.
+curl -sf "http://127.0.0.1:$api_port/series?ns=bench&key=s0000&unit=day&units=30&timezone=America%2FNew_York&unit_reference_ts=$ref" |
+  python3 -c 'import json,sys; d=json.load(sys.stdin)["data"]; assert len(d["series"]) == 30 and all(b["value"] > 0 for b in d["series"]), d'
+curl -sf "http://127.0.0.1:$api_port/breakdown?ns=bench&key=b00&sub=c&unit=day&units=30&limit=10&unit_reference_ts=$ref" |
+  python3 -c 'import json,sys; d=json.load(sys.stdin)["data"]; assert len(d["breakdown"]) == 10, d'
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+
+# run NAME PORT MODE KEYFILE PID...: one wrk run; prints a summary line
+run() {
+  local name=$1 port=$2 mode=$3 keys=$4
+  shift 4
+  local p before=() after=() out reqs rps p50 p99 non2xx cpu=""
+  for p in "$@"; do before+=("$(cpu_ticks "$p")"); done
+  out=$(API_MODE=$mode API_KEYS=$keys API_REF=$ref wrk -t1 -c"$connections" -d"${duration}s" \
+        --latency -s "$lua" "http://127.0.0.1:$port/")
+  local i=0
+  reqs=$(awk '/requests in/ {print $1}' <<< "$out")
+  for p in "$@"; do
+    after=$(cpu_ticks "$p")
+    cpu+=$(printf " %s %.0fus" "$(ps -o comm= -p "$p" | sed 's/clickatron-//')" \
+           "$(echo "($after - ${before[$i]}) * 1000000 / $hz / $reqs" | bc -l)")
+    i=$((i + 1))
+  done
+  rps=$(awk '/^Requests\/sec:/ {printf "%d", $2}' <<< "$out")
+  p50=$(awk '$1 == "50%" {print $2}' <<< "$out")
+  p99=$(awk '$1 == "99%" {print $2}' <<< "$out")
+  non2xx=$(awk '/Non-2xx/ {print $5}' <<< "$out")
+  printf "%-22s %8s req/s  p50 %-8s p99 %-8s non-2xx %-6s CPU/req:%s\n" \
+    "$name" "$rps" "$p50" "$p99" "${non2xx:-0}" "$cpu"
+  echo "$rps $name" >> "$run_dir/rps"
+}
+
+echo "== clickatron-api read-path load benchmark"
+echo "machine: $(nproc) cores; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "archive: $bench_dir/shard-0.csv ($(wc -l < "$bench_dir/shard-0.csv") records, $(stat -c %s "$bench_dir/shard-0.csv") bytes), W = $(awk '/last_day/ {print $3}' "$bench_dir/manifest")"
+echo "wrk -t1 -c$connections -d${duration}s --latency -s tests/bench/api_read_wrk.lua"
+run "nginx (ceiling)" "$nginx_port" nginx "$bench_dir/series.txt" "$nginx_pid"
+run "archive /get (backend)" "$archive_port" archive "$bench_dir/series.txt" "$archive_pid"
+run "api /series" "$api_port" series "$bench_dir/series.txt" "$api_pid" "$archive_pid" "$realtime_pid"
+run "api /breakdown" "$api_port" breakdown "$bench_dir/breakdown.txt" "$api_pid" "$archive_pid" "$realtime_pid"
+run "nginx (again)" "$nginx_port" nginx "$bench_dir/series.txt" "$nginx_pid"
+nginx_rps=$(awk '$2 == "nginx" {sum += $1; n++} END {printf "%d", sum / n}' "$run_dir/rps")
+archive_rps=$(awk '$2 == "archive" {print $1}' "$run_dir/rps")
+echo "nginx ceiling (mean of the runs before and after): $nginx_rps req/s"
+awk -v n="$nginx_rps" -v a="$archive_rps" '$2 == "api" {printf "ratio: api %-12s to nginx %.2f, to the archive /get %.2f\n", $3, $1 / n, $1 / a}' \
+  "$run_dir/rps"
+curl -sf "http://127.0.0.1:$api_port/stats" | python3 -c 'import json,sys; d=json.load(sys.stdin)["data"]; print("api /stats latency_us (request read to reply, inside the API):", json.dumps({k: v for k, v in d.get("latency_us", {}).items() if k in ("/series", "/breakdown")}))' || true
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
