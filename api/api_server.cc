@@ -18,23 +18,8 @@
 namespace clickatron {
 namespace {
 
-std::string ErrorJson(int code, std::string_view status_txt, std::string_view message) {
-  std::string out;
-  net::JsonWriter w(&out);
-  w.BeginObject();
-  w.Key("status_code"); w.Int(code);
-  w.Key("status_txt"); w.String(status_txt);
-  w.Key("data"); w.Null();
-  if (!message.empty()) {
-    w.Key("message"); w.String(message);
-  }
-  w.EndObject();
-  return out;
-}
-
 void ReplyError(net::Responder& r, int code, std::string_view status_txt, std::string_view message) {
-  r.AddHeader("Content-Type", "application/json");
-  r.Reply(code, ErrorJson(code, status_txt, message));
+  r.ReplyJsonError(code, status_txt, message);
 }
 
 void ReplyAccepted(net::Responder& r, uint64_t events) {

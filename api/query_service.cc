@@ -35,20 +35,7 @@ int64_t Now() {
 
 void ReplyError(QueryState* s, net::Responder* reply, const QueryError& e) {
   (e.code == 503 ? s->errors_503 : s->errors_4xx)++;
-  std::string body;
-  net::JsonWriter w(&body);
-  w.BeginObject();
-  w.Key("status_code");
-  w.Int(e.code);
-  w.Key("status_txt");
-  w.String(e.status_txt);
-  w.Key("data");
-  w.Null();
-  w.Key("message");
-  w.String(e.message);
-  w.EndObject();
-  reply->AddHeader("Content-Type", "application/json");
-  reply->Reply(e.code, body);
+  reply->ReplyJsonError(e.code, e.status_txt, e.message);
 }
 
 QueryError Unavailable(const std::string& status_txt, const std::string& message) {

@@ -91,21 +91,7 @@ void ArchiveServer::ReplyText(net::Request& req, LoopScratch& scratch, int code,
 void ArchiveServer::ReplyBadRequest(net::Request& req, const char* status_txt,
                                     const std::string& message) {
   Bump(counters_[req.loop_index()].bad_requests);
-  std::string body;
-  net::JsonWriter w(&body);
-  w.BeginObject();
-  w.Key("status_code");
-  w.Int(400);
-  w.Key("status_txt");
-  w.String(status_txt);
-  w.Key("data");
-  w.Null();
-  w.Key("message");
-  w.String(message);
-  w.EndObject();
-  body += '\n';
-  req.AddHeader("Content-Type", "application/json");
-  req.Reply(400, body);
+  req.ReplyJsonError(400, status_txt, message);
 }
 
 void ArchiveServer::OnGet(net::Request& req) {

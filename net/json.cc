@@ -188,8 +188,16 @@ std::string JsonEnvelope(int status_code, std::string_view status_txt,
   return out;
 }
 
-std::string JsonErrorEnvelope(int status_code, std::string_view status_txt) {
-  return JsonEnvelope(status_code, status_txt, "null");
+std::string JsonErrorEnvelope(int status_code, std::string_view status_txt,
+                              std::string_view message) {
+  std::string out = JsonEnvelope(status_code, status_txt, "null");
+  if (!message.empty()) {
+    out.pop_back();  // the closing brace
+    out.append(", \"message\": ");
+    AppendJsonString(message, &out);
+    out.push_back('}');
+  }
+  return out;
 }
 
 }  // namespace clickatron::net

@@ -68,8 +68,10 @@ class JsonWriter {
 std::string JsonEnvelope(int status_code, std::string_view status_txt,
                          std::string_view data_json);
 
-// The error form: {"status_code": 400, "status_txt": "MISSING_ARG_KEY", "data": null}.
-std::string JsonErrorEnvelope(int status_code, std::string_view status_txt);
+// The error form: {"status_code": 400, "status_txt": "MISSING_ARG_KEY", "data": null},
+// with a trailing "message": "<human detail>" when message is not empty.
+std::string JsonErrorEnvelope(int status_code, std::string_view status_txt,
+                              std::string_view message = {});
 
 }  // namespace clickatron::net
 

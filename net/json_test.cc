@@ -105,6 +105,9 @@ TEST(Json, Envelope) {
             "{\"status_code\": 200, \"status_txt\": \"OK\", \"data\": {\"a\":1}}");
   EXPECT_EQ(JsonErrorEnvelope(400, "MISSING_ARG_KEY"),
             "{\"status_code\": 400, \"status_txt\": \"MISSING_ARG_KEY\", \"data\": null}");
+  EXPECT_EQ(JsonErrorEnvelope(400, "INVALID_LINE", "line 2: \"x\""),
+            "{\"status_code\": 400, \"status_txt\": \"INVALID_LINE\", \"data\": null, "
+            "\"message\": \"line 2: \\\"x\\\"\"}");
 }
 
 }  // namespace

@@ -95,8 +95,9 @@ void Responder::ReplyJson(int code, std::string_view status_txt, std::string_vie
   Reply(code, JsonEnvelope(code, status_txt, data_json));
 }
 
-void Responder::ReplyJsonError(int code, std::string_view status_txt) {
-  ReplyJson(code, status_txt, "null");
+void Responder::ReplyJsonError(int code, std::string_view status_txt, std::string_view message) {
+  AddHeader("Content-Type", "application/json");
+  Reply(code, JsonErrorEnvelope(code, status_txt, message));
 }
 
 // Hands the reply (body already in the output buffer) to evhttp. For an AsyncReply whose

@@ -79,7 +79,8 @@ class Responder {
   // code (SPEC 3.3). REQUIRES: data_json is one JSON value.
   void ReplyJson(int code, std::string_view status_txt, std::string_view data_json);
   // Replies {"status_code": code, "status_txt": ..., "data": null}.
-  void ReplyJsonError(int code, std::string_view status_txt);
+  // The error envelope; message, when given, is the human detail ("line 3: ...").
+  void ReplyJsonError(int code, std::string_view status_txt, std::string_view message = {});
 
   // True once a complete reply was handed to evhttp (or the request was abandoned).
   bool replied() const { return replied_; }

@@ -142,21 +142,7 @@ void RealtimeServer::Sync() {
 void RealtimeServer::ReplyError(net::Request& req, int code, std::string_view status_txt,
                                 std::string_view message) {
   if (code == 400) ++counters_.bad_requests;
-  std::string body;
-  net::JsonWriter w(&body);
-  w.BeginObject();
-  w.Key("status_code");
-  w.Int(code);
-  w.Key("status_txt");
-  w.String(status_txt);
-  w.Key("data");
-  w.Null();
-  w.Key("message");
-  w.String(message);
-  w.EndObject();
-  body += '\n';
-  req.AddHeader("Content-Type", "application/json");
-  req.Reply(code, body);
+  req.ReplyJsonError(code, status_txt, message);
 }
 
 void RealtimeServer::ReplyRefusal(net::Request& req, const WriteOutcome& o) {
