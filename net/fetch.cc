@@ -37,7 +37,7 @@ Status RunOne(const HostPort& to, std::string_view path_and_query, RequestOption
   // deferred frees complete before the base goes.
   event_base_loop(base.get(), EVLOOP_NONBLOCK);
   if (!response->ok()) return Status::Error(response->error);
-  return Status::Ok();
+  return Status::OK();
 }
 
 }  // namespace

@@ -80,7 +80,7 @@ Status ParseHostPort(std::string_view text, HostPort* out) {
   }
   out->host = std::string(host);
   out->port = static_cast<uint16_t>(port);
-  return Status::Ok();
+  return Status::OK();
 }
 
 Status ParseHostPortList(std::string_view text, std::vector<HostPort>* out) {
@@ -100,7 +100,7 @@ Status ParseHostPortList(std::string_view text, std::vector<HostPort>* out) {
     text.remove_prefix(comma + 1);
   }
   *out = std::move(result);
-  return Status::Ok();
+  return Status::OK();
 }
 
 }  // namespace clickatron::net

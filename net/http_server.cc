@@ -63,7 +63,7 @@ Status OpenListener(const std::string& address, uint16_t port, bool reuse_port, 
                     ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
                     : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
   *fd_out = fd;
-  return Status::Ok();
+  return Status::OK();
 }
 
 bool RouteMatches(const std::string& route, bool alias, std::string_view path) {
@@ -116,7 +116,7 @@ Status ServerLoop::Init(int listen_fd) {
     return Status::Error("cannot accept on the listening socket");
   }
   stop_event_ = event_new(base_, -1, 0, &ServerLoop::OnStopEvent, this);
-  return Status::Ok();
+  return Status::OK();
 }
 
 void ServerLoop::Loop() {
@@ -301,7 +301,7 @@ Status Server::Listen() {
     event_add(signals_->hangup, nullptr);
   }
   if (signals_->stop_requested.load()) event_active(signals_->stop, EV_READ, 1);
-  return Status::Ok();
+  return Status::OK();
 }
 
 event_base* Server::base(int i) const { return loops_[i]->base(); }

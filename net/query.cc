@@ -35,7 +35,7 @@ size_t Decode(std::string_view in, bool plus_as_space, std::string* out) {
 
 Status PercentDecode(std::string_view in, bool plus_as_space, std::string* out) {
   size_t bad = Decode(in, plus_as_space, out);
-  if (bad == std::string_view::npos) return Status::Ok();
+  if (bad == std::string_view::npos) return Status::OK();
   return Status::Error("bad percent-encoding '" + std::string(in.substr(bad, 3)) + "'");
 }
 
@@ -64,7 +64,7 @@ std::string PercentEncode(std::string_view in) {
 void Query::Clear() {
   buffer_.clear();
   params_.clear();
-  status_ = Status::Ok();
+  status_ = Status::OK();
   bad_param_.clear();
 }
 
