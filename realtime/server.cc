@@ -2,6 +2,7 @@
 
 #include <event2/event.h>
 #include <sys/stat.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <charconv>
@@ -12,6 +13,7 @@
 #include "keyformat/records.h"
 #include "keyformat/ymdh.h"
 #include "net/json.h"
+#include "realtime/export_footer.h"
 #include "realtime/export_stream.h"
 
 namespace clickatron::realtime {
@@ -309,7 +311,18 @@ void RealtimeServer::OnExport(net::Request& req) {
   int64_t day;
   if (!DayParam(req, true, &day)) return;
   if (ring_->SlotHolding(day) == nullptr) {
-    return ReplyError(req, 404, "DAY_NOT_HELD", "no slot holds " + FormatDay(day));
+    const Slot& slot = ring_->slot(SlotOfDay(day));
+    if (DecideDay(slot.day(), slot.state(), day) != DayAction::kReset) {
+      return ReplyError(req, 404, "DAY_NOT_HELD", "no slot holds " + FormatDay(day));
+    }
+    // The slot is empty or holds an older, released day: the first write for `day` would
+    // have reopened it, so no record of `day` was ever applied here. The day is empty, and
+    // saying so lets the nightly job archive a day this shard got no traffic for. (An older
+    // *unreleased* day is different: writes for `day` may be waiting in an API's oplog.)
+    ++counters_.exports;
+    out_.clear();
+    AppendExportFooter(&out_, ExportFooter{0, XXH64(nullptr, 0, kExportHashSeed)});
+    return req.Reply(200, out_);
   }
   ++counters_.exports;
   auto stream = std::make_unique<ExportStream>(

@@ -424,3 +424,25 @@ def test_export_streams_while_increments_arrive(procs, tmp_path):
     assert records[key(names[0], DAY0, 0)] == "1"
     assert key("zz", DAY0) in records  # written ahead of the walk
     assert key("a0", DAY0) not in records  # behind it: a walk, not a snapshot
+
+
+def test_export_of_a_day_the_shard_got_no_traffic_for_is_empty(procs, tmp_path):
+    """An empty slot, or one holding an older released day, never applied a record of the
+    day (the first write would have reopened it): the export is empty, so the nightly job can
+    archive a day this shard saw nothing of. An older unreleased day is not that case: writes
+    for the day may be waiting in an API's oplog, so that export is refused."""
+    _, port, _ = start(procs, tmp_path)
+    empty = b"#END count=0 xxh64=%016x\n" % xxh64(b"")
+    r = get(port, f"/export?day={day_text(DAY0)}")
+    assert (r.status, r.body) == (200, empty)
+    assert verify_export(r.body) == {}
+
+    assert incr(port, [(key("a", DAY0), 5)], seq=1).status == 200
+    r = get(port, f"/export?day={day_text(DAY0 + 3)}")  # slot holds DAY0, open
+    assert (r.status, r.json()["status_txt"]) == (404, "DAY_NOT_HELD")
+    assert post(port, f"/release?day={day_text(DAY0)}").status == 200
+    r = get(port, f"/export?day={day_text(DAY0 + 3)}")  # slot holds DAY0, released
+    assert (r.status, r.body) == (200, empty)
+    r = get(port, f"/export?day={day_text(DAY0 - 3)}")  # older than the slot's day: gone
+    assert (r.status, r.json()["status_txt"]) == (404, "DAY_NOT_HELD")
+    assert export(port, DAY0) == {key("a", DAY0): "5"}  # the held day is untouched
