@@ -22,6 +22,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
+. "$root/tests/bench/nginx_ceiling.sh"
 build=${1:-build/release}
 bench_dir=${BENCH_DIR:-/tmp/clickatron-api-read-bench}
 lines=${LINES:-5000000}
@@ -65,30 +66,7 @@ wait_ping() {  # PORT PID LOG
 
 # --- nginx: one worker, a fixed short body
 nginx_port=$(free_port)
-mkdir -p "$run_dir/nginx/logs"
-cat > "$run_dir/nginx/nginx.conf" <<NGINX
-worker_processes 1;
-daemon off;
-master_process off;
-pid $run_dir/nginx/nginx.pid;
-error_log $run_dir/nginx/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $run_dir/nginx/body;
-  proxy_temp_path $run_dir/nginx/proxy;
-  fastcgi_temp_path $run_dir/nginx/fastcgi;
-  uwsgi_temp_path $run_dir/nginx/uwsgi;
-  scgi_temp_path $run_dir/nginx/scgi;
-  keepalive_requests 1000000;
-  server {
-    listen 127.0.0.1:$nginx_port;
-    location / { default_type text/plain; return 200 "13\n"; }
-  }
-}
-NGINX
-nginx -p "$run_dir/nginx" -c "$run_dir/nginx/nginx.conf" &
-nginx_pid=$!
+start_nginx_ceiling "$run_dir/nginx" "$nginx_port"
 pids+=("$nginx_pid")
 
 archive_port=$(free_port)

@@ -18,6 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
+. "$root/tests/bench/nginx_ceiling.sh"
 build=${1:-build/release}
 bench_dir=${BENCH_DIR:-/tmp/clickatron-archive-bench}
 lines=${LINES:-5000000}
@@ -53,30 +54,7 @@ trap cleanup EXIT
 
 # --- nginx: one worker, a fixed short body, everything under the run dir.
 nginx_port=$(free_port)
-mkdir -p "$run_dir/nginx/logs"
-cat > "$run_dir/nginx/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-master_process off;
-pid $run_dir/nginx/nginx.pid;
-error_log $run_dir/nginx/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $run_dir/nginx/body;
-  proxy_temp_path $run_dir/nginx/proxy;
-  fastcgi_temp_path $run_dir/nginx/fastcgi;
-  uwsgi_temp_path $run_dir/nginx/uwsgi;
-  scgi_temp_path $run_dir/nginx/scgi;
-  keepalive_requests 1000000;
-  server {
-    listen 127.0.0.1:$nginx_port;
-    location / { default_type text/plain; return 200 "13\n"; }
-  }
-}
-EOF
-nginx -p "$run_dir/nginx" -c "$run_dir/nginx/nginx.conf" &
-nginx_pid=$!
+start_nginx_ceiling "$run_dir/nginx" "$nginx_port"
 
 # --- clickatron-archive, started once per thread count
 start_archive() {
