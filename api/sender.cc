@@ -14,6 +14,7 @@
 #include "net/query.h"
 #include "oplog/oplog.h"
 #include "oplog/reader.h"
+#include "realtime/instance.h"
 
 namespace clickatron {
 namespace {
@@ -303,6 +304,7 @@ void Sender::SendStep() {
       path_ = "/incr?source=";
       net::PercentEncode(source_, &path_);
       path_ += "&seq=" + std::to_string(round_end_);
+      if (!instance_.empty()) path_ += "&instance=" + instance_;
       client_->Post(to_, path_, p.incr_body, options_.request_timeout_ms,
                     [this](net::HttpResponse&& r) { OnResponse(std::move(r), /*is_set=*/false); });
       return;
@@ -320,6 +322,23 @@ void Sender::OnResponse(net::HttpResponse&& r, bool is_set) {
   if (!r.ok()) {
     Fail(r.error, /*rewind=*/true);
     return;
+  }
+  if (std::optional<std::string_view> instance = r.Header(realtime::kInstanceHeader)) {
+    if (instance_.empty()) {
+      instance_ = *instance;
+    } else if (*instance != instance_) {
+      // The shard restarted, maybe silently between two requests (the client reconnects a
+      // closed keep-alive connection by itself), and may have lost rounds it acknowledged
+      // after its last sync. Its /incr refused this round (we named the old instance), so
+      // nothing newer is applied before the rewound rounds are.
+      const std::string was = instance_;
+      instance_ = *instance;
+      restarts_++;
+      Fail("shard restarted (instance " + was + " -> " + instance_ +
+               "); re-sending every round since the saved cursor",
+           /*rewind=*/true);
+      return;
+    }
   }
   const DayPart& p = parts_[part_];
   if (r.status == 200) {
@@ -535,6 +554,7 @@ void Sender::WriteStatsJson(net::JsonWriter* w, uint64_t last_seq) const {
   w->Key("requests"); w->Uint(requests_);
   w->Key("failures"); w->Uint(failures_);
   w->Key("rewinds"); w->Uint(rewinds_);
+  w->Key("shard_restarts"); w->Uint(restarts_);
   w->Key("replay_pending"); w->Uint(replay_.size());
   w->Key("waiting_slot_release"); w->Bool(waiting_release_);
   if (waiting_release_) {

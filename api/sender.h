@@ -25,6 +25,9 @@
 //                             since its last commit (--sync-interval): the sender rewinds
 //                             to its saved cursor and re-sends every round since, with the
 //                             same boundaries (DeliveryRounds), then goes on.
+//   another instance          any answer naming a process other than the last one (a
+//                             restart the client's silent reconnect hid; its /incr answers
+//                             412 INSTANCE_CHANGED, nothing applied): rewind the same way.
 //   anything else             retried with capped exponential backoff, error in /stats.
 //
 // The cursor saved in the oplog lags the delivered position by cursor_lag (longer than the
@@ -184,10 +187,12 @@ class Sender {
   size_t part_ = 0;
   bool set_done_ = false;         // the current part's /set went through
   std::string path_;              // scratch for the request path
+  std::string instance_;          // the shard's process, from its last answer (realtime/instance.h)
 
   // Stats.
   uint64_t rounds_sent_ = 0, delivered_lines_ = 0, duplicate_lines_ = 0, expired_lines_ = 0;
   uint64_t requests_ = 0, failures_ = 0, rewinds_ = 0, skipped_records_ = 0, overflow_lines_ = 0;
+  uint64_t restarts_ = 0;  // the shard's instance changed (realtime/instance.h)
   std::string last_error_;
   uint64_t last_error_us_ = 0;
   bool waiting_release_ = false;

@@ -8,7 +8,11 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <chrono>
 #include <ctime>
+#include <random>
+
+#include <unistd.h>
 
 #include "keyformat/records.h"
 #include "keyformat/ymdh.h"
@@ -49,6 +53,17 @@ std::string Upper(std::string_view s) {
 
 std::string Shown(std::string_view s) { return std::string(s.substr(0, 64)); }
 
+// 16 hex digits, different for every start of the process: what a sender compares to
+// notice that the shard restarted (and may have lost what it acked since its last sync).
+std::string NewInstanceId() {
+  std::random_device rd;
+  const uint64_t r = (uint64_t(rd()) << 32) ^ rd() ^ uint64_t(::getpid()) ^
+                     uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(r));
+  return hex;
+}
+
 }  // namespace
 
 RealtimeServer::RealtimeServer(RealtimeOptions options) : options_(std::move(options)) {
@@ -70,6 +85,7 @@ RealtimeServer::~RealtimeServer() {
 }
 
 Status RealtimeServer::Start() {
+  instance_ = NewInstanceId();
   struct stat st;
   if (::stat(options_.data_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return Status::Error("--data-dir " + options_.data_dir + " is not a directory");
@@ -191,6 +207,7 @@ bool RealtimeServer::DayParam(net::Request& req, bool required, int64_t* day) {
 }
 
 void RealtimeServer::OnIncr(net::Request& req) {
+  req.AddHeader(kInstanceHeader, instance_.c_str());
   if (!RequirePost(req) || !CheckQuery(req)) return;
   std::optional<std::string_view> source = req.Param("source");
   std::optional<std::string_view> seq_text = req.Param("seq");
@@ -204,6 +221,16 @@ void RealtimeServer::OnIncr(net::Request& req) {
   if (!ParseSeq(*seq_text, &seq)) {
     return ReplyError(req, 400, "INVALID_ARG_SEQ",
                       "seq '" + Shown(*seq_text) + "' is not a non-negative 64-bit integer");
+  }
+  // A sender that names the instance it last talked to is refused by any other: this
+  // process may have lost batches that one acknowledged after its last sync, and applying
+  // a newer seq first would make their re-sent copies look like duplicates.
+  std::optional<std::string_view> expect = req.Param("instance");
+  if (expect && *expect != instance_) {
+    ++counters_.refused_instance;
+    return ReplyError(req, 412, "INSTANCE_CHANGED",
+                      "this shard restarted (instance " + instance_ + ", not " + Shown(*expect) +
+                          "): re-send what the old instance acknowledged since its last sync");
   }
   Status parsed = ParseIncrBatch(req.body(), &incr_lines_);
   if (!parsed.ok()) return ReplyError(req, 400, "INVALID_LINE", parsed.message());
@@ -232,6 +259,7 @@ void RealtimeServer::OnIncr(net::Request& req) {
 }
 
 void RealtimeServer::OnSet(net::Request& req) {
+  req.AddHeader(kInstanceHeader, instance_.c_str());
   if (!RequirePost(req) || !CheckQuery(req)) return;
   int64_t day;
   if (!DayParam(req, false, &day)) return;
@@ -385,6 +413,8 @@ void RealtimeServer::OnStats(net::Request& req) {
     w.EndObject();
   }
   w.EndArray();
+  w.Key("instance");
+  w.String(instance_);
   w.Key("sources");
   w.BeginObject();
   for (const auto& [source, seq] : sources_) {
@@ -411,6 +441,7 @@ void RealtimeServer::OnStats(net::Request& req) {
       {"mget_hits", c.mget_hits}, {"fwmatch_lines", c.fwmatch_lines},
       {"bad_requests", c.bad_requests}, {"refused_not_released", c.refused_not_released},
       {"refused_expired", c.refused_expired}, {"refused_overflow", c.refused_overflow},
+      {"refused_instance", c.refused_instance},
       {"storage_errors", c.storage_errors + rs.storage_errors}, {"sync_errors", c.sync_errors},
       {"syncs", rs.syncs}, {"sync_micros_max", rs.sync_micros_max},
       {"sync_micros_avg", rs.syncs == 0 ? 0 : rs.sync_micros_total / rs.syncs},

@@ -1,6 +1,7 @@
 // RealtimeServer: the HTTP face of one realtime shard (SPEC 3.2) over a Ring.
 //
-//   POST /incr?source=S&seq=N   body `key,delta` lines      → JSON {applied, duplicate, seq}
+//   POST /incr?source=S&seq=N[&instance=I]  body `key,delta` lines → JSON {applied, duplicate, seq}
+//                               (412 INSTANCE_CHANGED when I is not this process: instance.h)
 //   POST /set[?day=YYYY-MM-DD]  body `_l|hash,value` lines  → JSON {set}
 //   GET  /get?key=K             value\n, or 404 with an empty body
 //   GET  /mget?key=A&k=B…       found `key,value\n` lines, request order
@@ -24,6 +25,7 @@
 #include "keyformat/status.h"
 #include "net/http_server.h"
 #include "realtime/batch.h"
+#include "realtime/instance.h"
 #include "realtime/ring.h"
 
 struct event;
@@ -63,6 +65,7 @@ class RealtimeServer {
     uint64_t set_lines = 0, releases = 0, exports = 0, export_records = 0;
     uint64_t gets = 0, get_hits = 0, mget_keys = 0, mget_hits = 0, fwmatch_lines = 0;
     uint64_t bad_requests = 0, refused_not_released = 0, refused_expired = 0, refused_overflow = 0;
+    uint64_t refused_instance = 0;
     uint64_t storage_errors = 0, sync_errors = 0;
   };
   // Per source: the highest seq acknowledged, and the highest acknowledged before the
@@ -92,6 +95,7 @@ class RealtimeServer {
   static void OnSyncTimer(int fd, short what, void* arg);
 
   RealtimeOptions options_;
+  std::string instance_;  // instance.h
   std::unique_ptr<net::Server> server_;
   std::unique_ptr<Ring> ring_;
   event* sync_timer_ = nullptr;

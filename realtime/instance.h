@@ -1,0 +1,16 @@
+// The realtime shard's process instance, as its /incr and /set answers name it.
+//
+// Every answer carries `X-Realtime-Instance: <16 hex digits>`, new at every start of the
+// process. A sender that sees it change knows the shard restarted and may have lost the
+// batches it acknowledged after its last sync, so it re-sends from its saved cursor. An
+// /incr naming an instance (`&instance=I`) that is not the running one is refused with
+// 412 INSTANCE_CHANGED and nothing applied: otherwise the first batch after a silent
+// restart (a keep-alive connection reopened by the client) would move the source's
+// high-water mark past the lost batches, and their re-sent copies would be skipped.
+#pragma once
+
+namespace clickatron::realtime {
+
+inline constexpr char kInstanceHeader[] = "X-Realtime-Instance";
+
+}  // namespace clickatron::realtime
