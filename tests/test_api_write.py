@@ -62,9 +62,10 @@ def q(text):
 class Cluster:
     """An API and its realtime shards, each on a free port with its own directory."""
 
-    def __init__(self, procs, tmp_path, shards=SHARDS, sync="batch", oplog_dir=None):
+    def __init__(self, procs, tmp_path, shards=SHARDS, sync="batch", oplog_dir=None, rt_sync="200ms"):
         self.procs = procs
         self.tmp = tmp_path
+        self.rt_sync = rt_sync
         self.rt_ports = [free_port() for _ in range(shards)]
         self.rt_dirs = [os.path.join(str(tmp_path), f"rt{k}") for k in range(shards)]
         self.rt_procs = [None] * shards
@@ -89,7 +90,7 @@ class Cluster:
     def start_realtime(self, k):
         self.rt_procs[k] = self.procs.start(
             "clickatron-realtime",
-            ["--data-dir", self.rt_dirs[k], "--port", self.rt_ports[k], "--sync-interval", "200ms"],
+            ["--data-dir", self.rt_dirs[k], "--port", self.rt_ports[k], "--sync-interval", self.rt_sync],
             ready_port=self.rt_ports[k])
 
     def start_api(self):
@@ -385,6 +386,32 @@ def test_kill9_of_a_realtime_shard_under_load_is_exact(procs, tmp_path):
     check_exact(c, acked, unacked, ts)
     assert not unacked  # a shard's fault never reaches the clients
     assert c.stats()["realtime"][0]["rewinds"] >= 1
+
+
+def test_silent_restart_of_a_shard_between_requests_loses_nothing(procs, tmp_path):
+    # The shard acks a round, then dies before its next sync (60 s away) and comes back
+    # while the API is idle: no request fails, the client just reconnects. The next round
+    # must not be applied first (its seq would make the lost round's re-send a duplicate):
+    # the shard refuses it as sent to another instance, and the sender rewinds.
+    c = Cluster(procs, tmp_path, shards=1, rt_sync="60s")
+    ts = now()
+    r = c.batch([f"ns=u&key=lost&value={v}&ts={ts}" for v in (1, 2, 3)])
+    assert r.status == 200, r
+    wait_until(lambda: c.total("u", "lost", ts) == 6, timeout=10, what="first round applied")
+    c.wait_drained()
+    c.rt_procs[0].kill9()
+    c.start_realtime(0)
+    assert c.total("u", "lost", ts) is None  # acked, never synced: gone with the process
+    r = c.batch([f"ns=u&key=after&value=5&ts={ts}"])
+    assert r.status == 200, r
+    wait_until(lambda: c.total("u", "after", ts) == 5, timeout=30, what="second round applied")
+    c.wait_drained()
+    assert c.total("u", "lost", ts) == 6
+    assert c.total("u", "after", ts) == 5
+    sh = c.stats()["realtime"][0]
+    assert sh["shard_restarts"] == 1 and sh["rewinds"] >= 1, sh
+    rt = get(c.rt_ports[0], "/stats").json()["data"]
+    assert rt["counters"]["refused_instance"] == 1, rt["counters"]
 
 
 def test_slot_not_released_waits_then_delivers(procs, tmp_path):
