@@ -43,9 +43,13 @@ DeliveryRounds::~DeliveryRounds() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+std::string DeliveryRounds::Path(const std::string& dir, const std::string& name) {
+  return dir + "/delivery-" + name + ".rounds";
+}
+
 Status DeliveryRounds::Open(const std::string& dir, const std::string& name, uint64_t cursor,
                             std::deque<uint64_t>* ends, bool* trusted) {
-  path_ = dir + "/delivery-" + name + ".rounds";
+  path_ = Path(dir, name);
   boot_id_ = KernelBootId();
   ends->clear();
   *trusted = false;

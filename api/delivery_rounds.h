@@ -36,6 +36,9 @@ class DeliveryRounds {
   DeliveryRounds(const DeliveryRounds&) = delete;
   DeliveryRounds& operator=(const DeliveryRounds&) = delete;
 
+  // dir/delivery-<name>.rounds, the file of consumer `name`.
+  static std::string Path(const std::string& dir, const std::string& name);
+
   // Opens dir/delivery-<name>.rounds. Loads the ends > cursor (in order) into *ends and
   // sets *trusted: true when the file was written since this machine booted (so it holds
   // every round sent), false when it is missing or from an earlier boot. Then starts a new

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "api/delivery_rounds.h"
 #include "api/sender.h"
 #include "oplog/file.h"
 #include "oplog/oplog.h"
@@ -87,6 +88,14 @@ Status AdoptShardList(oplog::Oplog* log, const std::vector<net::HostPort>& shard
   for (size_t k = 0; k < wanted.size(); k++) {
     Status s = log->SetCursor(Sender::CursorName(uint32_t(k)), last);
     if (!s.ok()) return s;
+  }
+  // Shards that are gone take their cursors with them: a cursor nobody advances would hold
+  // back the oplog's retention forever.
+  for (size_t k = wanted.size(); k < saved->size(); k++) {
+    const std::string name = Sender::CursorName(uint32_t(k));
+    (void)log->RemoveCursor(name);  // fails only when there is none: nothing to remove
+    const std::string rounds = DeliveryRounds::Path(log->dir(), name);
+    if (::unlink(rounds.c_str()) != 0 && errno != ENOENT) return oplog::ErrnoError("unlink", rounds);
   }
   if (Status s = log->SaveCursors(); !s.ok()) return s;
   std::fprintf(stderr, "clickatron-api: realtime shard list changed (was: %s; now: %s); "

@@ -10,7 +10,9 @@
 //   no file, empty log            the list is written; a new cluster.
 //   same list                     nothing to do.
 //   different list, all delivered the new list is written and every shard's cursor set to
-//                                 the end of the log (old records are not re-routed).
+//                                 the end of the log (old records are not re-routed); the
+//                                 cursors and rounds files of shards past the new count are
+//                                 removed, so they cannot hold back the oplog's retention.
 //   different list, undelivered   refused, naming the old and new lists and the backlog.
 //   no file, records in the log   refused: there is no telling how they were routed.
 #pragma once

@@ -505,6 +505,23 @@ def test_changed_shard_list_is_refused_while_undelivered(procs, tmp_path):
         assert c.total("u", k + "x", ts) == 1
 
 
+def test_fewer_shards_drop_their_cursors(procs, tmp_path):
+    c = Cluster(procs, tmp_path, shards=3)
+    ts = now()
+    assert c.batch([f"ns=u&key=f{i}&ts={ts}" for i in range(30)]).status == 200
+    c.wait_drained()
+    assert c.api.terminate() == 0
+    c.write_config(c.rt_ports[:2])
+    c.start_api()
+    assert "realtime shard list changed" in c.api.output()
+    r = subprocess.run([os.path.join(os.environ.get("CLICKATRON_BIN", ""), "clickatron-oplog"), "cursors",
+                        c.oplog_dir], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    names = [line.split()[0] for line in r.stdout.splitlines() if line.startswith("realtime-")]
+    assert names == ["realtime-0", "realtime-1"], r.stdout  # shard 2's would pin retention
+    assert not os.path.exists(os.path.join(c.oplog_dir, "delivery-realtime-2.rounds"))
+
+
 def can_mount_tmpfs(path):
     os.makedirs(path, exist_ok=True)
     r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", path], capture_output=True)
