@@ -333,6 +333,7 @@ void Sender::OnResponse(net::HttpResponse&& r, bool is_set) {
       // nothing newer is applied before the rewound rounds are.
       const std::string was = instance_;
       instance_ = *instance;
+      shard_synced_ = -1;  // what the new process has made durable is yet to be seen
       restarts_++;
       Fail("shard restarted (instance " + was + " -> " + instance_ +
                "); re-sending every round since the saved cursor",
@@ -351,6 +352,12 @@ void Sender::OnResponse(net::HttpResponse&& r, bool is_set) {
     if (is_set) {
       set_done_ = true;
     } else {
+      if (std::optional<std::string_view> synced = r.Header(realtime::kSyncedSeqHeader)) {
+        int64_t seq = -1;
+        std::from_chars(synced->data(), synced->data() + synced->size(), seq);
+        shard_reports_synced_ = true;
+        shard_synced_ = std::max(shard_synced_, seq);
+      }
       delivered_lines_ += p.lines;
       duplicate_lines_ += JsonUint(r.body, "duplicate");
       part_++;
@@ -504,9 +511,16 @@ void Sender::OnPersistTimer(int, short, void* arg) {
 void Sender::AdvanceSavedCursor(bool force) {
   const uint64_t now = net::MonotonicMicros();
   const uint64_t lag_us = uint64_t(options_.cursor_lag_ms) * 1000;
+  // A round is settled once the shard says it is durable, or — from a shard that does
+  // not say — once it was acknowledged longer ago than the shard's commit interval.
+  auto settled = [&](const Round& r) {
+    if (r.acked_us == 0) return false;
+    if (force) return true;
+    if (shard_reports_synced_) return int64_t(r.end) <= shard_synced_;
+    return now - r.acked_us >= lag_us;
+  };
   uint64_t target = saved_cursor_;
-  while (!rounds_.empty() && rounds_.front().acked_us != 0 &&
-         (force || now - rounds_.front().acked_us >= lag_us)) {
+  while (!rounds_.empty() && settled(rounds_.front())) {
     target = rounds_.front().end;
     rounds_.pop_front();
   }
@@ -555,6 +569,8 @@ void Sender::WriteStatsJson(net::JsonWriter* w, uint64_t last_seq) const {
   w->Key("failures"); w->Uint(failures_);
   w->Key("rewinds"); w->Uint(rewinds_);
   w->Key("shard_restarts"); w->Uint(restarts_);
+  w->Key("shard_synced_seq"); w->Int(shard_synced_);
+  w->Key("rounds_in_doubt"); w->Uint(rounds_.size());
   w->Key("replay_pending"); w->Uint(replay_.size());
   w->Key("waiting_slot_release"); w->Bool(waiting_release_);
   if (waiting_release_) {

@@ -30,9 +30,11 @@
 //                             412 INSTANCE_CHANGED, nothing applied): rewind the same way.
 //   anything else             retried with capped exponential backoff, error in /stats.
 //
-// The cursor saved in the oplog lags the delivered position by cursor_lag (longer than the
-// realtime's commit interval), so that even after a crash of the API the rounds a shard
-// may have lost are re-sent. Acceptance never waits for a sender.
+// The cursor saved in the oplog stays behind every round the shard has not made durable
+// (it says how far it is with each answer: realtime/instance.h; a shard that does not say
+// is trusted after cursor_lag), so that even after a crash of the API the rounds a shard
+// may have lost are re-sent. A clean stop saves the delivered position. Acceptance never
+// waits for a sender.
 #pragma once
 
 #include <cstdint>
@@ -68,7 +70,7 @@ struct SenderOptions {
   int request_timeout_ms = 5000;
   int backoff_initial_ms = 10;
   int backoff_max_ms = 1000;
-  int64_t cursor_lag_ms = 3000;         // saved cursor behind delivered (realtime commits 1/s)
+  int64_t cursor_lag_ms = 3000;         // for a shard that does not report its synced seq
   // Rounds start at most this often: under a steady load a round then carries a few ms of
   // records instead of one sync's worth, which costs both tiers far less CPU per event
   // (see docs/benchmarks.md) for a few ms of delivery lag. 0 = no pacing.
@@ -188,6 +190,8 @@ class Sender {
   bool set_done_ = false;         // the current part's /set went through
   std::string path_;              // scratch for the request path
   std::string instance_;          // the shard's process, from its last answer (realtime/instance.h)
+  int64_t shard_synced_ = -1;     // the highest seq the shard says is durable (ditto)
+  bool shard_reports_synced_ = false;
 
   // Stats.
   uint64_t rounds_sent_ = 0, delivered_lines_ = 0, duplicate_lines_ = 0, expired_lines_ = 0;

@@ -1,4 +1,4 @@
-// The realtime shard's process instance, as its /incr and /set answers name it.
+// What a realtime shard's /incr and /set answers tell a sender about its durability.
 //
 // Every answer carries `X-Realtime-Instance: <16 hex digits>`, new at every start of the
 // process. A sender that sees it change knows the shard restarted and may have lost the
@@ -12,5 +12,11 @@
 namespace clickatron::realtime {
 
 inline constexpr char kInstanceHeader[] = "X-Realtime-Instance";
+
+// Every 200 answer to `/incr?source=S` also carries the highest seq of source S that is
+// durable (`X-Realtime-Synced-Seq`, -1 for none yet): every batch of S up to it survives a
+// kill -9 of the shard. A sender keeps the rounds above it in doubt — to re-send after a
+// restart — however long the shard's sync interval or its commits take.
+inline constexpr char kSyncedSeqHeader[] = "X-Realtime-Synced-Seq";
 
 }  // namespace clickatron::realtime

@@ -244,6 +244,7 @@ void RealtimeServer::OnIncr(net::Request& req) {
   auto it = sources_.find(*source);
   if (it == sources_.end()) it = sources_.emplace(std::string(*source), SourceSeq{}).first;
   it->second.acked = std::max(it->second.acked, seq);
+  req.AddHeader(kSyncedSeqHeader, std::to_string(it->second.synced).c_str());
 
   out_.clear();
   net::JsonWriter w(&out_);

@@ -414,6 +414,35 @@ def test_silent_restart_of_a_shard_between_requests_loses_nothing(procs, tmp_pat
     assert rt["counters"]["refused_instance"] == 1, rt["counters"]
 
 
+def test_rounds_stay_in_doubt_until_the_shard_has_synced_them(procs, tmp_path):
+    # A shard that syncs every 60 s: the rounds it acked are not durable for a minute,
+    # longer than any fixed lag the API could guess. The sender keeps them in doubt (its
+    # saved cursor stays behind) until the shard says they are synced, so a kill -9 of
+    # the shard any time before that still gets them re-sent.
+    c = Cluster(procs, tmp_path, shards=1, rt_sync="60s")
+    ts = now()
+    assert c.batch([f"ns=u&key=slow&value={v}&ts={ts}" for v in (1, 2)]).status == 200
+    c.wait_drained()
+    assert c.batch([f"ns=u&key=slow2&value=7&ts={ts}"]).status == 200
+    c.wait_drained()
+    sh = c.stats()["realtime"][0]
+    assert sh["shard_synced_seq"] == -1 and sh["rounds_in_doubt"] >= 1, sh
+    # Well past the 3 s a fixed lag would have trusted: still in doubt (a span of time is
+    # the point here, so this polls for 4 s rather than waiting for an event).
+    deadline = time.monotonic() + 4
+    while time.monotonic() < deadline:
+        sh = c.stats()["realtime"][0]
+        assert sh["saved_cursor"] < sh["cursor"], sh
+        time.sleep(0.2)
+    c.rt_procs[0].kill9()
+    c.start_realtime(0)
+    assert c.total("u", "slow", ts) is None
+    assert c.batch([f"ns=u&key=slow3&value=1&ts={ts}"]).status == 200
+    wait_until(lambda: c.total("u", "slow3", ts) == 1, timeout=30, what="third round applied")
+    c.wait_drained()
+    assert (c.total("u", "slow", ts), c.total("u", "slow2", ts)) == (3, 7)
+
+
 def test_slot_not_released_waits_then_delivers(procs, tmp_path):
     c = Cluster(procs, tmp_path, shards=1)
     d = today()
