@@ -2,8 +2,13 @@
 //   clickatron-oplog dump DIR [--from SEQ]   one line per record: seq, length, payload
 //   clickatron-oplog verify DIR              checks every frame, prints counts
 //   clickatron-oplog cursors DIR             each consumer's cursor and backlog
-// Read-only and without the directory's lock, so it can look at a running API's log.
-// Exit status: 0 ok, 1 the log is corrupt (or unreadable), 2 bad command line.
+//   clickatron-oplog replay DIR --cursor NAME [--from SEQ]
+//                                            consumer NAME receives every record from SEQ
+//                                            (default: the oldest kept) again (replay.h)
+// dump, verify and cursors are read-only and take no lock, so they can look at a running
+// API's log; replay changes the log and is refused while the API has it open.
+// Exit status: 0 ok, 1 the log is corrupt or unreadable, or replay refused; 2 bad command
+// line.
 #include <boost/program_options.hpp>
 
 #include <cstdio>
@@ -13,6 +18,7 @@
 
 #include "oplog/cursors.h"
 #include "oplog/inspect.h"
+#include "oplog/replay.h"
 
 namespace po = boost::program_options;
 using namespace clickatron;
@@ -23,7 +29,11 @@ namespace {
 constexpr char kUsage[] =
     "usage: clickatron-oplog dump DIR [--from SEQ]   print records (seq length payload)\n"
     "       clickatron-oplog verify DIR              check every frame, print counts\n"
-    "       clickatron-oplog cursors DIR             print cursors (name seq backlog)\n";
+    "       clickatron-oplog cursors DIR             print cursors (name seq backlog)\n"
+    "       clickatron-oplog replay DIR --cursor NAME [--from SEQ]\n"
+    "                                                make consumer NAME (e.g. realtime-1) receive\n"
+    "                                                every record from SEQ (default: the oldest\n"
+    "                                                kept) again when the API next starts\n";
 
 int Fail(const std::string& message, int status) {
   std::fprintf(stderr, "clickatron-oplog: %s\n", message.c_str());
@@ -85,12 +95,42 @@ int Cursors(const std::string& dir) {
   return 0;
 }
 
+// The API's file of where each batch to a shard ended (api/delivery_rounds.h). Without it
+// the API re-sends the records after the cursor one per batch, which is exactly-once against
+// whatever high-water marks the shard holds; with it, it would re-cut its old batches.
+std::string DeliveryRoundsFile(const std::string& cursor) { return "delivery-" + cursor + ".rounds"; }
+
+int Replay(const std::string& dir, const std::string& cursor, uint64_t from) {
+  RewindRequest request;
+  request.cursor = cursor;
+  request.from = from;
+  request.remove_files = {DeliveryRoundsFile(cursor)};
+  Result<Rewind> r = RewindCursor(dir, request);
+  if (!r.ok()) return Fail("replay refused: " + r.status().message(), 1);
+  if (!r->recovery.empty()) std::printf("recovered %s\n", r->recovery.c_str());
+  std::printf("cursor %s %llu -> %llu\n", cursor.c_str(),
+              static_cast<unsigned long long>(r->old_cursor),
+              static_cast<unsigned long long>(r->new_cursor));
+  std::printf("re-send %llu record%s (seq %llu..%llu) when the API next starts\n",
+              static_cast<unsigned long long>(r->records), r->records == 1 ? "" : "s",
+              static_cast<unsigned long long>(r->first_seq),
+              static_cast<unsigned long long>(r->last_seq));
+  if (r->removed.empty()) {
+    std::printf("no %s/%s to remove\n", dir.c_str(), DeliveryRoundsFile(cursor).c_str());
+  } else {
+    for (const std::string& path : r->removed) std::printf("removed %s\n", path.c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   po::options_description options("options");
   options.add_options()("help,h", "show this help")(
-      "from", po::value<uint64_t>()->default_value(1), "dump: first seq to print");
+      "from", po::value<uint64_t>()->default_value(1),
+      "dump: first seq to print; replay: first seq to re-send (default: the oldest kept)")(
+      "cursor", po::value<std::string>(), "replay: the consumer, e.g. realtime-1");
   po::options_description hidden;
   hidden.add_options()("command", po::value<std::string>())(
       "args", po::value<std::vector<std::string>>());
@@ -113,14 +153,21 @@ int main(int argc, char** argv) {
   const std::string command = vm["command"].as<std::string>();
   std::vector<std::string> args;
   if (vm.count("args")) args = vm["args"].as<std::vector<std::string>>();
-  if (command != "dump" && command != "verify" && command != "cursors") {
+  if (command != "dump" && command != "verify" && command != "cursors" && command != "replay") {
     return Fail("unknown command '" + command + "'\n" + kUsage, 2);
   }
   if (args.size() != 1) return Fail(command + " takes one directory\n" + kUsage, 2);
-  if (command != "dump" && !vm["from"].defaulted()) {
-    return Fail("--from is an option of dump only", 2);
+  if (command != "dump" && command != "replay" && !vm["from"].defaulted()) {
+    return Fail("--from is an option of dump and replay only", 2);
   }
+  if (command != "replay" && vm.count("cursor")) return Fail("--cursor is an option of replay only", 2);
   const std::string& dir = args[0];
+  if (command == "replay") {
+    if (!vm.count("cursor")) return Fail("replay needs --cursor NAME (see: clickatron-oplog cursors DIR)", 2);
+    const uint64_t from = vm["from"].defaulted() ? 0 : vm["from"].as<uint64_t>();
+    if (!vm["from"].defaulted() && from == 0) return Fail("--from must be a seq >= 1", 2);
+    return Replay(dir, vm["cursor"].as<std::string>(), from);
+  }
   if (command == "dump") return Dump(dir, vm["from"].as<uint64_t>());
   if (command == "verify") return Verify(dir);
   return Cursors(dir);

@@ -49,7 +49,8 @@ Result<std::unique_ptr<Oplog>> Oplog::Open(const std::string& dir, Options optio
   if (log->lock_fd_ < 0) return ErrnoError("open", lock_path);
   if (flock(log->lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     if (errno == EWOULDBLOCK) {
-      return Status::Error("oplog directory " + dir + " is in use by another process");
+      return Status::Error("oplog directory " + dir + " is in use by another process (it holds " +
+                           lock_path + "; a running clickatron-api keeps its oplog locked)");
     }
     return ErrnoError("lock", lock_path);
   }

@@ -129,7 +129,8 @@ TEST(Oplog, OneProcessPerDirectory) {
   Result<std::unique_ptr<Oplog>> second = Oplog::Open(dir.path(), {});
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().message(),
-            "oplog directory " + dir.path() + " is in use by another process");
+            "oplog directory " + dir.path() + " is in use by another process (it holds " +
+                dir.path() + "/LOCK; a running clickatron-api keeps its oplog locked)");
 }
 
 TEST(Oplog, RotatesBySize) {

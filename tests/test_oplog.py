@@ -1,9 +1,10 @@
-"""clickatron-oplog dump | verify | cursors on oplog directories written here byte by byte.
+"""clickatron-oplog dump | verify | cursors | replay on oplog directories written here byte by byte.
 
 The frames are built by an independent Python implementation of the documented format
 (oplog/frame.h, docs/oplog.md) — length, seq, XXH64(payload, seed=seq), payload — so these
 tests also pin the on-disk format down.
 """
+import fcntl
 import os
 import struct
 
@@ -207,7 +208,10 @@ def test_bad_command_lines(tmp_path):
         (["frobnicate", str(tmp_path)], "unknown command 'frobnicate'"),
         (["dump"], "dump takes one directory"),
         (["verify", "a", "b"], "verify takes one directory"),
-        (["verify", str(tmp_path), "--from", "3"], "--from is an option of dump only"),
+        (["verify", str(tmp_path), "--from", "3"], "--from is an option of dump and replay only"),
+        (["cursors", str(tmp_path), "--cursor", "realtime-0"], "--cursor is an option of replay only"),
+        (["replay", str(tmp_path)], "replay needs --cursor NAME"),
+        (["replay", str(tmp_path), "--cursor", "realtime-0", "--from", "0"], "--from must be a seq >= 1"),
         (["dump", str(tmp_path), "--from", "x"], "the argument ('x') for option '--from' is invalid"),
     ]:
         r = oplog(*args)
@@ -219,3 +223,68 @@ def test_bad_command_lines(tmp_path):
         f"clickatron-oplog: open directory {tmp_path}/missing: No such file or directory\n")
     r = oplog("--help")
     assert r.returncode == 0 and b"clickatron-oplog dump DIR [--from SEQ]" in r.stdout
+
+
+def make_delivered_log(tmp_path):
+    """make_log's records 1, 2, 3, 5, both shards' cursors at 5, and the API's rounds files."""
+    d = make_log(tmp_path)
+    with open(os.path.join(d, "cursors"), "w") as f:
+        f.write("realtime-0 5\nrealtime-1 5\n")
+    for k in (0, 1):
+        with open(os.path.join(d, f"delivery-realtime-{k}.rounds"), "w") as f:
+            f.write("boot x\n2\n5\n")
+    return d
+
+
+def test_replay_rewinds_one_cursor_and_removes_its_rounds_file(tmp_path):
+    d = make_delivered_log(tmp_path)
+    r = oplog("replay", d, "--cursor", "realtime-1")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.decode() == (
+        "cursor realtime-1 5 -> 0\n"
+        "re-send 4 records (seq 1..5) when the API next starts\n"
+        f"removed {d}/delivery-realtime-1.rounds\n")
+    assert open(os.path.join(d, "cursors")).read() == "realtime-0 5\nrealtime-1 0\n"
+    assert not os.path.exists(os.path.join(d, "delivery-realtime-1.rounds"))
+    assert os.path.exists(os.path.join(d, "delivery-realtime-0.rounds"))  # the other shard's
+    assert oplog("verify", d).returncode == 0  # the records themselves are untouched
+    # --from: the records from that seq on; a second replay finds no rounds file to remove.
+    r = oplog("replay", d, "--cursor", "realtime-0", "--from", "4")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.decode() == (
+        "cursor realtime-0 5 -> 3\n"
+        "re-send 1 record (seq 5..5) when the API next starts\n"
+        f"removed {d}/delivery-realtime-0.rounds\n")
+    r = oplog("replay", d, "--cursor", "realtime-0", "--from", "3")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.decode().endswith(f"no {d}/delivery-realtime-0.rounds to remove\n")
+    assert open(os.path.join(d, "cursors")).read() == "realtime-0 2\nrealtime-1 0\n"
+
+
+def test_replay_refusals_change_nothing(tmp_path):
+    d = make_delivered_log(tmp_path)
+    before = {name: open(os.path.join(d, name), "rb").read() for name in sorted(os.listdir(d))}
+    for args, message in [
+        (["--cursor", "realtime-7"],
+         f"no cursor named 'realtime-7' in {d}/cursors (cursors: realtime-0, realtime-1)"),
+        (["--cursor", "realtime-1", "--from", "6"], f"seq 6 is after the last record in {d} (seq 5)"),
+        (["--cursor", "realtime-1/x"], "cursor name 'realtime-1/x' has a character outside"),
+    ]:
+        r = oplog("replay", d, *args)
+        assert r.returncode == 1, args
+        assert r.stderr.decode().startswith("clickatron-oplog: replay refused: " + message), (args, r.stderr)
+        assert r.stdout == b""
+    # While a process holds the directory's lock (a running API), nothing is changed.
+    with open(os.path.join(d, "LOCK"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        r = oplog("replay", d, "--cursor", "realtime-1")
+    assert r.returncode == 1
+    assert r.stderr.decode() == (
+        f"clickatron-oplog: replay refused: oplog directory {d} is in use by another process "
+        f"(it holds {d}/LOCK; a running clickatron-api keeps its oplog locked)\n")
+    before["LOCK"] = b""
+    after = {name: open(os.path.join(d, name), "rb").read() for name in sorted(os.listdir(d))}
+    assert after == before
+    r = oplog("replay", str(tmp_path / "missing"), "--cursor", "realtime-1")
+    assert r.returncode == 1
+    assert not os.path.exists(tmp_path / "missing")

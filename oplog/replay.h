@@ -1,0 +1,58 @@
+// Replay: making one consumer receive records again (`clickatron-oplog replay`,
+// docs/operations.md "Replaying an oplog after losing a realtime host").
+//
+// A consumer resumes after its cursor (cursors.h), so moving its cursor back makes it
+// receive again every record after the new position: the way to refill a realtime shard
+// that lost its data. RewindCursor does that to a log that no process has open. It opens
+// the log with Oplog::Open, which takes DIR/LOCK: while a process (the API) has the log
+// open the rewind is refused, because that process reads cursors only when it starts and
+// would overwrite the change with its own position.
+//
+// Refused, changing nothing:
+//   - the directory is in use (DIR/LOCK is held) or the log does not open (corruption);
+//   - there is no cursor of that name (the message lists the cursors there are);
+//   - the log holds no records;
+//   - `from` is before the oldest record the log still holds (retention deleted the older
+//     ones) or after the last one;
+//   - `from` is past the cursor's next record: records never delivered would be skipped.
+// Otherwise, in this order: the consumer's own files named in the request are removed (the
+// API's delivery-rounds file, whose recorded batch ends would otherwise take precedence
+// over the cursor) and the directory synced; then the cursor is set to from - 1 and saved
+// atomically (cursors.h). A crash between the two leaves the old cursor without those
+// files, which the API handles by re-sending one record per batch (harmless).
+//
+// Opening the log recovers it exactly as the API would on its next start (a torn tail is
+// cut); what was repaired is returned.
+#ifndef CLICKATRON_OPLOG_REPLAY_H_
+#define CLICKATRON_OPLOG_REPLAY_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "keyformat/status.h"
+
+namespace clickatron::oplog {
+
+struct RewindRequest {
+  std::string cursor;                     // the consumer, e.g. "realtime-1"
+  uint64_t from = 0;                      // first record to receive again; 0 = the oldest kept
+  std::vector<std::string> remove_files;  // names in the directory (no '/'), removed if present
+};
+
+struct Rewind {
+  uint64_t old_cursor = 0;
+  uint64_t new_cursor = 0;  // from - 1
+  uint64_t records = 0;     // records the consumer will receive again (seq >= from)
+  uint64_t first_seq = 0;   // the first and last of them
+  uint64_t last_seq = 0;
+  std::vector<std::string> removed;  // paths of the files that existed and were removed
+  std::string recovery;              // what opening the log repaired, "" if nothing
+};
+
+// See above. A missing dir is an error (it is never created here).
+Result<Rewind> RewindCursor(const std::string& dir, const RewindRequest& request);
+
+}  // namespace clickatron::oplog
+
+#endif  // CLICKATRON_OPLOG_REPLAY_H_
