@@ -7,7 +7,7 @@
 
 namespace clickatron::realtime {
 
-ExportStream::ExportStream(const Ring* ring, int64_t day, std::unique_ptr<net::AsyncReply> reply,
+ExportStream::ExportStream(Ring* ring, int64_t day, std::unique_ptr<net::AsyncReply> reply,
                            std::function<void(ExportStream*)> on_done)
     : ring_(ring), day_(day), reply_(std::move(reply)), on_done_(std::move(on_done)),
       hash_(XXH64_createState()) {
@@ -30,8 +30,8 @@ void ExportStream::Done() {
 }
 
 void ExportStream::Pump() {
-  const Slot* slot = ring_->SlotHolding(day_);
-  if (slot == nullptr) {
+  std::unique_ptr<MergedCursor> cursor = ring_->Cursor(day_);
+  if (cursor == nullptr) {
     std::fprintf(stderr, "realtime: export of %s stopped: the slot no longer holds it\n",
                  FormatDay(day_).c_str());
     reply_.reset();  // closes the connection mid-stream: no footer, a visible truncation
@@ -39,19 +39,17 @@ void ExportStream::Pump() {
     return;
   }
   chunk_.clear();
-  SlotCursor cursor(*slot);
-  cursor.Seek(last_key_);
-  if (started_ && cursor.Valid() && cursor.key() == last_key_) cursor.Next();
-  while (cursor.Valid() && chunk_.size() < kExportChunkBytes) {
-    chunk_.append(cursor.key()).push_back(',');
-    cursor.AppendValue(&chunk_);
+  cursor->Seek(last_key_, {}, started_);
+  while (cursor->Valid() && chunk_.size() < kExportChunkBytes) {
+    chunk_.append(cursor->key()).push_back(',');
+    cursor->AppendValue(&chunk_);
     chunk_.push_back('\n');
     ++records_;
-    last_key_.assign(cursor.key());
+    last_key_.assign(cursor->key());
     started_ = true;
-    cursor.Next();
+    cursor->Next();
   }
-  const bool end = !cursor.Valid();
+  const bool end = !cursor->Valid();
   XXH64_update(hash_, chunk_.data(), chunk_.size());
   if (!end) {
     reply_->SendChunk(chunk_, [this] { Pump(); });

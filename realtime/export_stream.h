@@ -1,10 +1,10 @@
 // ExportStream: one /export?day=D reply, streamed in chunks of about 64 KiB.
 //
-// The slot is walked in key order one chunk at a time; the next chunk is produced only
+// The slot (its file merged with its pending memtable) is walked in key order one chunk at a time; the next chunk is produced only
 // once the previous one has drained to the socket, so memory stays at one chunk whatever
 // the slot's size. Between chunks the loop serves other requests (increments keep
 // arriving), so every chunk re-seeks its cursor just past the last key sent rather than
-// keeping a Tokyo Cabinet cursor across writes. The bytes sent are hashed as they go and
+// keeping a cursor across writes or flushes. The bytes sent are hashed as they go and
 // the `#END` footer (export_footer.h) closes the stream. If the slot stops holding the day
 // mid-stream the connection is closed without a footer: the reader sees a truncated export,
 // never a wrong one.
@@ -28,7 +28,7 @@ class ExportStream {
  public:
   // on_done runs once the stream is over (complete, failed or client gone); it may
   // destroy this object.
-  ExportStream(const Ring* ring, int64_t day, std::unique_ptr<net::AsyncReply> reply,
+  ExportStream(Ring* ring, int64_t day, std::unique_ptr<net::AsyncReply> reply,
                std::function<void(ExportStream*)> on_done);
   ~ExportStream();
   ExportStream(const ExportStream&) = delete;
@@ -43,7 +43,7 @@ class ExportStream {
   void Pump();
   void Done();
 
-  const Ring* ring_;
+  Ring* ring_;
   int64_t day_;
   std::unique_ptr<net::AsyncReply> reply_;
   std::function<void(ExportStream*)> on_done_;

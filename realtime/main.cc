@@ -1,6 +1,7 @@
 // clickatron-realtime: one shard of the realtime tier (SPEC 3.2). Flags, then the server.
 //   clickatron-realtime --data-dir DIR --port P [--address A] [--sync-interval 1s]
-//                       [--cache-mb N] [--fwmatch-limit N] [--max-body-mb N] [--power-safe]
+//                       [--cache-mb N] [--fwmatch-limit N] [--max-body-mb N] [--max-pending-mb N]
+//                       [--power-safe]
 //                       [--config FILE]
 #include <boost/program_options.hpp>
 
@@ -48,7 +49,7 @@ int main(int argc, char** argv) {
   RealtimeOptions o;
   std::string interval = "1s", config;
   int port = -1;
-  int64_t cache_mb = 256, max_body_mb = 64;
+  int64_t cache_mb = 256, max_body_mb = 64, max_pending_mb = int64_t(clickatron::realtime::kDefaultMaxPendingBytes >> 20);
   po::options_description desc("clickatron-realtime: one realtime shard (Tokyo Cabinet day ring)");
   desc.add_options()
       ("help", "show this help")
@@ -57,12 +58,14 @@ int main(int argc, char** argv) {
       ("port", po::value<int>(&port), "TCP port (required; 0 = any free port)")
       ("address", po::value<std::string>(&o.address)->default_value("127.0.0.1"), "address to bind")
       ("sync-interval", po::value<std::string>(&interval)->default_value("1s"),
-       "commit and fsync every this long (seconds; suffix s or ms allowed)")
+       "flush pending writes to Tokyo Cabinet (commit, then fsync) every this long (seconds; suffix s or ms allowed)")
       ("cache-mb", po::value<int64_t>(&cache_mb)->default_value(256),
        "Tokyo Cabinet page cache per slot, MiB")
       ("fwmatch-limit", po::value<uint64_t>(&o.fwmatch_limit)->default_value(10000),
        "most lines one /fwmatch answers (and its default limit)")
       ("max-body-mb", po::value<int64_t>(&max_body_mb)->default_value(64), "largest request body, MiB")
+      ("max-pending-mb", po::value<int64_t>(&max_pending_mb)->default_value(max_pending_mb),
+       "writes not yet flushed to Tokyo Cabinet beyond which /incr and /set get 503 FLUSH_BEHIND, MiB")
       ("power-safe", po::bool_switch(&o.slot.power_safe),
        "Tokyo Cabinet synchronous transactions: survive power loss mid-commit (much slower)");
   po::variables_map vm;
@@ -92,6 +95,8 @@ int main(int argc, char** argv) {
   if (max_body_mb < 1 || max_body_mb > 4096) return Fail("--max-body-mb must be between 1 and 4096");
   if (o.fwmatch_limit < 1) return Fail("--fwmatch-limit must be at least 1");
   o.max_body_bytes = static_cast<size_t>(max_body_mb) << 20;
+  if (max_pending_mb < 1 || max_pending_mb > 1 << 20) return Fail("--max-pending-mb must be between 1 and 1048576");
+  o.max_pending_bytes = static_cast<size_t>(max_pending_mb) << 20;
   // A leaf of 128 records of ~50-byte keys and 8-byte values is about 8 KiB in memory.
   const int64_t leaf_bytes = int64_t{o.slot.lmemb} * 64;
   o.slot.leaf_cache = static_cast<int32_t>(std::max<int64_t>(64, (cache_mb << 20) / leaf_bytes));

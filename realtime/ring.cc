@@ -17,6 +17,7 @@ int RefusalHttpCode(Refusal r) {
     case Refusal::kNotReleased: return 503;
     case Refusal::kExpired: return 409;
     case Refusal::kStorage: return 500;
+    case Refusal::kBehind: return 503;
   }
   return 500;
 }
@@ -29,6 +30,7 @@ std::string_view RefusalStatusText(Refusal r) {
     case Refusal::kNotReleased: return "SLOT_NOT_RELEASED";
     case Refusal::kExpired: return "DAY_EXPIRED";
     case Refusal::kStorage: return "STORAGE_ERROR";
+    case Refusal::kBehind: return "FLUSH_BEHIND";
   }
   return "STORAGE_ERROR";
 }
@@ -42,6 +44,13 @@ WriteOutcome Refuse(Refusal r, std::string message) {
   return o;
 }
 
+int64_t NowMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+PendingDelta Abs(PendingDelta d) { return d < 0 ? -d : d; }
+
 std::string Describe(const Slot& slot) {
   return "slot " + std::to_string(slot.index()) + " holds " + FormatDay(slot.day()) + " (" +
          std::string(SlotStateName(slot.state())) + ")";
@@ -49,8 +58,10 @@ std::string Describe(const Slot& slot) {
 
 }  // namespace
 
-Result<std::unique_ptr<Ring>> Ring::Open(const std::string& dir, const SlotOptions& options) {
+Result<std::unique_ptr<Ring>> Ring::Open(const std::string& dir, const SlotOptions& options,
+                                         size_t max_pending_bytes) {
   std::unique_ptr<Ring> ring(new Ring());
+  ring->max_pending_bytes_ = max_pending_bytes;
   if (options.fsync && options.background_fsync && !options.power_safe) {
     ring->syncer_ = std::make_unique<FileSyncer>();
   }
@@ -59,8 +70,17 @@ Result<std::unique_ptr<Ring>> Ring::Open(const std::string& dir, const SlotOptio
         Slot::Open(i, dir + "/slot-" + std::to_string(i) + ".tcb", options);
     if (!slot.ok()) return slot.status();
     ring->slots_[static_cast<size_t>(i)] = std::move(slot).value();
+    SlotWork& w = ring->state_[static_cast<size_t>(i)];
+    for (const auto& [source, seq] : ring->slots_[static_cast<size_t>(i)]->marks()) w.marks.emplace(source, seq);
+    w.abs_max = ring->slots_[static_cast<size_t>(i)]->abs_max();
   }
+  ring->flusher_ = std::make_unique<Flusher>();
   return ring;
+}
+
+Ring::~Ring() {
+  Status s = Close();
+  if (!s.ok()) std::fprintf(stderr, "realtime: closing the ring: %s\n", s.message().c_str());
 }
 
 // days[i] is the day wanted in slot i, or kNoDay. Refusals are checked for every slot
@@ -81,6 +101,12 @@ WriteOutcome Ring::AdmitDays(const int64_t* days, size_t count) {
       return Refuse(Refusal::kExpired, "day " + FormatDay(days[i]) + " has expired: " + Describe(s));
     }
   }
+  if (pending_bytes() > max_pending_bytes_) {
+    ++stats_.refused_behind;
+    return Refuse(Refusal::kBehind, "the shard holds " + std::to_string(pending_bytes() >> 20) +
+                                        " MiB of writes not yet in Tokyo Cabinet (limit " +
+                                        std::to_string(max_pending_bytes_ >> 20) + " MiB); retry shortly");
+  }
   for (size_t i = 0; i < count; ++i) {
     if (days[i] == kNoDay) continue;
     Slot& s = *slots_[i];
@@ -88,8 +114,19 @@ WriteOutcome Ring::AdmitDays(const int64_t* days, size_t count) {
     std::fprintf(stderr, "realtime: slot %zu: %s → %s\n", i,
                  s.day() == kNoDay ? "empty" : (FormatDay(s.day()) + " released").c_str(),
                  FormatDay(days[i]).c_str());
-    Status st = s.Reset(days[i]);
+    // Flush-then-act: the released day's late writes are committed before the file goes
+    // (as they always were), and no flush is applying to the file being replaced.
+    WaitIdle();
+    Status st = FlushSlotNow(static_cast<int>(i));
+    if (!st.ok()) return StorageError(st);
+    st = s.Reset(days[i]);
     ++stats_.resets;
+    // The file now holds the new day, or still the old one if the reset failed: either way
+    // nothing is pending, and the file's marks are the accepted ones.
+    SlotWork& w = state_[i];
+    w.marks.clear();
+    for (const auto& [source, seq] : s.marks()) w.marks.emplace(source, seq);
+    w.abs_max = s.abs_max();
     if (!st.ok()) return StorageError(st);
   }
   return WriteOutcome();
@@ -97,11 +134,7 @@ WriteOutcome Ring::AdmitDays(const int64_t* days, size_t count) {
 
 WriteOutcome Ring::StorageError(const Status& s) {
   ++stats_.storage_errors;
-  std::fprintf(stderr, "realtime: storage error: %s; rolling back to the last sync\n", s.message().c_str());
-  for (auto& slot : slots_) {
-    Status a = slot->Abort();
-    if (!a.ok()) std::fprintf(stderr, "realtime: %s\n", a.message().c_str());
-  }
+  std::fprintf(stderr, "realtime: storage error: %s\n", s.message().c_str());
   return Refuse(Refusal::kStorage, s.message());
 }
 
@@ -123,46 +156,92 @@ WriteOutcome Ring::Incr(std::vector<IncrLine>* lines, std::string_view source, i
   WriteOutcome out = AdmitDays(want, kSlots);
   if (!out.ok()) return out;
 
-  // Sorted batches: neighbouring keys share B+tree leaves (see docs/benchmarks.md).
-  std::sort(lines->begin(), lines->end(),
-            [](const IncrLine& a, const IncrLine& b) { return a.key < b.key; });
-  bool touched[kSlots] = {false, false, false};
-  applied_.clear();
-  for (int s = 0; s < kSlots; ++s) {
-    if (want[s] == kNoDay) continue;
-    Slot& slot = *slots_[static_cast<size_t>(s)];
-    const bool duplicate = slot.Mark(source) >= seq;
-    for (const IncrLine& l : *lines) {
-      if (SlotOfDay(l.day) != s) continue;
-      if (duplicate) {
-        ++out.duplicate;
+  // Accept on the bounds alone (no file read); in the rare case they cannot decide (a
+  // counter near ±2^63), undo, wait for any flush and accept again reading stored values.
+  for (bool exact = false;; exact = true) {
+    accepted_.clear();
+    out = WriteOutcome();
+    bool need_exact = false;
+    for (int s = 0; s < kSlots && !need_exact; ++s) {
+      if (want[s] == kNoDay) continue;
+      if (Mark(s, source) >= seq) {
+        for (const IncrLine& l : *lines) out.duplicate += SlotOfDay(l.day) == s ? 1 : 0;
         continue;
       }
-      bool overflow = false;
-      Status st = slot.Add(l.key, l.delta, &overflow);
-      if (!st.ok()) return StorageError(st);
-      if (overflow) {
-        // Undo what this batch already added, newest first, so every step retraces a
-        // value the counter really had.
-        for (auto it = applied_.rbegin(); it != applied_.rend(); ++it) {
-          st = slots_[static_cast<size_t>(SlotOfDay(it->line->day))]->Undo(it->line->key, it->line->delta);
-          if (!st.ok()) return StorageError(st);
-        }
-        return Refuse(Refusal::kOverflow, "line " + std::to_string(l.line) + ": counter '" +
-                                              std::string(l.key) + "' would overflow int64 adding " +
-                                              std::to_string(l.delta));
+      WriteOutcome o = AcceptLines(s, *lines, exact, &need_exact);
+      if (!o.ok()) {
+        UndoAccepted();
+        return o;
       }
-      applied_.push_back(Applied{&l});
-      ++out.applied;
+      out.applied += o.applied;
     }
-    touched[s] = !duplicate;
+    if (!need_exact) break;
+    UndoAccepted();
+    WaitIdle();
   }
   for (int s = 0; s < kSlots; ++s) {
-    if (!touched[s]) continue;
-    Status st = slots_[static_cast<size_t>(s)]->SetMark(source, seq);
-    if (!st.ok()) return StorageError(st);
+    if (want[s] == kNoDay || Mark(s, source) >= seq) continue;
+    SlotWork& w = state_[static_cast<size_t>(s)];
+    w.active.SetMark(source, seq);
+    auto it = w.marks.find(source);
+    if (it == w.marks.end()) w.marks.emplace(std::string(source), seq); else it->second = seq;
+  }
+  if (out.applied > 0 && oldest_write_us_ < 0) oldest_write_us_ = NowMicros();
+  return out;
+}
+
+WriteOutcome Ring::AcceptLines(int s, const std::vector<IncrLine>& lines, bool exact, bool* need_exact) {
+  SlotWork& w = state_[static_cast<size_t>(s)];
+  const Slot& slot = *slots_[static_cast<size_t>(s)];
+  // |stored| <= w.abs_max and |frozen| <= its bound, so stored + frozen + pending fits
+  // int64 whenever the sum of the bounds does.
+  const PendingDelta fixed = PendingDelta{w.abs_max} + (w.frozen ? w.frozen->abs_bound() : 0);
+  WriteOutcome out;
+  for (const IncrLine& l : lines) {
+    if (SlotOfDay(l.day) != s) continue;
+    bool created = false;
+    PendingDelta* pending = w.active.AddCounter(l.key, &created);
+    const PendingDelta next = *pending + l.delta;
+    bool fits;
+    if (!exact) {
+      fits = fixed + Abs(next) <= INT64_MAX;
+      if (!fits) {
+        if (created) w.active.EraseCounter(l.key);
+        *need_exact = true;
+        return out;
+      }
+    } else {
+      int64_t stored = 0;
+      (void)slot.ReadCounter(l.key, &stored);
+      const PendingDelta value = PendingDelta{stored} + next;
+      fits = value <= INT64_MAX && value >= INT64_MIN;
+    }
+    if (!fits) {
+      if (created) w.active.EraseCounter(l.key);
+      return Refuse(Refusal::kOverflow, "line " + std::to_string(l.line) + ": counter '" + std::string(l.key) +
+                                            "' would overflow int64 adding " + std::to_string(l.delta));
+    }
+    *pending = next;
+    w.active.NoteDelta(next);
+    accepted_.push_back(Accepted{s, l.key, l.delta, created});
+    ++out.applied;
   }
   return out;
+}
+
+// Undoes the lines accepted so far, newest first: counters this batch created go, the
+// others get their deltas back.
+void Ring::UndoAccepted() {
+  for (auto it = accepted_.rbegin(); it != accepted_.rend(); ++it) {
+    MemTable& t = state_[static_cast<size_t>(it->slot)].active;
+    if (it->created) {
+      t.EraseCounter(it->key);
+    } else {
+      bool created;
+      *t.AddCounter(it->key, &created) -= it->delta;
+    }
+  }
+  accepted_.clear();
 }
 
 WriteOutcome Ring::SetLookups(int64_t day, const std::vector<LookupLine>& lines) {
@@ -170,25 +249,140 @@ WriteOutcome Ring::SetLookups(int64_t day, const std::vector<LookupLine>& lines)
   want[SlotOfDay(day)] = day;
   WriteOutcome out = AdmitDays(want, kSlots);
   if (!out.ok()) return out;
-  Slot& slot = *slots_[static_cast<size_t>(SlotOfDay(day))];
+  MemTable& t = state_[static_cast<size_t>(SlotOfDay(day))].active;
   for (const LookupLine& l : lines) {
-    Status st = slot.PutLookup(l.key, l.value);
-    if (!st.ok()) return StorageError(st);
+    t.PutLookup(l.key, l.value);
     ++out.applied;
   }
+  if (out.applied > 0 && oldest_write_us_ < 0) oldest_write_us_ = NowMicros();
   return out;
 }
 
 WriteOutcome Ring::Release(int64_t day) {
-  Slot* slot = slots_[static_cast<size_t>(SlotOfDay(day))].get();
+  const int i = SlotOfDay(day);
+  Slot* slot = slots_[static_cast<size_t>(i)].get();
   if (slot->day() != day) {
     return Refuse(Refusal::kInvalid, "no slot holds " + FormatDay(day) +
                                          (slot->day() == kNoDay ? std::string(": slot is empty")
                                                                 : ": " + Describe(*slot)));
   }
-  Status st = slot->Release();
+  if (slot->state() == SlotState::kReleased) return WriteOutcome();
+  WaitIdle();
+  Status st = FlushSlotNow(i);
+  if (st.ok()) st = slot->Release();
+  if (st.ok() && syncer_) syncer_->Request(slot->path());
   if (!st.ok()) return StorageError(st);
   return WriteOutcome();
+}
+
+Status Ring::FlushSlotNow(int i) {
+  SlotWork& w = state_[static_cast<size_t>(i)];
+  if (w.active.empty()) return Status::OK();
+  Slot& slot = *slots_[static_cast<size_t>(i)];
+  Status s = slot.Apply(w.active);
+  if (!s.ok()) return s;
+  if (syncer_) syncer_->Request(slot.path());
+  w.active = MemTable();
+  w.abs_max = slot.abs_max();
+  return Status::OK();
+}
+
+size_t Ring::pending_bytes() const {
+  size_t n = 0;
+  for (const SlotWork& w : state_) n += w.active.bytes() + (w.frozen ? w.frozen->bytes() : 0);
+  return n;
+}
+
+int64_t Ring::Mark(int i, std::string_view source) const {
+  const MemTable::Marks& m = state_[static_cast<size_t>(i)].marks;
+  auto it = m.find(source);
+  return it == m.end() ? -1 : it->second;
+}
+
+bool Ring::BeginFlush() {
+  if (in_flight_) return false;
+  bool any = false;
+  for (SlotWork& w : state_) {
+    if (w.active.empty()) continue;
+    w.frozen = std::make_unique<MemTable>(std::move(w.active));
+    w.active = MemTable();
+    w.result = Status::OK();
+    any = true;
+  }
+  if (!any) {
+    durable_generation_ = started_generation_;
+    return false;
+  }
+  ++started_generation_;
+  in_flight_ = true;
+  flush_started_us_ = NowMicros();
+  frozen_oldest_write_us_ = oldest_write_us_;
+  oldest_write_us_ = -1;
+  // The flusher touches only the frozen slots' files and results; the loop leaves them
+  // alone until Retire().
+  flusher_->Start([this] {
+    for (int i = 0; i < kSlots; ++i) {
+      SlotWork& w = state_[static_cast<size_t>(i)];
+      if (!w.frozen) continue;
+      w.result = slots_[static_cast<size_t>(i)]->Apply(*w.frozen);
+      if (w.result.ok() && syncer_) syncer_->Request(slots_[static_cast<size_t>(i)]->path());
+    }
+  });
+  return true;
+}
+
+bool Ring::Poll() {
+  if (!in_flight_ || flusher_->Busy()) return false;
+  Retire();
+  return true;
+}
+
+void Ring::WaitIdle() {
+  if (!in_flight_) return;
+  const int64_t start = NowMicros();
+  flusher_->Wait();
+  const auto waited = static_cast<uint64_t>(NowMicros() - start);
+  ++stats_.loop_waits;
+  stats_.loop_wait_micros_total += waited;
+  stats_.loop_wait_micros_max = std::max(stats_.loop_wait_micros_max, waited);
+  Retire();
+}
+
+void Ring::WaitFor(int i) {
+  if (in_flight_ && state_[static_cast<size_t>(i)].frozen) WaitIdle();
+}
+
+void Ring::Retire() {
+  flusher_->Wait();  // already finished: orders the flusher's writes before our reads
+  in_flight_ = false;
+  const int64_t now = NowMicros();
+  const auto micros = static_cast<uint64_t>(now - flush_started_us_);
+  ++stats_.syncs;
+  stats_.sync_micros_total += micros;
+  stats_.sync_micros_max = std::max(stats_.sync_micros_max, micros);
+  bool ok = true;
+  for (int i = 0; i < kSlots; ++i) {
+    SlotWork& w = state_[static_cast<size_t>(i)];
+    if (!w.frozen) continue;
+    if (w.result.ok()) {
+      w.abs_max = slots_[static_cast<size_t>(i)]->abs_max();
+    } else {
+      // Nothing of it reached the file: keep it, under the newer writes, for the next flush.
+      ok = false;
+      ++stats_.flush_errors;
+      std::fprintf(stderr, "realtime: flush of slot %d failed, will retry: %s\n", i, w.result.message().c_str());
+      w.active.AbsorbOlder(w.frozen.get());
+      if (oldest_write_us_ < 0 || frozen_oldest_write_us_ < oldest_write_us_) oldest_write_us_ = frozen_oldest_write_us_;
+    }
+    w.frozen.reset();
+  }
+  if (ok) {
+    durable_generation_ = started_generation_;
+    if (frozen_oldest_write_us_ >= 0) {
+      stats_.durable_lag_micros_max =
+          std::max(stats_.durable_lag_micros_max, static_cast<uint64_t>(now - frozen_oldest_write_us_));
+    }
+  }
 }
 
 const Slot* Ring::SlotHolding(int64_t day) const {
@@ -197,36 +391,67 @@ const Slot* Ring::SlotHolding(int64_t day) const {
   return slot->day() == day ? slot : nullptr;
 }
 
-bool Ring::Get(std::string_view key, std::string* out) const {
+bool Ring::Get(std::string_view key, std::string* out) {
   if (key.starts_with(kLookupPrefix)) {
-    const Slot* order[kSlots];
+    int order[kSlots];
     int n = 0;
-    for (const auto& s : slots_) {
-      if (s->state() != SlotState::kEmpty) order[n++] = s.get();
+    for (int i = 0; i < kSlots; ++i) {
+      if (slots_[static_cast<size_t>(i)]->state() != SlotState::kEmpty) order[n++] = i;
     }
     for (int i = 1; i < n; ++i) {  // newest day first; three elements at most
-      for (int j = i; j > 0 && order[j]->day() > order[j - 1]->day(); --j) std::swap(order[j], order[j - 1]);
+      for (int j = i; j > 0 && slot(order[j]).day() > slot(order[j - 1]).day(); --j) std::swap(order[j], order[j - 1]);
     }
     for (int i = 0; i < n; ++i) {
-      if (order[i]->Get(key, out)) return true;
+      WaitFor(order[i]);
+      if (const std::string* v = state_[static_cast<size_t>(order[i])].active.FindLookup(key)) {
+        out->append(*v);
+        return true;
+      }
+      if (slot(order[i]).Get(key, out)) return true;
     }
     return false;
   }
   Result<ParsedKey> parsed = ParseRealtimeKey(key);
   if (!parsed.ok()) return false;
-  const Slot* slot = SlotHolding(DayOfYmdhUnchecked(parsed->ymdh));
-  return slot != nullptr && slot->Get(key, out);
+  const Slot* held = SlotHolding(DayOfYmdhUnchecked(parsed->ymdh));
+  if (held == nullptr) return false;
+  WaitFor(held->index());
+  const PendingDelta* pending = state_[static_cast<size_t>(held->index())].active.FindCounter(key);
+  int64_t stored = 0;
+  if (pending == nullptr) return held->Get(key, out);
+  (void)held->ReadCounter(key, &stored);
+  AppendCount(out, static_cast<int64_t>(PendingDelta{stored} + *pending));  // fits: checked at acceptance
+  return true;
 }
 
-uint64_t Ring::Fwmatch(std::string_view prefix, uint64_t limit, std::string* out) const {
-  std::unique_ptr<SlotCursor> cursors[kSlots];
+std::unique_ptr<MergedCursor> Ring::Cursor(int64_t day) {
+  const Slot* held = SlotHolding(day);
+  if (held == nullptr) return nullptr;
+  WaitFor(held->index());
+  return std::make_unique<MergedCursor>(*held, state_[static_cast<size_t>(held->index())].active);
+}
+
+uint64_t Ring::Records(int i) {
+  WaitFor(i);
+  const Slot& s = slot(i);
+  const MemTable& t = state_[static_cast<size_t>(i)].active;
+  uint64_t n = s.records();
+  for (const auto& [key, delta] : t.counters()) n += s.Has(key) ? 0 : 1;
+  for (const auto& [key, value] : t.lookups()) n += s.Has(key) ? 0 : 1;
+  return n;
+}
+
+uint64_t Ring::Fwmatch(std::string_view prefix, uint64_t limit, std::string* out) {
+  std::unique_ptr<MergedCursor> cursors[kSlots];
   int64_t days[kSlots];
   int n = 0;
-  for (const auto& s : slots_) {
-    if (s->state() == SlotState::kEmpty) continue;
-    cursors[n] = std::make_unique<SlotCursor>(*s);
-    cursors[n]->Seek(prefix);
-    days[n] = s->day();
+  for (int i = 0; i < kSlots; ++i) {
+    const Slot& s = slot(i);
+    if (s.state() == SlotState::kEmpty) continue;
+    WaitFor(i);
+    cursors[n] = std::make_unique<MergedCursor>(s, state_[static_cast<size_t>(i)].active);
+    cursors[n]->Seek(prefix, prefix);
+    days[n] = s.day();
     ++n;
   }
   uint64_t written = 0;
@@ -235,7 +460,7 @@ uint64_t Ring::Fwmatch(std::string_view prefix, uint64_t limit, std::string* out
     // record in several slots) the newest day's value wins.
     int best = -1;
     for (int i = 0; i < n; ++i) {
-      SlotCursor& c = *cursors[i];
+      MergedCursor& c = *cursors[i];
       if (!c.Valid() || !c.key().starts_with(prefix)) continue;
       if (best < 0) {
         best = i;
@@ -259,34 +484,26 @@ uint64_t Ring::Fwmatch(std::string_view prefix, uint64_t limit, std::string* out
 }
 
 Status Ring::Sync() {
-  Status first;
-  for (auto& slot : slots_) {
-    if (!slot->pending()) continue;
-    auto start = std::chrono::steady_clock::now();
-    Status s = slot->Commit();
-    auto micros = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                            std::chrono::steady_clock::now() - start).count());
-    ++stats_.syncs;
-    stats_.sync_micros_total += micros;
-    stats_.sync_micros_max = std::max(stats_.sync_micros_max, micros);
-    if (!s.ok()) {
-      ++stats_.storage_errors;
-      if (first.ok()) first = s;
-    } else if (syncer_) {
-      syncer_->Request(slot->path());
-    }
+  WaitIdle();
+  if (!BeginFlush()) return Status::OK();
+  WaitIdle();
+  if (durable_generation_ != started_generation_) {
+    return Status::Error("flush failed; the writes stay pending (see the log)");
   }
-  return first;
+  return Status::OK();
 }
 
 Status Ring::Close() {
   Status first;
+  if (flusher_) first = Sync();
+  flusher_.reset();
   for (auto& slot : slots_) {
     if (slot == nullptr) continue;
     Status s = slot->Close();
     if (!s.ok() && first.ok()) first = s;
     if (syncer_) syncer_->Request(slot->path());
   }
+  for (auto& slot : slots_) slot.reset();
   if (syncer_) syncer_->Flush();
   return first;
 }

@@ -2,14 +2,22 @@
 // batched exactly-once increments, lookup records, reads, release and durability.
 //
 // Every write first runs the day state machine (day_state.h) for each day it touches and
-// changes nothing if one of them is refused. An /incr batch is then applied slot by slot:
-// lines of a slot whose high-water mark for the source is already >= seq are skipped as
-// duplicates; the others are added (sorted by key first, for B+tree locality: see
-// docs/benchmarks.md) and the mark moves to seq, all in the slot's open transaction. A
-// counter that would overflow int64 undoes the whole batch (every slot) and refuses it.
+// changes nothing if one of them is refused. An /incr batch is then accepted slot by slot
+// into that slot's memtable (memtable.h), on the event loop, without touching Tokyo
+// Cabinet: lines of a slot whose accepted mark for the source is already >= seq are skipped
+// as duplicates; the others add to their keys' pending sums and the mark moves to seq. A
+// counter whose value (stored + pending) would leave int64 undoes the whole batch (every
+// slot) and refuses it. Marks and data of a batch always travel in the same table.
 //
-// Sync() commits every slot: what was acknowledged before it survives kill -9. Not
-// thread-safe: one event loop owns the ring.
+// BeginFlush() freezes the memtables and hands them to the flusher thread (flusher.h),
+// which applies each to its slot in one transaction and commits; Poll() (or any wait)
+// retires a finished flush on the loop. What was accepted before a flush that completed
+// survives kill -9. A flush that fails is folded back under the newer writes and retried
+// by the next one. While a flush is applying to a slot, the loop does not touch that
+// slot's file: a read, reset, release or exact overflow check of it first waits for the
+// flush (counted in RingStats::loop_wait_micros). Reads merge file + memtable exactly.
+//
+// Not thread-safe: one event loop owns the ring; the flusher is its only helper.
 #pragma once
 
 #include <array>
@@ -22,6 +30,9 @@
 #include "keyformat/status.h"
 #include "realtime/batch.h"
 #include "realtime/file_syncer.h"
+#include "realtime/flusher.h"
+#include "realtime/memtable.h"
+#include "realtime/merged_cursor.h"
 #include "realtime/slot.h"
 
 namespace clickatron::realtime {
@@ -34,6 +45,7 @@ enum class Refusal {
   kNotReleased,  // 503 SLOT_NOT_RELEASED
   kExpired,      // 409 DAY_EXPIRED
   kStorage,      // 500 STORAGE_ERROR
+  kBehind,       // 503 FLUSH_BEHIND: the memtables are full, Tokyo Cabinet is behind
 };
 int RefusalHttpCode(Refusal r);
 std::string_view RefusalStatusText(Refusal r);
@@ -47,40 +59,79 @@ struct WriteOutcome {
 };
 
 struct RingStats {
-  uint64_t syncs = 0;
-  uint64_t sync_micros_total = 0;
+  uint64_t syncs = 0;               // flushes retired (commits of one or more slots)
+  uint64_t sync_micros_total = 0;   // flush time on the flusher thread: apply + commit
   uint64_t sync_micros_max = 0;
+  uint64_t durable_lag_micros_max = 0;  // oldest write of a flush → flush retired
+  uint64_t loop_waits = 0;              // times the loop waited for a running flush
+  uint64_t loop_wait_micros_total = 0;
+  uint64_t loop_wait_micros_max = 0;
+  uint64_t refused_behind = 0;
   uint64_t resets = 0;
   uint64_t storage_errors = 0;
+  uint64_t flush_errors = 0;
 };
+
+// Pending (not yet flushed) bytes beyond which /incr and /set are refused with 503
+// FLUSH_BEHIND (docs/realtime.md: about 100 bytes per pending key).
+inline constexpr size_t kDefaultMaxPendingBytes = size_t{512} << 20;
 
 class Ring {
  public:
   // Opens (creating) DIR/slot-0.tcb, slot-1.tcb, slot-2.tcb. REQUIRES: dir exists.
-  static Result<std::unique_ptr<Ring>> Open(const std::string& dir, const SlotOptions& options);
+  static Result<std::unique_ptr<Ring>> Open(const std::string& dir, const SlotOptions& options,
+                                            size_t max_pending_bytes = kDefaultMaxPendingBytes);
+  // Flushes everything (Sync()) and closes.
+  ~Ring();
 
-  // Applies an /incr batch from `source` numbered `seq`. `lines` is reordered (sorted).
+  // Accepts an /incr batch from `source` numbered `seq` (`lines` is not reordered).
   WriteOutcome Incr(std::vector<IncrLine>* lines, std::string_view source, int64_t seq);
   // Stores lookup records in day's slot (same state machine; overwrites).
   WriteOutcome SetLookups(int64_t day, const std::vector<LookupLine>& lines);
-  // Marks day released and commits. Refusal kNone, or kInvalid when no slot holds day
-  // (the server answers 404), or kStorage.
+  // Flush-then-act: the slot's pending writes are applied and committed, then the day is
+  // marked released and committed. Refusal kNone, or kInvalid when no slot holds day (the
+  // server answers 404), or kStorage.
   WriteOutcome Release(int64_t day);
 
   // Appends key's value to *out; false when absent. A counter is looked up only in the
   // slot of its day, if that slot holds that day; a lookup in every slot, newest day first.
-  bool Get(std::string_view key, std::string* out) const;
+  bool Get(std::string_view key, std::string* out);
   // Appends `key,value\n` for every record whose key starts with prefix, in key order,
   // merged over the slots that hold a day (a lookup present in several appears once, the
   // newest day's value). At most limit lines; returns how many were written.
-  uint64_t Fwmatch(std::string_view prefix, uint64_t limit, std::string* out) const;
+  uint64_t Fwmatch(std::string_view prefix, uint64_t limit, std::string* out);
+  // A cursor over the slot holding day (file + memtable), or nullptr if no slot holds it.
+  // Valid until the next write to the ring or the next flush started (BeginFlush).
+  std::unique_ptr<MergedCursor> Cursor(int64_t day);
+  // Records of slot i, pending ones included (waits for a flush of that slot).
+  uint64_t Records(int i);
 
   // The slot holding day, or nullptr.
   const Slot* SlotHolding(int64_t day) const;
   const Slot& slot(int i) const { return *slots_[static_cast<size_t>(i)]; }
+  // Source's accepted high-water mark in slot i (pending included), or -1; all of them.
+  int64_t Mark(int i, std::string_view source) const;
+  const MemTable::Marks& marks(int i) const { return state_[static_cast<size_t>(i)].marks; }
+  // Bytes held by memtables (pending and in flight).
+  size_t pending_bytes() const;
 
-  // Commits every slot with pending writes (then fsyncs them: inline, or queued for the
-  // FileSyncer thread when options.background_fsync).
+  // Group commit, asynchronous. BeginFlush freezes every slot's memtable and starts the
+  // flusher on them; false (nothing started) when nothing is pending or a flush is still
+  // running. Each flush gets the next generation number.
+  bool BeginFlush();
+  bool flushing() const { return in_flight_; }
+  // Retires a finished flush (the flusher's notify fd fired, or any time); true if one was.
+  bool Poll();
+  uint64_t started_generation() const { return started_generation_; }
+  // Every flush up to this generation is committed (a failed one is covered by a later one).
+  uint64_t durable_generation() const { return durable_generation_; }
+  // The flusher's eventfd (readable when a flush finished) and its drain.
+  int flush_notify_fd() const { return flusher_->notify_fd(); }
+  void DrainFlushNotify() { flusher_->DrainNotify(); }
+
+  // Group commit, synchronous: waits for a running flush, flushes everything pending and
+  // waits for it (fsyncs: inline, or queued for the FileSyncer when background_fsync).
+  // Returns the first error.
   Status Sync();
   // Sync() then closes every slot; with background_fsync, waits for the last fsyncs.
   Status Close();
@@ -94,13 +145,40 @@ class Ring {
   // Runs the state machine for the days of a write; on success the slots are ready.
   WriteOutcome AdmitDays(const int64_t* days, size_t count);
   WriteOutcome StorageError(const Status& s);
+  // Adds a batch's lines of slot s to its memtable. With `exact`, each counter's stored
+  // value is read from the file (no flush may be running); otherwise the bounds decide and
+  // *need_exact is set (nothing changed) when they cannot.
+  WriteOutcome AcceptLines(int s, const std::vector<IncrLine>& lines, bool exact, bool* need_exact);
+  void UndoAccepted();
+  // Waits for a running flush (all slots) and retires it; WaitFor only if it covers slot i.
+  void WaitIdle();
+  void WaitFor(int i);
+  void Retire();
+  // Applies slot i's memtable on the loop, synchronously. REQUIRES: no flush running.
+  Status FlushSlotNow(int i);
 
-  std::array<std::unique_ptr<Slot>, kSlots> slots_;
-  std::unique_ptr<FileSyncer> syncer_;  // with options.fsync && options.background_fsync
-  struct Applied {
-    const IncrLine* line;
+  struct SlotWork {
+    MemTable active;                   // accepted since the last freeze
+    std::unique_ptr<MemTable> frozen;  // in flight on the flusher
+    Status result;                     // the flusher's, for frozen
+    MemTable::Marks marks;             // accepted marks: the file's and every table's
+    uint64_t abs_max = 0;              // slot's abs_max() when no flush runs on it
   };
-  std::vector<Applied> applied_;  // lines of the batch being applied; reused
+  std::array<std::unique_ptr<Slot>, kSlots> slots_;
+  std::array<SlotWork, kSlots> state_;
+  size_t max_pending_bytes_ = kDefaultMaxPendingBytes;
+  std::unique_ptr<FileSyncer> syncer_;  // with options.fsync && options.background_fsync
+  std::unique_ptr<Flusher> flusher_;
+  bool in_flight_ = false;
+  uint64_t started_generation_ = 0, durable_generation_ = 0;
+  int64_t flush_started_us_ = 0, oldest_write_us_ = -1, frozen_oldest_write_us_ = -1;
+  struct Accepted {
+    int slot;
+    std::string_view key;
+    int64_t delta;
+    bool created;
+  };
+  std::vector<Accepted> accepted_;  // lines of the batch being accepted; reused
   RingStats stats_;
 };
 

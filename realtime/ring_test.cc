@@ -69,7 +69,7 @@ TEST_F(RingTest, NotReleasedThenReleaseThenReuse) {
   ASSERT_TRUE(o.ok()) << o.message;
   EXPECT_EQ(Get(Key("a", kDay + 3)), "1");
   EXPECT_EQ(Get(Key("a", kDay)), "<absent>");
-  EXPECT_EQ(ring_->slot(1).Mark("api-1"), 2);
+  EXPECT_EQ(ring_->Mark(1, "api-1"), 2);
 
   o = Incr(Key("a", kDay) + ",1\n", "api-1", 3);
   EXPECT_EQ(o.refusal, Refusal::kExpired);
@@ -114,8 +114,8 @@ TEST_F(RingTest, OverflowAnywhereUndoesTheWholeBatch) {
   EXPECT_EQ(Get(Key("a", kDay)), "<absent>");
   EXPECT_EQ(Get(Key("b", kDay + 1)), "<absent>");
   EXPECT_EQ(Get(Key("z", kDay + 1)), "9223372036854775800");
-  EXPECT_EQ(ring_->slot(1).Mark("api-1"), -1);
-  EXPECT_EQ(ring_->slot(2).Mark("api-1"), 1);
+  EXPECT_EQ(ring_->Mark(1, "api-1"), -1);
+  EXPECT_EQ(ring_->Mark(2, "api-1"), 1);
 }
 
 TEST_F(RingTest, SyncedWritesSurviveReopen) {
@@ -124,7 +124,7 @@ TEST_F(RingTest, SyncedWritesSurviveReopen) {
   ASSERT_TRUE(Incr(Key("a", kDay) + ",5\n", "api-1", 2).ok());
   Reopen();  // a clean close commits
   EXPECT_EQ(Get(Key("a", kDay)), "10");
-  EXPECT_EQ(ring_->slot(1).Mark("api-1"), 2);
+  EXPECT_EQ(ring_->Mark(1, "api-1"), 2);
 }
 
 TEST_F(RingTest, LookupsNewestDayWinsAndFwmatchMerges) {
@@ -150,7 +150,7 @@ TEST_F(RingTest, LookupsNewestDayWinsAndFwmatchMerges) {
   EXPECT_EQ(out, "_l|AAAAAAAAAAA=,x\n_l|h0aMB8AuNw4=,new\n" + Key("a", kDay) + ",1\n");
   out.clear();
   EXPECT_EQ(ring_->Fwmatch("#", 10, &out), 0u);  // metadata is never visible
-  EXPECT_EQ(ring_->slot(1).records(), 4u);
+  EXPECT_EQ(ring_->Records(1), 4u);
 }
 
 }  // namespace

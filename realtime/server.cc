@@ -78,6 +78,7 @@ RealtimeServer::RealtimeServer(RealtimeOptions options) : options_(std::move(opt
 RealtimeServer::~RealtimeServer() {
   exports_.clear();
   if (sync_timer_ != nullptr) event_free(sync_timer_);
+  if (flushed_event_ != nullptr) event_free(flushed_event_);
   if (ring_ != nullptr) {
     Status s = ring_->Close();
     if (!s.ok()) std::fprintf(stderr, "clickatron-realtime: close: %s\n", s.message().c_str());
@@ -93,7 +94,7 @@ Status RealtimeServer::Start() {
   if (!(options_.sync_interval_seconds > 0) || options_.sync_interval_seconds > 3600) {
     return Status::Error("--sync-interval must be between 0 and 3600 seconds");
   }
-  Result<std::unique_ptr<Ring>> ring = Ring::Open(options_.data_dir, options_.slot);
+  Result<std::unique_ptr<Ring>> ring = Ring::Open(options_.data_dir, options_.slot, options_.max_pending_bytes);
   if (!ring.ok()) return ring.status();
   ring_ = std::move(ring).value();
   for (int i = 0; i < kSlots; ++i) {
@@ -121,7 +122,7 @@ Status RealtimeServer::Start() {
   server_->Handle("/release", bind(&RealtimeServer::OnRelease));
   server_->Handle("/stats", bind(&RealtimeServer::OnStats));
   server_->Handle("/ping", bind(&RealtimeServer::OnPing));
-  server_->OnStop([this] { Sync(); });
+  server_->OnStop([this] { SyncAll(); });
 
   net::Status ls = server_->Listen();
   if (!ls.ok()) return Status::Error(ls.message());
@@ -130,6 +131,11 @@ Status RealtimeServer::Start() {
   timeval tv{static_cast<time_t>(whole),
              static_cast<suseconds_t>((options_.sync_interval_seconds - whole) * 1e6)};
   event_add(sync_timer_, &tv);
+  if (ring_->flush_notify_fd() >= 0) {
+    flushed_event_ = event_new(server_->base(0), ring_->flush_notify_fd(), EV_READ | EV_PERSIST,
+                               &RealtimeServer::OnFlushed, this);
+    event_add(flushed_event_, nullptr);
+  }
   std::fprintf(stderr, "clickatron-realtime: listening on %s:%u, data in %s, sync every %gs\n",
                options_.address.c_str(), static_cast<unsigned>(server_->port()),
                options_.data_dir.c_str(), options_.sync_interval_seconds);
@@ -144,11 +150,57 @@ Status RealtimeServer::Run() {
   return s;
 }
 
-void RealtimeServer::OnSyncTimer(int, short, void* arg) { static_cast<RealtimeServer*>(arg)->Sync(); }
+void RealtimeServer::OnSyncTimer(int, short, void* arg) { static_cast<RealtimeServer*>(arg)->TryFlush(); }
 
-// Group commit: everything acknowledged so far becomes durable at once.
-void RealtimeServer::Sync() {
+void RealtimeServer::OnFlushed(int, short, void* arg) {
+  auto* self = static_cast<RealtimeServer*>(arg);
+  self->ring_->DrainFlushNotify();
+  self->ring_->Poll();
+  self->NoteDurable();
+  if (self->flush_wanted_) self->TryFlush();
+}
+
+void RealtimeServer::NoteDurable() {
+  if (flush_snapshot_generation_ == 0) return;
+  if (ring_->durable_generation() >= flush_snapshot_generation_) {
+    for (const auto& [source, acked] : flush_snapshot_) {
+      SourceSeq& ss = sources_[source];
+      ss.synced = std::max(ss.synced, acked);
+    }
+  } else if (!ring_->flushing()) {
+    ++counters_.sync_errors;  // it failed; its writes ride with the next flush
+  } else {
+    return;
+  }
+  flush_snapshot_generation_ = 0;
+  flush_snapshot_.clear();
+}
+
+// Group commit: everything acknowledged so far goes to the flusher at once; it is durable
+// when the flusher is done (OnFlushed), about one flush time later.
+void RealtimeServer::TryFlush() {
+  ring_->Poll();
+  NoteDurable();
+  if (ring_->flushing()) {
+    flush_wanted_ = true;
+    return;
+  }
+  flush_wanted_ = false;
+  std::vector<std::pair<std::string, int64_t>> snapshot;
+  snapshot.reserve(sources_.size());
+  for (const auto& [source, seq] : sources_) snapshot.emplace_back(source, seq.acked);
+  if (!ring_->BeginFlush()) {
+    // Nothing pending and nothing running: everything acknowledged is in the files.
+    for (auto& [source, seq] : sources_) seq.synced = seq.acked;
+    return;
+  }
+  flush_snapshot_ = std::move(snapshot);
+  flush_snapshot_generation_ = ring_->started_generation();
+}
+
+void RealtimeServer::SyncAll() {
   Status s = ring_->Sync();
+  NoteDurable();
   if (!s.ok()) {
     ++counters_.sync_errors;
     std::fprintf(stderr, "clickatron-realtime: sync failed: %s\n", s.message().c_str());
@@ -169,6 +221,7 @@ void RealtimeServer::ReplyRefusal(net::Request& req, const WriteOutcome& o) {
     case Refusal::kExpired: ++counters_.refused_expired; break;
     case Refusal::kOverflow: ++counters_.refused_overflow; break;
     case Refusal::kStorage: ++counters_.storage_errors; break;
+    case Refusal::kBehind: ++counters_.refused_behind; break;
     default: break;
   }
   ReplyError(req, RefusalHttpCode(o.refusal), RefusalStatusText(o.refusal), o.message);
@@ -392,6 +445,7 @@ void RealtimeServer::OnStats(net::Request& req) {
   w.Key("slots");
   w.BeginArray();
   for (int i = 0; i < kSlots; ++i) {
+    const uint64_t records = ring_->Records(i);  // first: waits for a flush of this slot
     const Slot& s = ring_->slot(i);
     w.BeginObject();
     w.Key("slot");
@@ -401,12 +455,12 @@ void RealtimeServer::OnStats(net::Request& req) {
     w.Key("state");
     w.String(SlotStateName(s.state()));
     w.Key("records");
-    w.Uint(s.records());
+    w.Uint(records);
     w.Key("file_bytes");
     w.Uint(s.file_bytes());
     w.Key("sources");
     w.BeginObject();
-    for (const auto& [source, seq] : s.marks()) {
+    for (const auto& [source, seq] : ring_->marks(i)) {
       w.Key(source);
       w.Int(seq);
     }
@@ -442,11 +496,14 @@ void RealtimeServer::OnStats(net::Request& req) {
       {"mget_hits", c.mget_hits}, {"fwmatch_lines", c.fwmatch_lines},
       {"bad_requests", c.bad_requests}, {"refused_not_released", c.refused_not_released},
       {"refused_expired", c.refused_expired}, {"refused_overflow", c.refused_overflow},
-      {"refused_instance", c.refused_instance},
+      {"refused_instance", c.refused_instance}, {"refused_behind", c.refused_behind},
       {"storage_errors", c.storage_errors + rs.storage_errors}, {"sync_errors", c.sync_errors},
       {"syncs", rs.syncs}, {"sync_micros_max", rs.sync_micros_max},
       {"sync_micros_avg", rs.syncs == 0 ? 0 : rs.sync_micros_total / rs.syncs},
-      {"slot_resets", rs.resets}, {"fsyncs", fs.fsyncs}, {"fsync_errors", fs.errors},
+      {"flush_errors", rs.flush_errors}, {"durable_lag_micros_max", rs.durable_lag_micros_max},
+      {"loop_waits", rs.loop_waits}, {"loop_wait_micros_max", rs.loop_wait_micros_max},
+      {"loop_wait_micros_total", rs.loop_wait_micros_total},
+      {"pending_bytes", ring_->pending_bytes()}, {"slot_resets", rs.resets}, {"fsyncs", fs.fsyncs}, {"fsync_errors", fs.errors},
       {"fsync_micros_max", fs.micros_max},
       {"fsync_micros_avg", fs.fsyncs == 0 ? 0 : fs.micros_total / fs.fsyncs}};
   for (const auto& [name, value] : fields) {

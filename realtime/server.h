@@ -12,8 +12,11 @@
 //
 // Bad requests get 400 JSON errors with a "message" naming the problem; refused writes get
 // the ring's status (503 SLOT_NOT_RELEASED, 409 DAY_EXPIRED, 400 COUNTER_OVERFLOW) and
-// change nothing. One event loop serves everything (the ring is not thread-safe); a timer
-// on it commits the ring every sync interval, and a last commit runs when the server stops.
+// change nothing; 503 FLUSH_BEHIND when the memtables hold --max-pending-mb (the sender
+// retries). One event loop serves everything (the ring is not thread-safe); a timer on it
+// starts a flush of the ring every sync interval (ring.h: the flusher thread commits while
+// the loop goes on serving), the flusher's eventfd tells the loop when it is durable, and a
+// last, synchronous flush runs when the server stops.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +44,7 @@ struct RealtimeOptions {
   double sync_interval_seconds = 1.0;
   uint64_t fwmatch_limit = 10000;      // default and maximum /fwmatch lines
   size_t max_body_bytes = 64u << 20;   // one /incr or /set body
+  size_t max_pending_bytes = kDefaultMaxPendingBytes;  // memtables before 503 FLUSH_BEHIND
   SlotOptions slot;
 };
 
@@ -65,11 +69,11 @@ class RealtimeServer {
     uint64_t set_lines = 0, releases = 0, exports = 0, export_records = 0;
     uint64_t gets = 0, get_hits = 0, mget_keys = 0, mget_hits = 0, fwmatch_lines = 0;
     uint64_t bad_requests = 0, refused_not_released = 0, refused_expired = 0, refused_overflow = 0;
-    uint64_t refused_instance = 0;
+    uint64_t refused_instance = 0, refused_behind = 0;
     uint64_t storage_errors = 0, sync_errors = 0;
   };
   // Per source: the highest seq acknowledged, and the highest acknowledged before the
-  // last completed sync (what survives a kill -9 now).
+  // freeze of the last completed flush (what survives a kill -9 now).
   struct SourceSeq {
     int64_t acked = -1;
     int64_t synced = -1;
@@ -91,14 +95,25 @@ class RealtimeServer {
   bool DayParam(net::Request& req, bool required, int64_t* day);
   void ReplyError(net::Request& req, int code, std::string_view status_txt, std::string_view message);
   void ReplyRefusal(net::Request& req, const WriteOutcome& o);
-  void Sync();
+  // Starts a flush if none runs (else one starts as soon as it ends); learns what is durable.
+  void TryFlush();
+  // Synchronous: everything acknowledged is durable when it returns (shutdown).
+  void SyncAll();
+  // Moves synced_seq up to the snapshot of a flush that completed.
+  void NoteDurable();
   static void OnSyncTimer(int fd, short what, void* arg);
+  static void OnFlushed(int fd, short what, void* arg);
 
   RealtimeOptions options_;
   std::string instance_;  // instance.h
   std::unique_ptr<net::Server> server_;
   std::unique_ptr<Ring> ring_;
   event* sync_timer_ = nullptr;
+  event* flushed_event_ = nullptr;
+  bool flush_wanted_ = false;  // the timer fired while a flush was running
+  // The acked seqs when the running flush froze its tables, and that flush's generation.
+  std::vector<std::pair<std::string, int64_t>> flush_snapshot_;
+  uint64_t flush_snapshot_generation_ = 0;
   Counters counters_;
   std::map<std::string, SourceSeq, std::less<>> sources_;  // sorted for /stats
   std::vector<std::unique_ptr<ExportStream>> exports_;

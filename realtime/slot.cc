@@ -4,8 +4,10 @@
 #include <tcbdb.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +23,7 @@ static_assert(std::endian::native == std::endian::little,
 constexpr std::string_view kDayKey = "#day";
 constexpr std::string_view kStateKey = "#state";
 constexpr std::string_view kMarkPrefix = "#hwm|";
+constexpr std::string_view kAbsMaxKey = "#absmax";
 constexpr int kCounterSize = sizeof(int64_t);
 
 int64_t DecodeCounter(const void* p) {
@@ -54,6 +57,36 @@ void* AddProc(const void* vbuf, int vsiz, int* sp, void* arg) {
   if (op->subtract && sum == 0) return reinterpret_cast<void*>(-1);  // remove the record
   void* out = std::malloc(kCounterSize);  // Tokyo Cabinet frees it
   std::memcpy(out, &sum, kCounterSize);
+  *sp = kCounterSize;
+  return out;
+}
+
+// tcbdbputproc's callback for a flush: adds a 128-bit pending sum whose result must fit
+// int64 (the ring checked it at acceptance) and tracks the largest |value| written.
+struct ApplyOp {
+  PendingDelta delta;
+  uint64_t abs_max;
+  bool overflow;
+  bool corrupt;
+};
+
+uint64_t AbsValue(int64_t v) { return v < 0 ? uint64_t{0} - static_cast<uint64_t>(v) : static_cast<uint64_t>(v); }
+
+void* ApplyProc(const void* vbuf, int vsiz, int* sp, void* arg) {
+  ApplyOp* op = static_cast<ApplyOp*>(arg);
+  if (vsiz != kCounterSize) {
+    op->corrupt = true;
+    return nullptr;
+  }
+  const PendingDelta sum = PendingDelta{DecodeCounter(vbuf)} + op->delta;
+  if (sum > INT64_MAX || sum < INT64_MIN) {
+    op->overflow = true;
+    return nullptr;
+  }
+  const int64_t v = static_cast<int64_t>(sum);
+  op->abs_max = std::max(op->abs_max, AbsValue(v));
+  void* out = std::malloc(kCounterSize);  // Tokyo Cabinet frees it
+  std::memcpy(out, &v, kCounterSize);
   *sp = kCounterSize;
   return out;
 }
@@ -158,6 +191,7 @@ Status Slot::LoadMetadata() {
   day_ = kNoDay;
   state_ = SlotState::kEmpty;
   marks_.clear();
+  abs_max_ = 0;
   int size = 0;
   const void* day = tcbdbget3(db_, kDayKey.data(), static_cast<int>(kDayKey.size()), &size);
   if (day == nullptr) return Status::OK();  // a new, empty slot
@@ -190,7 +224,29 @@ Status Slot::LoadMetadata() {
     tcbdbcurnext(cur);
   }
   tcbdbcurdel(cur);
-  return s;
+  if (!s.ok()) return s;
+  return LoadAbsMax();
+}
+
+Status Slot::LoadAbsMax() {
+  abs_max_ = 0;
+  int size = 0;
+  const void* v = tcbdbget3(db_, kAbsMaxKey.data(), static_cast<int>(kAbsMaxKey.size()), &size);
+  if (v != nullptr) {
+    // Unsigned: |INT64_MIN| is 2^63.
+    const char* text = static_cast<const char*>(v);
+    auto [end, ec] = std::from_chars(text, text + size, abs_max_);
+    if (ec != std::errc() || end != text + size) return Error("corrupt #absmax metadata");
+    return Status::OK();
+  }
+  // A file written before #absmax existed: one scan of its counters.
+  SlotCursor c(*this);
+  for (c.Seek(""); c.Valid(); c.Next()) {
+    const std::string_view stored = c.stored_value();
+    if (c.key().starts_with(kLookupPrefix) || stored.size() != kCounterSize) continue;
+    abs_max_ = std::max(abs_max_, AbsValue(DecodeCounter(stored.data())));
+  }
+  return Status::OK();
 }
 
 Status Slot::Begin() {
@@ -317,6 +373,68 @@ Status Slot::SetMark(std::string_view source, int64_t seq) {
   return Status::OK();
 }
 
+Status Slot::Apply(const MemTable& table) {
+  if (in_transaction_) return Status::Error(path_ + ": apply inside a pending transaction");
+  Status s = Begin();
+  if (!s.ok()) return s;
+  const std::vector<MemTable::Entry> entries = table.Sorted();
+  uint64_t abs_max = abs_max_;
+  for (const MemTable::Entry& e : entries) {
+    const int ksize = static_cast<int>(e.key.size());
+    if (e.lookup != nullptr) {
+      if (!tcbdbput(db_, e.key.data(), ksize, e.lookup->data(), static_cast<int>(e.lookup->size()))) {
+        s = Error("put '" + std::string(e.key) + "'");
+        break;
+      }
+      continue;
+    }
+    ApplyOp op{e.delta, abs_max, false, false};
+    // The value a new record starts at: the sum itself (it fits int64 when the key is new).
+    const int64_t initial = e.delta > INT64_MAX || e.delta < INT64_MIN ? 0 : static_cast<int64_t>(e.delta);
+    const bool ok = tcbdbputproc(db_, e.key.data(), ksize, &initial, kCounterSize, ApplyProc, &op);
+    if (op.overflow || op.corrupt || !ok) {
+      s = op.overflow  ? Status::Error(path_ + ": counter '" + std::string(e.key) + "' would leave int64")
+          : op.corrupt ? Status::Error(path_ + ": counter '" + std::string(e.key) + "' is not 8 bytes")
+                       : Error("add to '" + std::string(e.key) + "'");
+      break;
+    }
+    abs_max = std::max(op.abs_max, AbsValue(initial));
+  }
+  char buf[24];
+  for (auto it = table.marks().begin(); s.ok() && it != table.marks().end(); ++it) {
+    scratch_.assign(kMarkPrefix);
+    scratch_.append(it->first);
+    const int n = std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(it->second));
+    if (!tcbdbput(db_, scratch_.data(), static_cast<int>(scratch_.size()), buf, n)) s = Error("write high-water mark");
+  }
+  if (s.ok() && abs_max != abs_max_) {
+    const int n = std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(abs_max));
+    if (!tcbdbput(db_, kAbsMaxKey.data(), static_cast<int>(kAbsMaxKey.size()), buf, n)) s = Error("write #absmax");
+  }
+  if (!s.ok()) {
+    in_transaction_ = false;
+    if (!tcbdbtranabort(db_)) std::fprintf(stderr, "realtime: %s: abort after a failed flush failed\n", path_.c_str());
+    return s;
+  }
+  s = Commit();
+  if (s.ok()) abs_max_ = abs_max;
+  return s;
+}
+
+bool Slot::ReadCounter(std::string_view key, int64_t* value) const {
+  if (db_ == nullptr || key.empty() || key[0] == kMetaPrefix || key.starts_with(kLookupPrefix)) return false;
+  int size = 0;
+  const void* v = tcbdbget3(db_, key.data(), static_cast<int>(key.size()), &size);
+  if (v == nullptr || size != kCounterSize) return false;
+  *value = DecodeCounter(v);
+  return true;
+}
+
+bool Slot::Has(std::string_view key) const {
+  if (db_ == nullptr || key.empty() || key[0] == kMetaPrefix) return false;
+  return tcbdbvsiz(db_, key.data(), static_cast<int>(key.size())) >= 0;
+}
+
 int64_t Slot::Mark(std::string_view source) const {
   auto it = marks_.find(source);
   return it == marks_.end() ? -1 : it->second;
@@ -333,7 +451,19 @@ bool Slot::Get(std::string_view key, std::string* out) const {
 
 uint64_t Slot::records() const {
   if (db_ == nullptr) return 0;
-  uint64_t meta = state_ == SlotState::kEmpty ? 0 : 2 + marks_.size();
+  // Metadata keys sort first: count them (a few, one per source) rather than trust a
+  // remembered number that Apply() may have changed.
+  uint64_t meta = 0;
+  BDBCUR* cur = tcbdbcurnew(db_);
+  if (tcbdbcurfirst(cur)) {
+    int size = 0;
+    for (const char* k; (k = static_cast<const char*>(tcbdbcurkey3(cur, &size))) != nullptr && size > 0 &&
+                        k[0] == kMetaPrefix;
+         tcbdbcurnext(cur)) {
+      ++meta;
+    }
+  }
+  tcbdbcurdel(cur);
   uint64_t n = tcbdbrnum(db_);
   return n > meta ? n - meta : 0;
 }

@@ -23,7 +23,12 @@
 // one (`<path>.new`), syncs it and renames it over the old file: a crash at any moment
 // leaves either the old released day or the new empty day, never a mix.
 //
-// Not thread-safe: one event loop owns the ring (the Redis model).
+// Apply() writes a frozen memtable (memtable.h) in one transaction of its own: that is
+// how the ring writes counters, lookups and marks, on the flusher thread (flusher.h).
+//
+// Not thread-safe. The ring's event loop owns the slot, except that Apply() runs on the
+// flusher thread while the loop leaves the slot alone (it may still read day(), state()
+// and path(), which Apply never changes).
 #pragma once
 
 #include <cstdint>
@@ -37,6 +42,7 @@
 
 #include "keyformat/status.h"
 #include "realtime/day_state.h"
+#include "realtime/memtable.h"
 
 
 namespace clickatron::realtime {
@@ -95,9 +101,25 @@ class Slot {
   Status PutLookup(std::string_view key, std::string_view escaped_value);
   // Records seq as source's high-water mark.
   Status SetMark(std::string_view source, int64_t seq);
-  // Source's high-water mark, or -1 if it never wrote to this slot's day.
+  // Source's high-water mark as loaded at open (and moved by SetMark; Apply does not move
+  // it: the ring keeps the marks it accepted), or -1 if it never wrote to this slot's day.
   int64_t Mark(std::string_view source) const;
   const std::map<std::string, int64_t, std::less<>>& marks() const { return marks_; }
+
+  // Applies a frozen memtable in one transaction and commits it: every counter's delta
+  // (sorted by key: neighbouring keys share leaves), every lookup, every mark (`#hwm|src`)
+  // and the new `#absmax`; a counter sum that leaves int64 is an error. On error the
+  // transaction is rolled back (the table is not applied at all). With options.fsync and
+  // not background_fsync, tcbdbsync follows the commit. REQUIRES: no transaction pending.
+  Status Apply(const MemTable& table);
+  // An upper bound on |value| of every counter in the file (`#absmax`, kept by Apply; a
+  // file without it is scanned at open). The ring's overflow check needs no read of the
+  // file while stored + pending stays below INT64_MAX by this much.
+  uint64_t abs_max() const { return abs_max_; }
+  // The counter's stored value; false when absent (or a lookup).
+  bool ReadCounter(std::string_view key, int64_t* value) const;
+  // Whether a record (counter or lookup) exists under key.
+  bool Has(std::string_view key) const;
 
   // Makes every write so far durable (commit, fsync with options.fsync). Cheap when
   // nothing is pending.
@@ -121,6 +143,7 @@ class Slot {
   Slot(int index, std::string path, const SlotOptions& options);
   Status OpenFile(const std::string& path, bool truncate);
   Status LoadMetadata();
+  Status LoadAbsMax();
   Status Begin();
   Status Error(std::string_view what) const;
   void CloseFile();
@@ -133,6 +156,7 @@ class Slot {
   int64_t day_ = kNoDay;
   SlotState state_ = SlotState::kEmpty;
   std::map<std::string, int64_t, std::less<>> marks_;
+  uint64_t abs_max_ = 0;
   std::string scratch_;  // metadata key being built; reused
 };
 

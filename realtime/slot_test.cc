@@ -126,5 +126,52 @@ TEST(Slot, ResetWipesRecordsAndMarksAndLeftoverIsIgnored) {
   EXPECT_EQ(GetValue(*slot, "u|a.c3p1"), "<absent>");
 }
 
+TEST(Slot, ApplyWritesATableAtomicallyWithItsMarksAndBound) {
+  TestDir dir;
+  const std::string path = dir.path() + "/s.tcb";
+  {
+    auto slot = OpenSlot(path);
+    ASSERT_TRUE(slot->Reset(20000).ok());
+    MemTable t;
+    bool created;
+    *t.AddCounter("u|a.c3p1", &created) += 5;
+    *t.AddCounter("u|b.c3p1", &created) += -9;
+    *t.AddCounter("u|z.c3p1", &created) += 0;  // touched: a record at 0
+    t.PutLookup("_l|h0aMB8AuNw4=", "http://www.facebook.com/");
+    t.SetMark("api-1", 3);
+    ASSERT_TRUE(slot->Apply(t).ok());
+    EXPECT_FALSE(slot->pending());
+    EXPECT_EQ(slot->abs_max(), 9u);
+    EXPECT_EQ(slot->records(), 4u);
+
+    MemTable big;
+    *big.AddCounter("u|a.c3p1", &created) += 1;
+    *big.AddCounter("u|c.c3p1", &created) += INT64_MAX;
+    big.SetMark("api-1", 4);
+    ASSERT_TRUE(slot->Apply(big).ok());
+    EXPECT_EQ(slot->abs_max(), uint64_t{INT64_MAX});
+    // A table that cannot apply (a sum leaving int64) changes nothing, marks included.
+    MemTable worse;
+    *worse.AddCounter("u|a.c3p1", &created) += 1;
+    *worse.AddCounter("u|c.c3p1", &created) += 1;
+    worse.SetMark("api-1", 5);
+    EXPECT_FALSE(slot->Apply(worse).ok());
+    EXPECT_EQ(GetValue(*slot, "u|a.c3p1"), "6");
+  }
+  auto slot = OpenSlot(path);
+  EXPECT_EQ(slot->Mark("api-1"), 4);
+  EXPECT_EQ(slot->abs_max(), uint64_t{INT64_MAX});
+  EXPECT_EQ(GetValue(*slot, "u|a.c3p1"), "6");
+  EXPECT_EQ(GetValue(*slot, "u|b.c3p1"), "-9");
+  EXPECT_EQ(GetValue(*slot, "u|z.c3p1"), "0");
+  EXPECT_EQ(GetValue(*slot, "u|c.c3p1"), "9223372036854775807");
+  int64_t v = 0;
+  EXPECT_TRUE(slot->ReadCounter("u|b.c3p1", &v));
+  EXPECT_EQ(v, -9);
+  EXPECT_FALSE(slot->ReadCounter("_l|h0aMB8AuNw4=", &v));
+  EXPECT_TRUE(slot->Has("_l|h0aMB8AuNw4="));
+  EXPECT_FALSE(slot->Has("#day"));
+}
+
 }  // namespace
 }  // namespace clickatron::realtime

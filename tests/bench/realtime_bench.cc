@@ -13,7 +13,8 @@
 //   raw-addint-sorted the same with every batch of `batch` increments sorted by key first
 //   raw-default-cache tcbdbaddint with Tokyo Cabinet's default cache (1024 leaves, 512 nodes)
 //   raw-real-yield    raw-addint with Debian's sched_yield calls reaching the kernel
-//   ring              realtime::Ring::Incr per batch + Sync() every second, in-process
+//   ring              realtime::Ring::Incr per batch + BeginFlush() every second (the flusher
+//                     thread commits meanwhile, as in the server), in-process
 //   http              the increments POSTed to clickatron-realtime as /incr batches of
 //                     `batch` lines over one keep-alive connection (`pipeline` requests in
 //                     flight, default 1: send, wait for the answer, send): the (b)
@@ -240,17 +241,19 @@ Result RingPhase(const Options& o, const std::vector<std::string>& bodies, size_
       std::fprintf(stderr, "ring: %s%s\n", s.message().c_str(), out.message.c_str());
       std::exit(1);
     }
+    (*ring)->Poll();
     if (Seconds(last_sync) >= 1.0) {
-      (void)(*ring)->Sync();
-      last_sync = Clock::now();
+      (*ring)->BeginFlush();  // false while the previous flush runs: retried next batch
+      if ((*ring)->flushing()) last_sync = Clock::now();
     }
     if (seq % 200 == 0) Progress("ring", static_cast<size_t>(seq) * o.batch, increments, start);
   }
   (void)(*ring)->Sync();
   Result r{"ring", increments, Seconds(start), SelfCpu() - cpu0, g_yields, ""};
   const auto& st = (*ring)->stats();
-  r.note = "syncs " + std::to_string(st.syncs) + ", avg " + std::to_string(st.syncs ? st.sync_micros_total / st.syncs / 1000 : 0) +
-           " ms, max " + std::to_string(st.sync_micros_max / 1000) + " ms";
+  r.note = "flushes " + std::to_string(st.syncs) + ", avg " + std::to_string(st.syncs ? st.sync_micros_total / st.syncs / 1000 : 0) +
+           " ms, max " + std::to_string(st.sync_micros_max / 1000) + " ms, durable lag max " +
+           std::to_string(st.durable_lag_micros_max / 1000) + " ms";
   (void)(*ring)->Close();
   ring.value().reset();
   std::filesystem::remove_all(dir);
@@ -383,8 +386,9 @@ Result HttpPhase(const Options& o, const std::string& server, const char* phase,
                                     : body.substr(p + std::strlen(name) + 3,
                                                   body.find_first_of(",}", p) - p - std::strlen(name) - 3);
     };
-    r.note = "applied " + field("incr_applied") + ", syncs " + field("syncs") + ", sync avg " +
-             field("sync_micros_avg") + " us, max " + field("sync_micros_max") + " us";
+    r.note = "applied " + field("incr_applied") + ", flushes " + field("syncs") + ", flush avg " +
+             field("sync_micros_avg") + " us, max " + field("sync_micros_max") + " us, durable lag max " +
+             field("durable_lag_micros_max") + " us, loop waits " + field("loop_waits");
   }
   ::close(fd);
   ::kill(pid, SIGTERM);
