@@ -12,7 +12,9 @@
 // opens a new one, so requests in flight to one host at once use separate connections.
 // After a complete response the connection goes back to the pool (up to
 // max_idle_per_host idle ones per host; extra ones are closed). A pooled connection the
-// server has closed is noticed by evhttp and reconnected on next use.
+// server closes is noticed while idle and leaves the pool. A response is framed by
+// Content-Length, chunked encoding or (without either) the server's close; the client
+// speaks HTTP/1.1 on its own sockets, not through evhttp (docs/net.md says why).
 //
 // Timeouts: connect_timeout_ms bounds the TCP connect of a new connection; the request's
 // timeout_ms bounds the whole exchange (connect, send, response) — 0 means no limit, for
@@ -37,10 +39,10 @@
 #include <vector>
 
 #include "net/host_port.h"
+#include "net/status.h"
 
 struct event;
 struct event_base;
-struct evhttp_connection;
 
 namespace clickatron::net {
 
@@ -100,16 +102,20 @@ class HttpClient {
 
  private:
   struct Pool;
+  struct Conn;
   struct Call;
+  friend struct Conn;
   friend struct Call;
   Pool* PoolFor(const HostPort& to);
+  Status Connect(Pool* pool, Conn** out);
   static void OnReap(int fd, short what, void* arg);
 
   event_base* base_;
   ClientOptions options_;
-  event* reaper_;                           // frees doomed_ outside evhttp's callbacks
-  std::vector<evhttp_connection*> doomed_;  // connections to close
-  std::map<std::string, std::unique_ptr<Pool>> pools_;  // by "host:port"
+  event* reaper_;                 // frees doomed_ outside the callbacks using them
+  std::vector<Conn*> doomed_;     // closed connections to free
+  std::vector<std::unique_ptr<Pool>> pools_;  // one per host:port (a handful: linear search)
+  Conn* conns_ = nullptr;  // open connections (busy and idle), an intrusive list
   Call* calls_ = nullptr;  // in-flight calls, an intrusive list
   size_t in_flight_ = 0;
   uint64_t connections_opened_ = 0;

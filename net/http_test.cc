@@ -823,6 +823,111 @@ TEST_F(ClientTest, BadPathIsAnErrorCalledBackLater) {
   EXPECT_EQ(got.error, "127.0.0.1:9: request path 'no-slash' does not start with '/'");
 }
 
+// A one-connection server on its own thread that answers each request (read up to the blank
+// line) with the next canned bytes, written in pieces of `piece` bytes, and closes the
+// connection after the last one: for framings the net/ Server never sends.
+class CannedServer {
+ public:
+  CannedServer(std::vector<std::string> replies, size_t piece)
+      : replies_(std::move(replies)), piece_(piece) {
+    listen_fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    EXPECT_EQ(listen(listen_fd_, 4), 0);
+    socklen_t len = sizeof(addr);
+    getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] {
+      int fd = accept(listen_fd_, nullptr, nullptr);
+      for (const std::string& reply : replies_) {
+        ReadUntil(fd, [](const std::string& got) { return got.find("\r\n\r\n") != std::string::npos; });
+        for (size_t at = 0; at < reply.size(); at += piece_) {
+          SendAll(fd, std::string_view(reply).substr(at, piece_));
+        }
+      }
+      close(fd);
+    });
+  }
+  ~CannedServer() {
+    thread_.join();
+    close(listen_fd_);
+  }
+  HostPort address() const { return HostPort{"127.0.0.1", port_}; }
+
+ private:
+  std::vector<std::string> replies_;
+  size_t piece_;
+  int listen_fd_ = -1;
+  uint16_t port_ = 0;
+  std::thread thread_;
+};
+
+TEST_F(ClientTest, ResponseFramings) {
+  std::string big(70000, 'z');  // larger than the client's read buffer
+  for (size_t piece : {size_t{1}, size_t{7}, size_t{100000}}) {
+    CannedServer s({"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-A:  b \r\n\r\nhello",
+                    "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n",
+                    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n"
+                    "A\r\n0123456789\r\n0\r\nTrailer: t\r\n\r\n",
+                    "HTTP/1.1 200 OK\r\nContent-Length: 70000\r\n\r\n" + big,
+                    "HTTP/1.0 200 OK\r\n\r\nuntil close"},
+                   piece);
+    std::vector<HttpResponse> got;
+    std::function<void(HttpResponse&&)> next = [&](HttpResponse&& r) {
+      got.push_back(std::move(r));
+      if (got.size() < 5) client().Get(s.address(), "/x", 5000, next);
+    };
+    client().Get(s.address(), "/x", 5000, next);
+    RunUntil(base_, [&] { return got.size() == 5; });
+    ASSERT_EQ(got.size(), 5u) << "piece " << piece;
+    EXPECT_EQ(got[0].body, "hello");
+    EXPECT_EQ(got[0].Header("x-a"), "b");
+    EXPECT_EQ(got[1].status, 404);
+    EXPECT_EQ(got[1].body, "");
+    EXPECT_EQ(got[2].body, "abc0123456789");
+    EXPECT_EQ(got[3].body, big);
+    EXPECT_EQ(got[4].error, "");
+    EXPECT_EQ(got[4].body, "until close");
+    EXPECT_EQ(client().connections_opened(), 1u);  // kept alive up to the HTTP/1.0 answer
+    client_.reset();
+  }
+}
+
+TEST_F(ClientTest, TruncatedAndInvalidResponsesAreErrors) {
+  CannedServer truncated({"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort"}, 100);
+  CannedServer garbage({"SSH-2.0-OpenSSH_9.2\r\n\r\n"}, 100);
+  HttpResponse a, b;
+  int done = 0;
+  client().Get(truncated.address(), "/x", 5000, [&](HttpResponse&& r) { a = std::move(r); ++done; });
+  client().Get(garbage.address(), "/x", 5000, [&](HttpResponse&& r) { b = std::move(r); ++done; });
+  RunUntil(base_, [&] { return done == 2; });
+  EXPECT_EQ(a.error, truncated.address().ToString() + ": connection closed before a complete response");
+  EXPECT_EQ(b.error, garbage.address().ToString() + ": invalid HTTP response");
+}
+
+TEST_F(ClientTest, AnIdleConnectionTheServerClosesLeavesThePool) {
+  ServerOptions so;
+  so.idle_timeout_seconds = 1;
+  TestServer t(EchoRoutes, so);
+  bool done = false;
+  client().Get(t.address(), "/ping", 5000, [&](HttpResponse&&) { done = true; });
+  RunUntil(base_, [&] { return done; });
+  EXPECT_EQ(client().idle_connections(t.address()), 1u);
+  // The pooled connection's read interest stays registered: the server's close is seen
+  // while idle, not on the next request.
+  event* wake = evtimer_new(base_, [](int, short, void*) {}, nullptr);  // bounds the wait
+  timeval tv{5, 0};
+  evtimer_add(wake, &tv);
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (client().idle_connections(t.address()) != 0 && std::chrono::steady_clock::now() < deadline) {
+    event_base_loop(base_, EVLOOP_ONCE);
+  }
+  event_free(wake);
+  EXPECT_EQ(client().idle_connections(t.address()), 0u);
+}
+
 // ---- blocking fetch ----
 
 TEST(Fetch, WholeBodyAndStream) {
