@@ -9,6 +9,17 @@
 
 namespace clickatron {
 
+namespace {
+
+// The hour 0-23 named by a YMDH token's last byte (alphabet 0-9a-v), or -1.
+int HourOfDayDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'n') return c - 'a' + 10;
+  return -1;
+}
+
+}  // namespace
+
 SeriesSum::SeriesSum(const std::vector<Bucket>& buckets, int64_t watermark)
     : buckets_(buckets),
       watermark_(watermark),
@@ -28,12 +39,25 @@ Status SeriesSum::AddArchiveTotal(std::string_view value) {
   ColumnReader reader(SkipColumnsBefore(value, first->view()));
   Column column;
   size_t bucket = buckets_.size() - 1;  // oldest first, moving towards newer ones
+  // A day's 24 columns share their first 3 token bytes: the date is decoded once per day,
+  // the hour byte per column (DecodeYmdh per column was 4 % of the API's /series CPU).
+  std::string_view day_prefix;
+  int64_t day_start = 0;
   while (reader.Next(&column)) {
     if (column.name < first->view()) continue;
     if (column.name > last->view()) return Status::OK();
-    Result<int64_t> hour = DecodeYmdh(column.name);
-    if (!hour.ok()) return Status::Error("archive total column: " + hour.status().message());
-    while (hour.value() >= buckets_[bucket].end) --bucket;
+    int64_t hour;
+    int hour_of_day = column.name.size() == kYmdhSize ? HourOfDayDigit(column.name[3]) : -1;
+    if (hour_of_day >= 0 && column.name.substr(0, 3) == day_prefix) {
+      hour = day_start + hour_of_day * kSecondsPerHour;
+    } else {
+      Result<int64_t> decoded = DecodeYmdh(column.name);
+      if (!decoded.ok()) return Status::Error("archive total column: " + decoded.status().message());
+      hour = decoded.value();
+      day_prefix = column.name.substr(0, 3);
+      day_start = hour - hour % kSecondsPerDay;
+    }
+    while (hour >= buckets_[bucket].end) --bucket;
     AddCount(&values_[bucket], column.count);
   }
   if (!reader.status().ok()) return Status::Error("archive total record: " + reader.status().message());
