@@ -5,7 +5,9 @@
 #   tests/bench/api_read_load.sh [BUILD_DIR]        (default build/release)
 #
 # Environment: BENCH_DIR (data; default /tmp/clickatron-api-read-bench), LINES (5000000),
-# DURATION (wrk seconds per run; 10), CONNECTIONS (32).
+# DURATION (wrk seconds per run; 10), CONNECTIONS (32), RUNS (which runs, in order; default
+# "nginx archive series breakdown nginx2"), PERF_DIR (if set: `perf record -g` of the API
+# during each api run into PERF_DIR/api-<mode>.data, plus `perf stat` of every process).
 #
 # Generates the data once (tests/bench/api_read_gen.py: a 5-million-record archive file with
 # its manifest, W = 2024-06-29, and today's hours for realtime), starts one clickatron-archive
@@ -28,6 +30,8 @@ bench_dir=${BENCH_DIR:-/tmp/clickatron-api-read-bench}
 lines=${LINES:-5000000}
 duration=${DURATION:-10}
 connections=${CONNECTIONS:-32}
+runs=${RUNS:-nginx archive series breakdown nginx2}
+perf_dir=${PERF_DIR:-}
 bin="$root/$build/bin"
 lua="$root/tests/bench/api_read_wrk.lua"
 
@@ -118,8 +122,19 @@ run() {
   shift 4
   local p before=() after=() out reqs rps p50 p99 non2xx cpu=""
   for p in "$@"; do before+=("$(cpu_ticks "$p")"); done
+  local perf_pids=()
+  if [[ -n "$perf_dir" && $name == api* ]]; then
+    mkdir -p "$perf_dir"
+    perf record -q -g -F 999 -o "$perf_dir/api-$mode.data" -p "$1" -- sleep "$duration" \
+      2> /dev/null &
+    perf_pids+=($!)
+    perf stat -e task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions \
+      -p "$(IFS=,; echo "$*")" -o "$perf_dir/stat-$mode.txt" -- sleep "$duration" 2> /dev/null &
+    perf_pids+=($!)
+  fi
   out=$(API_MODE=$mode API_KEYS=$keys API_REF=$ref wrk -t1 -c"$connections" -d"${duration}s" \
         --latency -s "$lua" "http://127.0.0.1:$port/")
+  for p in "${perf_pids[@]}"; do wait "$p" || true; done
   local i=0
   reqs=$(awk '/requests in/ {print $1}' <<< "$out")
   for p in "$@"; do
@@ -141,15 +156,22 @@ echo "== clickatron-api read-path load benchmark"
 echo "machine: $(nproc) cores; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "archive: $bench_dir/shard-0.csv ($(wc -l < "$bench_dir/shard-0.csv") records, $(stat -c %s "$bench_dir/shard-0.csv") bytes), W = $(awk '/last_day/ {print $3}' "$bench_dir/manifest")"
 echo "wrk -t1 -c$connections -d${duration}s --latency -s tests/bench/api_read_wrk.lua"
-run "nginx (ceiling)" "$nginx_port" nginx "$bench_dir/series.txt" "$nginx_pid"
-run "archive /get (backend)" "$archive_port" archive "$bench_dir/series.txt" "$archive_pid"
-run "api /series" "$api_port" series "$bench_dir/series.txt" "$api_pid" "$archive_pid" "$realtime_pid"
-run "api /breakdown" "$api_port" breakdown "$bench_dir/breakdown.txt" "$api_pid" "$archive_pid" "$realtime_pid"
-run "nginx (again)" "$nginx_port" nginx "$bench_dir/series.txt" "$nginx_pid"
-nginx_rps=$(awk '$2 == "nginx" {sum += $1; n++} END {printf "%d", sum / n}' "$run_dir/rps")
+for r in $runs; do
+  case $r in
+    nginx) run "nginx (ceiling)" "$nginx_port" nginx "$bench_dir/series.txt" "$nginx_pid" ;;
+    nginx2) run "nginx (again)" "$nginx_port" nginx "$bench_dir/series.txt" "$nginx_pid" ;;
+    archive) run "archive /get (backend)" "$archive_port" archive "$bench_dir/series.txt" "$archive_pid" ;;
+    series) run "api /series" "$api_port" series "$bench_dir/series.txt" "$api_pid" "$archive_pid" "$realtime_pid" ;;
+    breakdown) run "api /breakdown" "$api_port" breakdown "$bench_dir/breakdown.txt" "$api_pid" "$archive_pid" "$realtime_pid" ;;
+    *) echo "api_read_load: unknown run '$r' (nginx archive series breakdown nginx2)" >&2; exit 1 ;;
+  esac
+done
+nginx_rps=$(awk '$2 == "nginx" {sum += $1; n++} END {if (n) printf "%d", sum / n}' "$run_dir/rps")
 archive_rps=$(awk '$2 == "archive" {print $1}' "$run_dir/rps")
-echo "nginx ceiling (mean of the runs before and after): $nginx_rps req/s"
-awk -v n="$nginx_rps" -v a="$archive_rps" '$2 == "api" {printf "ratio: api %-12s to nginx %.2f, to the archive /get %.2f\n", $3, $1 / n, $1 / a}' \
-  "$run_dir/rps"
+if [[ -n "$nginx_rps" && -n "$archive_rps" ]]; then
+  echo "nginx ceiling (mean of the runs before and after): $nginx_rps req/s"
+  awk -v n="$nginx_rps" -v a="$archive_rps" '$2 == "api" {printf "ratio: api %-12s to nginx %.2f, to the archive /get %.2f\n", $3, $1 / n, $1 / a}' \
+    "$run_dir/rps"
+fi
 curl -sf "http://127.0.0.1:$api_port/stats" | python3 -c 'import json,sys; d=json.load(sys.stdin)["data"]; print("api /stats latency_us (request read to reply, inside the API):", json.dumps({k: v for k, v in d.get("latency_us", {}).items() if k in ("/series", "/breakdown")}))' || true
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
