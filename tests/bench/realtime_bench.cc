@@ -2,7 +2,7 @@
 //
 //   realtime_bench --server build/realtime-release/bin/clickatron-realtime [--keys 1000000]
 //                  [--increments 5000000] [--batch 1000] [--pipeline 1] [--dir /tmp]
-//                  [--sync-interval 1s] [--phases a,b,...] [--lmemb N] [--leaf-cache N] [--mmap-mb N] [--fsync 0|1]
+//                  [--sync-interval 1s] [--rate N] [--phases a,b,...] [--lmemb N] [--leaf-cache N] [--mmap-mb N] [--fsync 0|1]
 //
 // One workload: `keys` realistic realtime keys (totals `u|{user}.{ymdh}` and subtotals
 // `ref.u|{user}.{hash}.{ymdh}` over the 24 hours of one day, 22-46 bytes) and `increments`
@@ -43,6 +43,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "keyformat/ymdh.h"
@@ -88,6 +89,7 @@ struct Options {
   rt::SlotOptions slot;  // for the ring phase and the raw phases' tuning
   size_t keys = 1000000, increments = 5000000, batch = 1000;
   size_t pipeline = 1;  // /incr requests in flight on the one connection
+  double rate = 0;      // http phases: increments per second to send at (0 = as fast as answered)
   std::string sync_interval = "1s";  // the server's --sync-interval
 };
 
@@ -288,7 +290,7 @@ bool SendAll(int fd, std::string_view data) {
 
 // Reads one response; returns the status code (-1 on a broken connection), body in *body.
 // *buf holds bytes already received past the previous response (pipelining).
-int ReadResponse(int fd, std::string* buf, std::string* body) {
+int ReadResponse(int fd, std::string* buf, std::string* body, std::string* headers = nullptr) {
   size_t header_end;
   char chunk[16384];
   while ((header_end = buf->find("\r\n\r\n")) == std::string::npos) {
@@ -306,6 +308,7 @@ int ReadResponse(int fd, std::string* buf, std::string* body) {
     buf->append(chunk, static_cast<size_t>(n));
   }
   body->assign(*buf, header_end + 4, length);
+  if (headers != nullptr) headers->assign(*buf, 0, header_end + 2);
   buf->erase(0, header_end + 4 + length);
   return code;
 }
@@ -367,6 +370,11 @@ Result HttpPhase(const Options& o, const std::string& server, const char* phase,
   };
   while (answered < bodies.size()) {
     while (sent < bodies.size() && sent - answered < o.pipeline) {
+      if (o.rate > 0) {  // paced: batch `sent` leaves at start + sent * batch / rate
+        const auto due = start + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>(static_cast<double>(sent * o.batch) / o.rate));
+        if (Clock::now() < due) std::this_thread::sleep_until(due);
+      }
       const std::string& payload = bodies[sent];
       head = "POST /incr?source=bench&seq=" + std::to_string(++sent) +
              " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(payload.size()) + "\r\n\r\n";
@@ -378,6 +386,28 @@ Result HttpPhase(const Options& o, const std::string& server, const char* phase,
   if (o.pipeline > 1 || o.sync_interval != "1s") {
     r.phase += " (pipeline " + std::to_string(o.pipeline) + ", sync " + o.sync_interval + ")";
   }
+  if (o.rate > 0) r.phase += " (paced at " + std::to_string(static_cast<int64_t>(o.rate)) + "/s)";
+  // Until the last batch is durable: every /incr answer names the source's synced seq
+  // (X-Realtime-Synced-Seq), so re-send the first line of the last batch with its seq — a
+  // duplicate, applied nowhere — until it names that batch. (Not /stats: its exact record count costs one lookup per
+  // pending key, which would slow the shard being measured.)
+  double durable_seconds = -1;
+  {
+    const std::string last = bodies.back().substr(0, bodies.back().find('\n') + 1);
+    const std::string again = "POST /incr?source=bench&seq=" + std::to_string(bodies.size()) +
+                              " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(last.size()) +
+                              "\r\n\r\n";
+    const std::string want = "X-Realtime-Synced-Seq: " + std::to_string(bodies.size()) + "\r\n";
+    std::string headers;
+    for (auto deadline = Clock::now() + std::chrono::seconds(30); Clock::now() < deadline;) {
+      if (!SendAll(fd, again) || !SendAll(fd, last) || ReadResponse(fd, &buf, &body, &headers) != 200) break;
+      if (headers.find(want) != std::string::npos) {
+        durable_seconds = Seconds(start);
+        break;
+      }
+      ::usleep(5000);  // a benchmark's poll interval, not test synchronisation
+    }
+  }
   head = "GET /stats HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
   if (Exchange(fd, head, "", &buf, &body) == 200) {
     auto field = [&body](const char* name) {
@@ -386,9 +416,11 @@ Result HttpPhase(const Options& o, const std::string& server, const char* phase,
                                     : body.substr(p + std::strlen(name) + 3,
                                                   body.find_first_of(",}", p) - p - std::strlen(name) - 3);
     };
-    r.note = "applied " + field("incr_applied") + ", flushes " + field("syncs") + ", flush avg " +
+    r.note = "applied " + field("incr_applied") + ", duplicate " + field("incr_duplicate") + ", flushes " + field("syncs") + ", flush avg " +
              field("sync_micros_avg") + " us, max " + field("sync_micros_max") + " us, durable lag max " +
-             field("durable_lag_micros_max") + " us, loop waits " + field("loop_waits");
+             field("durable_lag_micros_max") + " us, loop waits " + field("loop_waits") +
+             "; all durable at " + std::to_string(durable_seconds).substr(0, 5) + " s (" +
+             std::to_string(static_cast<int64_t>(static_cast<double>(increments) / durable_seconds)) + "/s)";
   }
   ::close(fd);
   ::kill(pid, SIGTERM);
@@ -415,6 +447,7 @@ int main(int argc, char** argv) {
     else if (f == "--dir") o.dir = argv[i + 1];
     else if (f == "--phases") o.phases = argv[i + 1];
     else if (f == "--sync-interval") o.sync_interval = argv[i + 1];
+    else if (f == "--rate") o.rate = std::strtod(argv[i + 1], nullptr);
     else if (f == "--pipeline") o.pipeline = std::max<size_t>(1, std::strtoul(argv[i + 1], nullptr, 10));
     else if (f == "--lmemb") o.slot.lmemb = std::atoi(argv[i + 1]);
     else if (f == "--leaf-cache") o.slot.leaf_cache = std::atoi(argv[i + 1]);
