@@ -6,6 +6,7 @@
 #include "api/query_params.h"
 #include "api/query_plan.h"
 #include "api/query_series.h"
+#include "keyformat/columns.h"
 #include "keyformat/ymdh.h"
 
 namespace clickatron {
@@ -153,6 +154,17 @@ TEST(QueryPlanTest, Paths) {
   }
   EXPECT_EQ(count, 1000u);
   EXPECT_TRUE(MgetPaths({}, 6000).empty());
+  // MgetHourPaths gives MgetPaths' paths for prefix + YMDH keys, batches cut alike.
+  for (size_t max : {size_t{30}, size_t{100}, size_t{6000}}) {
+    std::vector<int64_t> hours;
+    std::vector<std::string> hour_keys;
+    for (int64_t h = kRef - 30 * 3600; h <= kRef; h += 3600) {
+      hours.push_back(h);
+      hour_keys.push_back("bench|a+b/c." + std::string(EncodeYmdh(h)->view()));
+    }
+    EXPECT_EQ(MgetHourPaths("bench|a+b/c.", hours, max), MgetPaths(hour_keys, max)) << max;
+  }
+  EXPECT_TRUE(MgetHourPaths("p.", {}, 6000).empty());
 }
 
 TEST(QueryPlanTest, SkipColumnsBefore) {
@@ -221,6 +233,54 @@ TEST(SeriesSumTest, ArchiveAndRealtimeSplitAtTheWatermark) {
   EXPECT_FALSE(split.AddRealtime("u|jehiahx.c41l,5\n", "u|jehiah.").ok());
   EXPECT_FALSE(split.AddRealtime("u|jehiah.c41l,five\n", "u|jehiah.").ok());
   EXPECT_FALSE(all.AddArchiveTotal("c413:x").ok());
+}
+
+// The archive total walk (a parser specialised for `tttt:count` with a general fallback)
+// against the plain definition: SkipColumnsBefore, then ColumnReader + DecodeYmdh per column.
+TEST(SeriesSumTest, ArchiveTotalMatchesThePlainColumnWalk) {
+  std::vector<Bucket> buckets = Days(kRef, 3);
+  auto plain = [&](std::string_view value, std::vector<int64_t>* values) -> Status {
+    values->assign(buckets.size(), 0);
+    HourRange range = RangeOfBuckets(buckets);
+    Ymdh first = EncodeYmdh(range.start).value(), last = EncodeYmdh(range.end - 3600).value();
+    ColumnReader reader(SkipColumnsBefore(value, first.view()));
+    Column c;
+    while (reader.Next(&c)) {
+      if (c.name < first.view()) continue;
+      if (c.name > last.view()) break;
+      Result<int64_t> hour = DecodeYmdh(c.name);
+      if (!hour.ok()) return Status::Error("archive total column: " + hour.status().message());
+      if (!range.Contains(hour.value())) continue;
+      AddCount(&(*values)[FindBucket(buckets, hour.value())], c.count);
+    }
+    if (!reader.status().ok()) return Status::Error("archive total record: " + reader.status().message());
+    return Status::OK();
+  };
+  std::string all_hours;  // every hour of March 29 .. April 2, counts i - 50
+  for (int64_t h = kRef - 4 * 86400, i = 0; h < kRef + 86400; h += 3600, ++i) {
+    AppendColumn(&all_hours, 0, EncodeYmdh(h)->view(), i - 50);
+  }
+  for (std::string value : {all_hours, std::string("c3uf:4 c3vf:1 c413:2 c41l:5"),
+                            std::string("c413:-7 c414:0012 c415:999999999999999999"),
+                            std::string("c413:1 c414:1234567890123456789"),  // 19 digits
+                            std::string("c413:1 c414:9223372036854775808"),  // overflow
+                            std::string("c413:1 c414:+5"), std::string("c413:1 c414:"),
+                            std::string("c413:1 "), std::string("c413:1  c414:2"),
+                            std::string("c413:1 c4x4:2"), std::string("c413:1 c41:2"),
+                            std::string("c413:1 c41ll:2"), std::string("c413:1 c41o:2"),
+                            std::string("c413:1 c4 1:2"), std::string("c413:1 c41:1:2"),
+                            std::string("c413:1 c414"), std::string("")}) {
+    SeriesSum sum(buckets, kApr1 + 10);
+    std::vector<int64_t> want;
+    Status want_status = plain(value, &want);
+    Status got = sum.AddArchiveTotal(value);
+    EXPECT_EQ(got.ok(), want_status.ok()) << value;
+    if (!want_status.ok()) {
+      EXPECT_EQ(got.message(), want_status.message()) << value;
+    } else {
+      EXPECT_EQ(sum.values(), want) << value;
+    }
+  }
 }
 
 TEST(SeriesSumTest, FirstHours) {
