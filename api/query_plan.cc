@@ -65,6 +65,28 @@ std::vector<std::string> MgetPaths(const std::vector<std::string>& keys, size_t 
   return paths;
 }
 
+std::vector<std::string> MgetHourPaths(std::string_view prefix, const std::vector<int64_t>& hours,
+                                       size_t max_bytes) {
+  std::vector<std::string> paths;
+  std::string encoded;
+  net::PercentEncode(prefix, &encoded);  // YMDH tokens (0-9a-v) need no encoding
+  std::string path;
+  for (int64_t hour : hours) {
+    Result<Ymdh> token = EncodeYmdh(hour);
+    if (!token.ok()) continue;  // unreachable: hours come from a clamped range
+    if (!path.empty() && path.size() + 5 + encoded.size() + kYmdhSize > max_bytes) {
+      paths.push_back(std::move(path));
+      path.clear();
+    }
+    if (path.empty()) path.reserve(std::min(max_bytes, 10 + hours.size() * (5 + encoded.size() + kYmdhSize)));
+    path += path.empty() ? "/mget?key=" : "&key=";
+    path += encoded;
+    path += token->view();
+  }
+  if (!path.empty()) paths.push_back(std::move(path));
+  return paths;
+}
+
 std::string_view SkipColumnsBefore(std::string_view value, std::string_view token) {
   // Column starts are offset 0 and every offset after a space. Invariant: the column at or
   // after `lo` may be the answer; every column starting before `lo` has a smaller token.

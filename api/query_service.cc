@@ -118,13 +118,9 @@ class SeriesRun : public std::enable_shared_from_this<SeriesRun> {
         RealtimeHours(RangeOfBuckets(buckets_), guess, DayOfHour(Now()) + 1,
                       kMaxRealtimeMgetHours, &hours)) {
       realtime_from_ = guess;
-      std::vector<std::string> keys;
-      for (int64_t hour : hours) {
-        std::string key = total_prefix_;
-        key.append(EncodeYmdh(hour)->view());
-        keys.push_back(std::move(key));
+      for (std::string& path : MgetHourPaths(total_prefix_, hours, s_->options.max_backend_url_bytes)) {
+        AskRealtime(std::move(path));
       }
-      for (std::string& path : MgetPaths(keys, s_->options.max_backend_url_bytes)) AskRealtime(std::move(path));
     } else {
       realtime_from_ = kNoArchiveDays;  // the /fwmatch covers every realtime day
       AskRealtime(FwmatchPath(total_prefix_));

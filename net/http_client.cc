@@ -568,6 +568,7 @@ bool HttpClient::Call::Parse(std::string_view* data) {
         if (ec != std::errc() || end != l.data() + 12 || code < 100) return invalid();
         response.status = code;
         response.headers.clear();
+        response.headers.reserve(8);  // one allocation for a backend's usual 3-6 headers
         keep_alive = l[7] == '1';  // HTTP/1.1 keeps the connection unless told otherwise
         phase = Phase::kHeaders;
         break;
