@@ -5,12 +5,20 @@
 //
 // Phases, each in a fresh directory on the same filesystem (DIR, default /tmp):
 //   raw write           pwrite of 120-byte frames, nothing else
-//   raw fdatasync       pwrite + fdatasync per 120-byte frame (what `always` must pay)
+//   raw fdatasync       pwrite + fdatasync per 120-byte frame (what `always` must pay),
+//                       with the p50/p99 of one fdatasync
+//   raw batch append    pwrite of 256 frames (30 KB, a batch at 300k/s) at the end of the
+//                       file + fdatasync: the file grows, so ext4 commits its journal for
+//                       the new size and blocks on every sync
+//   raw batch prezeroed the same into a file zeroed and synced beforehand: the sync flushes
+//                       data only (the question of pre-zeroing segments)
 //   oplog always/batch/none   Append as fast as one thread can with at most W records not
 //                       yet durable (W = 1 for always, so its latency is one sync;
 //                       200000 for batch: the requests an API might hold open), then wait until all are durable
 //   oplog batch @ R/s   Append paced at R records/s in 1 ms bursts (an event loop's
-//                       shape) for S seconds; append-to-durable latency of every record
+//                       shape) for S seconds; append-to-durable latency of every record.
+//                       Run twice: without consumers, and with two cursors moved every
+//                       100 ms as the API's senders do (so cursor saves happen too).
 // Bounded: every phase stops after S seconds or its record count.
 #include <fcntl.h>
 #include <stdlib.h>
@@ -38,6 +46,17 @@ constexpr size_t kFrame = kPayload + 20;
 
 double Seconds(uint64_t us) { return static_cast<double>(us) / 1e6; }
 
+struct Raw {
+  double rate = 0;                  // records/s
+  uint64_t p50_us = 0, p99_us = 0;  // one fdatasync
+};
+
+uint64_t Quantile(std::vector<uint64_t>& v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
+}
+
 std::string FreshDir(const std::string& base, const char* name) {
   std::string dir = base + "/" + name;
   std::filesystem::remove_all(dir);
@@ -45,24 +64,50 @@ std::string FreshDir(const std::string& base, const char* name) {
   return dir;
 }
 
-// Records/s of pwrite (+ fdatasync when sync) of 120-byte frames for up to `seconds`.
-double RawRate(const std::string& dir, bool sync, double seconds, uint64_t max_records) {
+// pwrite of `per_sync` 120-byte frames at a time (+ fdatasync when sync) for up to
+// `seconds` or max_records. prezero: the file is first filled with zeros for max_records
+// frames and synced, so the writes overwrite allocated, initialised blocks.
+Raw RawRun(const std::string& dir, bool sync, int per_sync, bool prezero, double seconds,
+           uint64_t max_records) {
   const std::string path = dir + "/raw";
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) return 0;
-  std::string frame(kFrame, 'r');
+  if (fd < 0) abort();
+  if (prezero) {
+    const std::string zeros(1 << 20, '\0');
+    for (uint64_t off = 0; off < max_records * kFrame; off += zeros.size()) {
+      if (pwrite(fd, zeros.data(), zeros.size(), static_cast<off_t>(off)) < 0) abort();
+    }
+    if (fsync(fd) != 0) abort();
+  }
+  const std::string frames(kFrame * static_cast<size_t>(per_sync), 'r');
+  std::vector<uint64_t> syncs;
   const uint64_t start = NowMicros(), limit = static_cast<uint64_t>(seconds * 1e6);
   uint64_t n = 0;
-  while (n < max_records && NowMicros() - start < limit) {
-    const int burst = sync ? 1 : 64;  // check the clock after every sync
-    for (int i = 0; i < burst && n < max_records; ++i, ++n) {
-      if (pwrite(fd, frame.data(), frame.size(), static_cast<off_t>(n * kFrame)) < 0) abort();
-      if (sync && fdatasync(fd) != 0) abort();
+  while (n + static_cast<uint64_t>(per_sync) <= max_records && NowMicros() - start < limit) {
+    const int bursts = sync ? 1 : 64;  // check the clock after every sync
+    for (int i = 0; i < bursts && n + static_cast<uint64_t>(per_sync) <= max_records; ++i) {
+      if (pwrite(fd, frames.data(), frames.size(), static_cast<off_t>(n * kFrame)) < 0) abort();
+      n += static_cast<uint64_t>(per_sync);
+      if (sync) {
+        const uint64_t t0 = NowMicros();
+        if (fdatasync(fd) != 0) abort();
+        syncs.push_back(NowMicros() - t0);
+      }
     }
   }
   const uint64_t took = NowMicros() - start;
   close(fd);
-  return static_cast<double>(n) / Seconds(took);
+  Raw raw;
+  raw.rate = static_cast<double>(n) / Seconds(took);
+  raw.p50_us = Quantile(syncs, 0.5);
+  raw.p99_us = Quantile(syncs, 0.99);
+  return raw;
+}
+
+void PrintRaw(const char* name, const Raw& raw) {
+  std::printf("%-26s %12.0f rec/s", name, raw.rate);
+  if (raw.p50_us > 0) std::printf("  fdatasync p50 %.2f ms p99 %.2f ms", raw.p50_us / 1e3, raw.p99_us / 1e3);
+  std::printf("\n");
 }
 
 struct Run {
@@ -77,7 +122,7 @@ struct Run {
 // max_records, then waits until all is durable. Measures each record's append-to-durable
 // latency from the sync thread's reports.
 Run OplogRun(const std::string& dir, SyncPolicy policy, double seconds, uint64_t max_records,
-             double rate, uint64_t window) {
+             double rate, uint64_t window, bool cursors = false) {
   std::vector<uint64_t> appended_at;  // by seq - 1
   appended_at.reserve(max_records);
   std::mutex mu;
@@ -102,9 +147,16 @@ Run OplogRun(const std::string& dir, SyncPolicy policy, double seconds, uint64_t
   const std::string payload(kPayload, 'p');
   const uint64_t start = NowMicros(), limit = static_cast<uint64_t>(seconds * 1e6);
   uint64_t n = 0;
+  uint64_t next_cursor_us = start;
   while (n < max_records) {
     const uint64_t now = NowMicros();
     if (now - start >= limit) break;
+    if (cursors && now >= next_cursor_us) {  // two senders moving their cursors
+      next_cursor_us = now + 100000;
+      const uint64_t durable = (*log)->durable_seq();
+      if (!(*log)->SetCursor("realtime-0", durable).ok()) abort();
+      if (!(*log)->SetCursor("realtime-1", durable).ok()) abort();
+    }
     const uint64_t in_flight = n - (*log)->durable_seq();
     if (in_flight >= window) {  // as many in flight as the API would have
       std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -159,7 +211,7 @@ Run OplogRun(const std::string& dir, SyncPolicy policy, double seconds, uint64_t
 }
 
 void PrintRun(const char* name, const Run& run, double raw_write, double raw_sync) {
-  std::printf("%-22s %12.0f rec/s  %6.3fx raw write  %8.1fx raw fdatasync  (%llu records, %llu syncs)",
+  std::printf("%-26s %12.0f rec/s  %6.3fx raw write  %8.1fx raw fdatasync  (%llu records, %llu syncs)",
               name, run.rate, run.rate / raw_write, run.rate / raw_sync,
               static_cast<unsigned long long>(run.records), static_cast<unsigned long long>(run.syncs));
   if (run.max_us > 0) {
@@ -191,10 +243,15 @@ int main(int argc, char** argv) {
   const uint64_t kMax = 20'000'000;
   std::printf("100-byte records (120-byte frames), up to %.1f s per phase, in %s\n", seconds,
               base.c_str());
-  const double raw_write = RawRate(FreshDir(base, "raw-write"), false, seconds, kMax);
-  const double raw_sync = RawRate(FreshDir(base, "raw-sync"), true, seconds, kMax);
-  std::printf("%-22s %12.0f rec/s\n%-22s %12.0f rec/s\n", "raw pwrite", raw_write,
-              "raw pwrite+fdatasync", raw_sync);
+  const double raw_write = RawRun(FreshDir(base, "raw-write"), false, 1, false, seconds, kMax).rate;
+  std::printf("%-26s %12.0f rec/s\n", "raw pwrite", raw_write);
+  const Raw raw_one = RawRun(FreshDir(base, "raw-sync"), true, 1, false, seconds, kMax);
+  PrintRaw("raw pwrite+fdatasync", raw_one);
+  const double raw_sync = raw_one.rate;
+  // 64 MiB of 30 KB batches: more than the disk takes in S seconds would need more zeros.
+  const uint64_t kZeroed = (64u << 20) / kFrame;
+  PrintRaw("raw batch append", RawRun(FreshDir(base, "raw-append"), true, 256, false, seconds, kZeroed));
+  PrintRaw("raw batch prezeroed", RawRun(FreshDir(base, "raw-zeroed"), true, 256, true, seconds, kZeroed));
   PrintRun("oplog always", OplogRun(FreshDir(base, "always"), SyncPolicy::kAlways, seconds, kMax, 0, 1),
            raw_write, raw_sync);
   PrintRun("oplog batch (max)", OplogRun(FreshDir(base, "batch"), SyncPolicy::kBatch, seconds, kMax, 0, 200000),
@@ -204,6 +261,9 @@ int main(int argc, char** argv) {
   char name[64];
   std::snprintf(name, sizeof name, "oplog batch @%.0fk/s", rate / 1000);
   PrintRun(name, OplogRun(FreshDir(base, "paced"), SyncPolicy::kBatch, seconds, kMax, rate, UINT64_MAX),
+           raw_write, raw_sync);
+  std::snprintf(name, sizeof name, "oplog batch @%.0fk/s+cursors", rate / 1000);
+  PrintRun(name, OplogRun(FreshDir(base, "cursors"), SyncPolicy::kBatch, seconds, kMax, rate, UINT64_MAX, true),
            raw_write, raw_sync);
   std::filesystem::remove_all(base);
   return 0;
