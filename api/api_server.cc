@@ -298,6 +298,8 @@ void ApiServer::OnStats(net::Request& req) {
   w.Key("syncs"); w.Uint(os.syncs);
   w.Key("failed_records"); w.Uint(os.failed_records);
   w.Key("last_error"); w.String(os.last_error);
+  w.Key("prepared_segments"); w.Uint(os.prepared_segments);
+  w.Key("prepare_error"); w.String(os.prepare_error);
   w.Key("sync_latency_us");
   w.BeginObject();
   w.Key("p50"); w.Uint(os.sync_p50_us);

@@ -54,7 +54,7 @@ class FileSizeLimit {
 TEST(DiskFull, InjectedWriteErrorFailsTheAppendsAndDamagesNothing) {
   TestDir dir;
   Reports reports;
-  Options o;
+  Options o = PlainSegments();  // an appended segment: a write past the limit fails
   o.on_sync = [&](const SyncReport& r) { reports.Add(r); };
   auto opened = Oplog::Open(dir.path(), o);
   ASSERT_TRUE(opened.ok());

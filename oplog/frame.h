@@ -1,6 +1,8 @@
 // The oplog frame: how one record is laid out in a segment file.
 //
-// A segment file is a plain concatenation of frames, no file header and no padding:
+// A segment file is a plain concatenation of frames, no file header; only the newest may
+// end in zeros (the unused rest of a prepared file, prepared_segment.h). Zeros are never a
+// frame: a length of 0 is impossible.
 //
 //   offset 0   u32  length    payload bytes, 1..kMaxPayload
 //          4   u64  seq       sequence number, > every seq before it in the log

@@ -28,10 +28,10 @@ LogCheck CheckLog(const std::string& dir,
     check.bytes += scan->valid_bytes;
     if (check.first_seq == 0) check.first_seq = scan->first_seq;
     if (scan->records > 0) check.last_seq = last = scan->last_seq;
-    if (scan->valid_bytes < scan->file_bytes) {
+    if (!scan->tail_problem.empty()) {
       const std::string what = file.path + " at offset " + std::to_string(scan->valid_bytes) +
                                ": " + scan->tail_problem + ", " +
-                               std::to_string(scan->file_bytes - scan->valid_bytes) + " bytes";
+                               std::to_string(scan->tail_bytes) + " bytes";
       if (i + 1 < files->size()) {
         check.error = Status::Error("oplog segment " + what +
                                     " (only the newest segment may end in a torn record)");

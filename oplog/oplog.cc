@@ -62,6 +62,9 @@ Result<std::unique_ptr<Oplog>> Oplog::Open(const std::string& dir, Options optio
   unlink((dir + "/" + kCursorsFile + ".tmp").c_str());  // a save cut short by a crash
 
   log->last_retention_ = log->Now();
+  if (log->options_.prepare_segments) {
+    log->preparer_ = std::make_unique<SegmentPreparer>(dir, log->options_.segment_bytes);
+  }
   log->sync_thread_ = std::thread([raw = log.get()] { raw->SyncLoop(); });
   return log;
 }
@@ -75,7 +78,7 @@ Status Oplog::Recover() {
     const bool newest = i + 1 == files->size();
     Result<SegmentScan> scan = ScanSegment(file, last, nullptr);
     if (!scan.ok()) return scan.status();
-    if (scan->valid_bytes < scan->file_bytes) {
+    if (!scan->tail_problem.empty()) {
       const std::string where = file.path + " at offset " + std::to_string(scan->valid_bytes);
       if (!newest) {
         return Status::Error("oplog segment " + where + " is corrupt: " + scan->tail_problem +
@@ -85,14 +88,23 @@ Status Oplog::Recover() {
       if (truncate(file.path.c_str(), static_cast<off_t>(scan->valid_bytes)) != 0) {
         return ErrnoError("truncate torn tail of", file.path);
       }
-      recovery_.dropped_bytes = scan->file_bytes - scan->valid_bytes;
+      recovery_.dropped_bytes = scan->tail_bytes;
+      recovery_.trimmed_bytes += scan->padding_bytes;
       recovery_.dropped_records = scan->tail_records;
       recovery_.message = "cut " + std::to_string(recovery_.dropped_bytes) + " bytes (" +
                           std::to_string(scan->tail_records) +
                           (scan->tail_records == 1 ? " record: " : " records: ") +
                           scan->tail_problem + ") off " + where;
+    } else if (scan->padding_bytes > 0) {
+      // The zeros after the records of a segment written into a prepared file, left by a
+      // crash before it was closed: no record was ever there. Every segment the log opens
+      // from now on is new, so this one is trimmed to its records like a closed one.
+      if (truncate(file.path.c_str(), static_cast<off_t>(scan->valid_bytes)) != 0) {
+        return ErrnoError("truncate prepared tail of", file.path);
+      }
+      recovery_.trimmed_bytes += scan->padding_bytes;
     }
-    if (newest) {
+    if (newest || scan->padding_bytes > 0) {
       // A crashed process may have left its last writes in the page cache only.
       int fd = open(file.path.c_str(), O_WRONLY | O_CLOEXEC);
       if (fd < 0) return ErrnoError("open", file.path);
@@ -132,10 +144,9 @@ Oplog::~Oplog() {
     work_cv_.notify_one();
     sync_thread_.join();
   }
-  if (active_fd_ >= 0) {
-    fdatasync(active_fd_);  // under `none` too: a clean shutdown leaves nothing unsynced
-    close(active_fd_);
-  }
+  // Under `none` too: a clean shutdown leaves nothing unsynced (and no padding).
+  if (active_fd_ >= 0) CloseActiveSegment();
+  preparer_.reset();
   if (lock_fd_ >= 0) close(lock_fd_);
 }
 
@@ -254,6 +265,8 @@ Status Oplog::WriteAndSync(std::string_view frames, uint64_t first, uint64_t las
 
 // Removes a failed write from the file so the log holds only whole, reported records.
 Status Oplog::CutBack(Status cause, uint64_t size) {
+  // A prepared segment loses its zeros here and goes on as a plain, appended one.
+  active_prepared_ = false;
   const bool cut = ftruncate(active_fd_, static_cast<off_t>(size)) == 0 &&
                    (options_.sync == SyncPolicy::kNone || fdatasync(active_fd_) == 0);
   if (!cut) {
@@ -271,15 +284,21 @@ Status Oplog::EnsureActiveSegment(uint64_t first_seq, size_t bytes) {
   if (active_fd_ >= 0) {
     const bool full = active_size_ > 0 && active_size_ + bytes > options_.segment_bytes;
     const bool new_hour = active_size_ > 0 && hour != active_hour_;
-    if (!full && !new_hour) return Status::OK();
-    // A closed segment is complete and durable under every policy, so recovery may
-    // treat damage in any segment but the newest as corruption.
-    if (fdatasync(active_fd_) != 0) return ErrnoError("fdatasync", active_path_);
-    close(active_fd_);
-    active_fd_ = -1;
+    // A plain segment (the first after a start, or after a fallback) gives way as soon as
+    // a prepared file is ready, so fast syncs do not wait for the next hour.
+    const bool upgrade = !active_prepared_ && active_size_ > 0 && preparer_ && preparer_->ready();
+    if (!full && !new_hour && !upgrade) return Status::OK();
+    if (Status s = CloseActiveSegment(); !s.ok()) return s;
   }
   const std::string path = dir_ + "/" + SegmentFileName(first_seq);
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int fd = -1;
+  bool prepared = false;
+  if (preparer_ && preparer_->TakeAs(path)) {
+    fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    prepared = fd >= 0;
+    if (fd < 0) unlink(path.c_str());  // not usable: an empty name is created below
+  }
+  if (fd < 0) fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoError("create", path);
   if (Status s = SyncDir(dir_); !s.ok()) {
     close(fd);
@@ -290,8 +309,22 @@ Status Oplog::EnsureActiveSegment(uint64_t first_seq, size_t bytes) {
   active_size_ = 0;
   active_hour_ = hour;
   active_path_ = path;
+  active_prepared_ = prepared;
   std::lock_guard<std::mutex> lock(mu_);
   segments_.push_back({first_seq, path, 0, 0, 0, now});
+  return Status::OK();
+}
+
+Status Oplog::CloseActiveSegment() {
+  // A closed segment holds exactly its records and is durable under every policy, so
+  // recovery may treat damage in any segment but the newest as corruption.
+  if (active_prepared_ && ftruncate(active_fd_, static_cast<off_t>(active_size_)) != 0) {
+    return ErrnoError("trim", active_path_);
+  }
+  if (fdatasync(active_fd_) != 0) return ErrnoError("fdatasync", active_path_);
+  close(active_fd_);
+  active_fd_ = -1;
+  active_prepared_ = false;
   return Status::OK();
 }
 
@@ -450,6 +483,10 @@ Stats Oplog::GetStats() const {
   stats.last_error = last_error_;
   stats.cursor_error = cursor_error_;
   stats.damaged = damaged_.message();
+  if (preparer_) {
+    stats.prepared_segments = preparer_->taken();
+    stats.prepare_error = preparer_->last_error();
+  }
   for (const auto& [name, seq] : cursors_) {
     auto saved = saved_cursors_.find(name);
     stats.cursors.push_back({name, seq, saved == saved_cursors_.end() ? 0 : saved->second,

@@ -135,7 +135,7 @@ TEST(Oplog, OneProcessPerDirectory) {
 
 TEST(Oplog, RotatesBySize) {
   TestDir dir;
-  Options o;
+  Options o = PlainSegments();
   o.segment_bytes = 1000;
   const std::string payload(100, 'p');  // frame of 120 bytes: 8 fit in a segment
   {
@@ -166,7 +166,7 @@ TEST(Oplog, RotatesBySize) {
 TEST(Oplog, RotatesWhenTheHourChanges) {
   TestDir dir;
   std::atomic<int64_t> now{1700000000 - 1700000000 % 3600};  // the top of an hour
-  Options o;
+  Options o = PlainSegments();
   o.clock = [&] { return now.load(); };
   auto log = MustOpen(dir.path(), o);
   ASSERT_TRUE(log->Append("a").ok());

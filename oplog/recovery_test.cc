@@ -28,7 +28,7 @@ std::string Bytes(const std::string& path) {
 
 // A one-segment log of `payloads`, written through Oplog; returns the segment's bytes.
 std::string MakeLog(const std::string& dir, const std::vector<std::string>& payloads) {
-  auto log = Oplog::Open(dir, {});
+  auto log = Oplog::Open(dir, PlainSegments());
   EXPECT_TRUE(log.ok());
   for (const std::string& p : payloads) EXPECT_TRUE((*log)->Append(p).ok());
   EXPECT_TRUE((*log)->Sync().ok());
@@ -155,11 +155,30 @@ TEST(Recovery, AWholeGarbageTailIsCut) {
   std::string bytes;
   AppendFrame(1, "one", &bytes);
   const size_t good = bytes.size();
-  bytes += std::string(4096, '\0');  // a filesystem that grew the file but lost the data
+  bytes += std::string(4096, '\xab');  // a filesystem that grew the file but kept junk
   WriteBytes(dir / SegmentFileName(1), bytes);
   Result<std::unique_ptr<Oplog>> log = Oplog::Open(dir.path(), {});
   ASSERT_TRUE(log.ok()) << log.status().message();
   EXPECT_EQ((*log)->recovery().dropped_bytes, 4096u);
+  EXPECT_EQ((*log)->recovery().trimmed_bytes, 0u);
+  EXPECT_EQ(std::filesystem::file_size(dir / SegmentFileName(1)), good);
+  EXPECT_EQ(*(*log)->Append("two"), 2u);
+}
+
+// Zeros after the last record are the unwritten rest of a prepared segment (or a file grown
+// without its data): never an acknowledged record, so trimmed without a report of loss.
+TEST(Recovery, AZeroTailIsTrimmedNotReportedAsLoss) {
+  TestDir dir;
+  std::string bytes;
+  AppendFrame(1, "one", &bytes);
+  const size_t good = bytes.size();
+  bytes += std::string(4096, '\0');
+  WriteBytes(dir / SegmentFileName(1), bytes);
+  Result<std::unique_ptr<Oplog>> log = Oplog::Open(dir.path(), {});
+  ASSERT_TRUE(log.ok()) << log.status().message();
+  EXPECT_EQ((*log)->recovery().dropped_bytes, 0u);
+  EXPECT_EQ((*log)->recovery().trimmed_bytes, 4096u);
+  EXPECT_EQ((*log)->recovery().message, "");
   EXPECT_EQ(std::filesystem::file_size(dir / SegmentFileName(1)), good);
   EXPECT_EQ(*(*log)->Append("two"), 2u);
 }

@@ -20,9 +20,10 @@ constexpr size_t kDigits = 20;
 // Whether a whole, well-ordered record starts anywhere in bytes[from..]. A bad frame with
 // such a record after it is damage inside the log, not a write cut short by a crash: a
 // crashed append leaves nothing valid behind the point where it stopped.
-bool WholeRecordFollows(std::string_view bytes, size_t from, uint64_t after_seq) {
+// Only starts before `end` are tried: a frame cannot start in the zeros after it.
+bool WholeRecordFollows(std::string_view bytes, size_t from, size_t end, uint64_t after_seq) {
   Frame frame;
-  for (size_t at = from; at + kHeaderSize < bytes.size(); ++at) {
+  for (size_t at = from; at < end && at + kHeaderSize < bytes.size(); ++at) {
     if (DecodeFrame(bytes.substr(at), &frame) == FrameState::kOk && frame.seq > after_seq) {
       return true;
     }
@@ -42,6 +43,13 @@ uint64_t CountTailFrames(std::string_view tail) {
     at += frame.size;
   }
   return frames;
+}
+
+// The offset just past the last non-zero byte at or after `from` (`from` if none).
+size_t EndOfNonZero(std::string_view bytes, size_t from) {
+  size_t end = bytes.size();
+  while (end > from && bytes[end - 1] == 0) --end;
+  return end;
 }
 
 std::string Where(const SegmentFile& seg, uint64_t offset) {
@@ -96,14 +104,30 @@ Result<SegmentScan> ScanSegmentBytes(
   while (at < bytes.size()) {
     const FrameState state = DecodeFrame(bytes.substr(at), &frame);
     if (state != FrameState::kOk) {
+      // Zeros to the end are the unwritten rest of a prepared file. Anything else is a bad
+      // tail (a write cut short, perhaps into such zeros) or damage.
+      size_t end = EndOfNonZero(bytes, at);
+      if (end == at) {
+        scan.padding_bytes = bytes.size() - at;
+        break;
+      }
+      // The bad frame's own zero bytes are part of the tail, not padding: as far as its
+      // length says (to the end of the file when the length itself is cut short).
+      size_t extent = 0;
+      if (state == FrameState::kShort || state == FrameState::kBadChecksum) {
+        extent = frame.size == 0 ? bytes.size() - at : frame.size;  // 0: length itself cut
+      }
+      end = std::max(end, std::min(bytes.size(), at + extent));
+      scan.padding_bytes = bytes.size() - end;
       std::string problem = FrameStateText(state);
       if (frame.seq != 0) problem += " (seq " + std::to_string(frame.seq) + ")";
-      if (WholeRecordFollows(bytes, at + 1, last)) {
+      if (WholeRecordFollows(bytes, at + 1, end, last)) {
         return Status::Error("oplog segment " + Where(seg, at) + " is corrupt: " + problem +
                              ", and whole records follow it");
       }
       scan.tail_problem = std::move(problem);
-      scan.tail_records = CountTailFrames(bytes.substr(at));
+      scan.tail_bytes = end - at;
+      scan.tail_records = CountTailFrames(bytes.substr(at, end - at));
       break;
     }
     if (frame.seq <= last || frame.seq < seg.name_seq) {

@@ -37,12 +37,16 @@ struct SegmentScan {
   uint64_t last_seq = 0;      // of the last whole record; 0 when none
   uint64_t valid_bytes = 0;   // the whole-record prefix of the file
   uint64_t file_bytes = 0;
-  // When valid_bytes < file_bytes, the bytes after valid_bytes are a bad tail: a frame cut
-  // short or failing its checksum with no whole record after it.
+  // Zero bytes at the end of the file, after the records (and after a bad tail): the rest
+  // of a segment file prepared ahead of time (prepared_segment.h), not damage.
+  uint64_t padding_bytes = 0;
+  // When tail_problem is set, the tail_bytes after valid_bytes (before any padding) are a
+  // bad tail: a frame cut short or failing its checksum with no whole record after it.
   // Frames (whole or partial) that begin in the bad tail, >= 1, found by following the
   // lengths written there (so a damaged length can make it more than the records lost).
+  uint64_t tail_bytes = 0;
   uint64_t tail_records = 0;
-  std::string tail_problem;   // e.g. "bad checksum (seq 17)"
+  std::string tail_problem;   // e.g. "bad checksum (seq 17)"; "" when there is no bad tail
 };
 
 // Reads seg and checks every frame, calling visit(seq, payload, offset) for each whole
@@ -51,7 +55,7 @@ struct SegmentScan {
 //
 // Returns an error naming the file and the offset for corruption before the tail: a bad
 // frame followed by a whole record, or a whole record out of order. A bad tail is not an
-// error here; the caller decides (recovery cuts it off the last segment, and refuses it
+// error here (nor is padding); the caller decides (recovery cuts it off the last segment, and refuses it
 // anywhere else).
 Result<SegmentScan> ScanSegment(
     const SegmentFile& seg, uint64_t after_seq,

@@ -51,6 +51,14 @@ inline std::vector<std::pair<uint64_t, std::string>> ReadAll(Oplog& log, uint64_
   return all;
 }
 
+// Options whose segments grow by appending, for tests that pin down the exact files the
+// log writes; a prepared segment (the default) is trimmed only when it is closed, and the
+// first one replaces a plain segment whenever its preparation happens to finish.
+inline Options PlainSegments(Options o = {}) {
+  o.prepare_segments = false;
+  return o;
+}
+
 // The sorted names of the segment files in dir.
 inline std::vector<std::string> SegmentNames(const std::string& dir) {
   std::vector<std::string> names;
