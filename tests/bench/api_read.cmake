@@ -1,3 +1,8 @@
-# clickatron-api read path (issue 7): no compiled program — the load benchmark is the script
+# clickatron-api read path (issue 7): the load benchmark is the script
 # tests/bench/api_read_load.sh (data from api_read_gen.py, wrk + api_read_wrk.lua, with nginx
-# and the archive's own /get measured in the same run). Results: docs/benchmarks.md.
+# and the archive's own /get measured in the same run), plus http_rate, the open-loop load
+# generator its "series-rate" run uses for latency at a fixed offered rate.
+# Results: docs/benchmarks.md.
+if(CLICKATRON_BENCH)
+  add_executable(http_rate ${CMAKE_CURRENT_SOURCE_DIR}/http_rate.cc)
+endif()

@@ -6,7 +6,8 @@
 #
 # Environment: BENCH_DIR (data; default /tmp/clickatron-api-read-bench), LINES (5000000),
 # DURATION (wrk seconds per run; 10), CONNECTIONS (32), RUNS (which runs, in order; default
-# "nginx archive series breakdown nginx2"), PERF_DIR (if set: `perf record -g` of the API
+# "nginx archive series series-rate breakdown nginx2"), RATE (the offered rate of the
+# series-rate run; 8000), PERF_DIR (if set: `perf record -g` of the API
 # during each api run into PERF_DIR/api-<mode>.data, plus `perf stat` of every process).
 #
 # Generates the data once (tests/bench/api_read_gen.py: a 5-million-record archive file with
@@ -19,7 +20,10 @@
 #                                                         from realtime)
 #   /breakdown?sub=c&unit=day&units=30&limit=10           (720 subtotal records of 50
 #                                                         subkeys each, plus realtime)
-# and prints requests/s, p99, non-2xx and each server's CPU per request. Traffic goes to
+# and prints requests/s, p99, non-2xx and each server's CPU per request. wrk is closed-loop:
+# at full load its latency is the queue that 32 connections make (32 / throughput). The
+# series-rate run offers the same /series at a fixed RATE over CONNECTIONS connections with
+# http_rate (open loop, latency from each request's due time): the latency at that load. Traffic goes to
 # 127.0.0.1 only; every run is bounded by DURATION; every server is stopped at exit.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -30,12 +34,13 @@ bench_dir=${BENCH_DIR:-/tmp/clickatron-api-read-bench}
 lines=${LINES:-5000000}
 duration=${DURATION:-10}
 connections=${CONNECTIONS:-32}
-runs=${RUNS:-nginx archive series breakdown nginx2}
+runs=${RUNS:-nginx archive series series-rate breakdown nginx2}
+rate=${RATE:-8000}
 perf_dir=${PERF_DIR:-}
 bin="$root/$build/bin"
 lua="$root/tests/bench/api_read_wrk.lua"
 
-for b in clickatron-api clickatron-archive clickatron-realtime; do
+for b in clickatron-api clickatron-archive clickatron-realtime http_rate; do
   [[ -x "$bin/$b" ]] || { echo "api_read_load: build $bin/$b first" >&2; exit 1; }
 done
 command -v wrk >/dev/null || { echo "api_read_load: wrk is not installed (ops/install-deps)" >&2; exit 1; }
@@ -152,6 +157,28 @@ run() {
   echo "$rps $name" >> "$run_dir/rps"
 }
 
+# run_rate NAME PORT PATHS PID...: one http_rate run (open loop at $rate/s); prints its summary
+run_rate() {
+  local name=$1 port=$2 paths=$3
+  shift 3
+  local p before=() out answered cpu=""
+  for p in "$@"; do before+=("$(cpu_ticks "$p")"); done
+  out=$("$bin/http_rate" --target "127.0.0.1:$port" --paths "$paths" --rate "$rate" \
+        --connections "$connections" --seconds "$duration" --warmup 1) || true
+  answered=$(sed -n 's/.* \([0-9]*\) answered.*/\1/p' <<< "$out")
+  local i=0
+  for p in "$@"; do
+    cpu+=$(printf " %s %.0fus" "$(ps -o comm= -p "$p" | sed 's/clickatron-//')" \
+           "$(echo "($(cpu_ticks "$p") - ${before[$i]}) * 1000000 / $hz / ($answered + $rate)" | bc -l)")
+    i=$((i + 1))
+  done
+  printf "%-22s %s CPU/req:%s\n" "$name" "${out#http_rate: }" "$cpu"
+}
+
+series_paths="$run_dir/series-paths.txt"
+sed "s|.*|/series?ns=bench\&key=&\&unit=day\&units=30\&timezone=America%2FNew_York\&unit_reference_ts=$ref|" \
+  "$bench_dir/series.txt" > "$series_paths"
+
 echo "== clickatron-api read-path load benchmark"
 echo "machine: $(nproc) cores; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "archive: $bench_dir/shard-0.csv ($(wc -l < "$bench_dir/shard-0.csv") records, $(stat -c %s "$bench_dir/shard-0.csv") bytes), W = $(awk '/last_day/ {print $3}' "$bench_dir/manifest")"
@@ -162,8 +189,9 @@ for r in $runs; do
     nginx2) run "nginx (again)" "$nginx_port" nginx "$bench_dir/series.txt" "$nginx_pid" ;;
     archive) run "archive /get (backend)" "$archive_port" archive "$bench_dir/series.txt" "$archive_pid" ;;
     series) run "api /series" "$api_port" series "$bench_dir/series.txt" "$api_pid" "$archive_pid" "$realtime_pid" ;;
+    series-rate) run_rate "api /series @${rate}/s" "$api_port" "$series_paths" "$api_pid" "$archive_pid" "$realtime_pid" ;;
     breakdown) run "api /breakdown" "$api_port" breakdown "$bench_dir/breakdown.txt" "$api_pid" "$archive_pid" "$realtime_pid" ;;
-    *) echo "api_read_load: unknown run '$r' (nginx archive series breakdown nginx2)" >&2; exit 1 ;;
+    *) echo "api_read_load: unknown run '$r' (nginx archive series series-rate breakdown nginx2)" >&2; exit 1 ;;
   esac
 done
 nginx_rps=$(awk '$2 == "nginx" {sum += $1; n++} END {if (n) printf "%d", sum / n}' "$run_dir/rps")
