@@ -194,6 +194,7 @@ for r in $runs; do
     *) echo "api_read_load: unknown run '$r' (nginx archive series series-rate breakdown nginx2)" >&2; exit 1 ;;
   esac
 done
+touch "$run_dir/rps"  # runs of http_rate alone write none
 nginx_rps=$(awk '$2 == "nginx" {sum += $1; n++} END {if (n) printf "%d", sum / n}' "$run_dir/rps")
 archive_rps=$(awk '$2 == "archive" {print $1}' "$run_dir/rps")
 if [[ -n "$nginx_rps" && -n "$archive_rps" ]]; then
@@ -202,4 +203,8 @@ if [[ -n "$nginx_rps" && -n "$archive_rps" ]]; then
     "$run_dir/rps"
 fi
 curl -sf "http://127.0.0.1:$api_port/stats" | python3 -c 'import json,sys; d=json.load(sys.stdin)["data"]; print("api /stats latency_us (request read to reply, inside the API):", json.dumps({k: v for k, v in d.get("latency_us", {}).items() if k in ("/series", "/breakdown")}))' || true
+for backend in "archive $archive_port /get requests" "realtime $realtime_port /mget latency"; do
+  set -- $backend
+  curl -sf "http://127.0.0.1:$2/stats" | python3 -c "import json,sys; d=json.load(sys.stdin); d=d.get('data', d); print('$1 /stats latency of $3 (inside the server):', json.dumps(d.get('$4', {}).get('$3')))" || true
+done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
