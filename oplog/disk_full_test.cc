@@ -6,7 +6,6 @@
 // real tiny tmpfs and fills it, and skips itself where mounting is not permitted.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/mount.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -107,14 +106,8 @@ TEST(DiskFull, InjectedWriteErrorFailsTheAppendsAndDamagesNothing) {
 TEST(DiskFull, ARealFullFilesystem) {
   TestDir dir;
   const std::string mnt = dir / "tiny";
-  std::filesystem::create_directory(mnt);
-  if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=256k") != 0) {
-    GTEST_SKIP() << "cannot mount a tmpfs here (" << strerror(errno) << ")";
-  }
-  struct Unmount {
-    std::string path;
-    ~Unmount() { umount2(path.c_str(), MNT_DETACH); }
-  } unmount{mnt};
+  SmallFilesystem fs(mnt, "256k");
+  if (!fs.error().empty()) GTEST_SKIP() << "cannot mount a tmpfs here (" << fs.error() << ")";
 
   const std::string logdir = mnt + "/oplog";
   const std::string payload(6000, 'p');  // more than a page, so each record needs new pages

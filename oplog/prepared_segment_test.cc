@@ -1,7 +1,6 @@
 // Segments written into prepared (zero-filled, synced) files: what the files hold while the
 // log runs, after a clean close, and after a crash; torn writes into the zeros; a full disk.
 #include <gtest/gtest.h>
-#include <sys/mount.h>
 
 #include <chrono>
 #include <filesystem>
@@ -164,14 +163,8 @@ TEST(PreparedSegments, DamageBeforeTheZerosIsStillAHardError) {
 TEST(PreparedSegments, AFullDiskStopsAppendsOnlyPastThePreparedFile) {
   TestDir dir;
   const std::string mnt = dir / "small";
-  std::filesystem::create_directory(mnt);
-  if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=1m") != 0) {
-    GTEST_SKIP() << "cannot mount a tmpfs here (" << strerror(errno) << ")";
-  }
-  struct Unmount {
-    std::string path;
-    ~Unmount() { umount2(path.c_str(), MNT_DETACH); }
-  } unmount{mnt};
+  SmallFilesystem fs(mnt, "1m");
+  if (!fs.error().empty()) GTEST_SKIP() << "cannot mount a tmpfs here (" << fs.error() << ")";
   const std::string logdir = mnt + "/oplog";
   Options o;
   o.segment_bytes = 128 * 1024;  // 1 MiB free is room for 4 of them: one is prepared

@@ -64,7 +64,9 @@ Result<Rewind> RewindCursor(const std::string& dir, const RewindRequest& request
     if (!saved->contains(request.cursor)) return UnknownCursor(dir, request.cursor, *saved);
   }
 
-  Result<std::unique_ptr<Oplog>> opened = Oplog::Open(dir, Options{});
+  Options options;
+  options.prepare_segments = false;  // a rewind appends nothing: no segment to prepare
+  Result<std::unique_ptr<Oplog>> opened = Oplog::Open(dir, options);
   if (!opened.ok()) return opened.status();
   Oplog& log = **opened;
   Rewind rewind;

@@ -1,11 +1,15 @@
-// Test helpers: a scratch directory removed at the end of a test, and reading a whole log
-// back through a Reader. Only *_test.cc include this.
+// Test helpers: a scratch directory removed at the end of a test, reading a whole log back
+// through a Reader, a small real filesystem, and options for plain (appended) segments.
+// Only *_test.cc include this.
 #ifndef CLICKATRON_OPLOG_TEST_DIR_H_
 #define CLICKATRON_OPLOG_TEST_DIR_H_
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/mount.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -50,6 +54,27 @@ inline std::vector<std::pair<uint64_t, std::string>> ReadAll(Oplog& log, uint64_
   }
   return all;
 }
+
+// A tmpfs of `size` bytes ("256k", "1m") mounted at `path` for one test, so the log can
+// meet a real full filesystem; unmounted when destroyed. error() says why mounting failed
+// (not permitted here: the test skips).
+class SmallFilesystem {
+ public:
+  SmallFilesystem(const std::string& path, const std::string& size) : path_(path) {
+    std::filesystem::create_directory(path);
+    if (mount("tmpfs", path.c_str(), "tmpfs", 0, ("size=" + size).c_str()) != 0) {
+      error_ = std::strerror(errno);
+    }
+  }
+  ~SmallFilesystem() {
+    if (error_.empty()) umount2(path_.c_str(), MNT_DETACH);
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string path_;
+  std::string error_;
+};
 
 // Options whose segments grow by appending, for tests that pin down the exact files the
 // log writes; a prepared segment (the default) is trimmed only when it is closed, and the
