@@ -85,26 +85,22 @@ Status Oplog::Recover() {
                              " (only the newest segment may end in a torn record)");
       }
       // A write cut short by a crash: nothing after it was ever acknowledged.
-      if (truncate(file.path.c_str(), static_cast<off_t>(scan->valid_bytes)) != 0) {
-        return ErrnoError("truncate torn tail of", file.path);
-      }
       recovery_.dropped_bytes = scan->tail_bytes;
-      recovery_.trimmed_bytes += scan->padding_bytes;
       recovery_.dropped_records = scan->tail_records;
       recovery_.message = "cut " + std::to_string(recovery_.dropped_bytes) + " bytes (" +
                           std::to_string(scan->tail_records) +
                           (scan->tail_records == 1 ? " record: " : " records: ") +
                           scan->tail_problem + ") off " + where;
-    } else if (scan->padding_bytes > 0) {
-      // The zeros after the records of a segment written into a prepared file, left by a
-      // crash before it was closed: no record was ever there. Every segment the log opens
-      // from now on is new, so this one is trimmed to its records like a closed one.
-      if (truncate(file.path.c_str(), static_cast<off_t>(scan->valid_bytes)) != 0) {
-        return ErrnoError("truncate prepared tail of", file.path);
-      }
-      recovery_.trimmed_bytes += scan->padding_bytes;
     }
-    if (newest || scan->padding_bytes > 0) {
+    // The bad tail, and the zeros a crash left after the records of a segment written into
+    // a prepared file (no record was ever there): every segment the log opens from now on
+    // is new, so this one is cut to its records like a closed one.
+    const bool cut = scan->valid_bytes < scan->file_bytes;
+    if (cut && truncate(file.path.c_str(), static_cast<off_t>(scan->valid_bytes)) != 0) {
+      return ErrnoError("truncate the tail of", file.path);
+    }
+    recovery_.trimmed_bytes += scan->padding_bytes;
+    if (newest || cut) {
       // A crashed process may have left its last writes in the page cache only.
       int fd = open(file.path.c_str(), O_WRONLY | O_CLOEXEC);
       if (fd < 0) return ErrnoError("open", file.path);

@@ -20,11 +20,6 @@ namespace {
 constexpr uint64_t kSegmentBytes = 64 * 1024;
 const std::string kPayload(100, 'p');  // frames of 120 bytes
 
-void WriteBytes(const std::string& path, std::string_view bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-
 // Appends (one sync each) until a record has gone into a prepared file; returns how many
 // records were appended. The preparation runs on its own thread, so this polls.
 uint64_t AppendUntilPrepared(Oplog& log) {

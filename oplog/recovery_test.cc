@@ -15,11 +15,6 @@
 namespace clickatron::oplog {
 namespace {
 
-void WriteBytes(const std::string& path, std::string_view bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-
 std::string Bytes(const std::string& path) {
   std::string bytes;
   EXPECT_TRUE(ReadFile(path, &bytes).ok());

@@ -11,7 +11,9 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -53,6 +55,12 @@ inline std::vector<std::pair<uint64_t, std::string>> ReadAll(Oplog& log, uint64_
     after = records.back().seq;
   }
   return all;
+}
+
+// Replaces the file at path with bytes (a hand-made segment).
+inline void WriteBytes(const std::string& path, std::string_view bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
 // A tmpfs of `size` bytes ("256k", "1m") mounted at `path` for one test, so the log can

@@ -120,13 +120,27 @@ curl -sf "http://127.0.0.1:$api_port/breakdown?ns=bench&key=b00&sub=c&unit=day&u
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
+# cpu_snapshot PID...: their CPU ticks so far, space-separated
+cpu_snapshot() { local p; for p in "$@"; do printf '%s ' "$(cpu_ticks "$p")"; done; }
+# cpu_per_request SNAPSHOT REQUESTS PID...: " name Nus" per process, its CPU since SNAPSHOT
+# divided by REQUESTS
+cpu_per_request() {
+  local before=($1) reqs=$2 out="" i=0 p
+  shift 2
+  for p in "$@"; do
+    out+=$(printf " %s %.0fus" "$(ps -o comm= -p "$p" | sed 's/clickatron-//')" \
+           "$(echo "($(cpu_ticks "$p") - ${before[$i]}) * 1000000 / $hz / $reqs" | bc -l)")
+    i=$((i + 1))
+  done
+  echo "$out"
+}
 
 # run NAME PORT MODE KEYFILE PID...: one wrk run; prints a summary line
 run() {
   local name=$1 port=$2 mode=$3 keys=$4
   shift 4
-  local p before=() after=() out reqs rps p50 p99 non2xx cpu=""
-  for p in "$@"; do before+=("$(cpu_ticks "$p")"); done
+  local p before out reqs rps p50 p99 non2xx
+  before=$(cpu_snapshot "$@")
   local perf_pids=()
   if [[ -n "$perf_dir" && $name == api* ]]; then
     mkdir -p "$perf_dir"
@@ -140,20 +154,13 @@ run() {
   out=$(API_MODE=$mode API_KEYS=$keys API_REF=$ref wrk -t1 -c"$connections" -d"${duration}s" \
         --latency -s "$lua" "http://127.0.0.1:$port/")
   for p in "${perf_pids[@]}"; do wait "$p" || true; done
-  local i=0
   reqs=$(awk '/requests in/ {print $1}' <<< "$out")
-  for p in "$@"; do
-    after=$(cpu_ticks "$p")
-    cpu+=$(printf " %s %.0fus" "$(ps -o comm= -p "$p" | sed 's/clickatron-//')" \
-           "$(echo "($after - ${before[$i]}) * 1000000 / $hz / $reqs" | bc -l)")
-    i=$((i + 1))
-  done
   rps=$(awk '/^Requests\/sec:/ {printf "%d", $2}' <<< "$out")
   p50=$(awk '$1 == "50%" {print $2}' <<< "$out")
   p99=$(awk '$1 == "99%" {print $2}' <<< "$out")
   non2xx=$(awk '/Non-2xx/ {print $5}' <<< "$out")
   printf "%-22s %8s req/s  p50 %-8s p99 %-8s non-2xx %-6s CPU/req:%s\n" \
-    "$name" "$rps" "$p50" "$p99" "${non2xx:-0}" "$cpu"
+    "$name" "$rps" "$p50" "$p99" "${non2xx:-0}" "$(cpu_per_request "$before" "$reqs" "$@")"
   echo "$rps $name" >> "$run_dir/rps"
 }
 
@@ -161,18 +168,14 @@ run() {
 run_rate() {
   local name=$1 port=$2 paths=$3
   shift 3
-  local p before=() out answered cpu=""
-  for p in "$@"; do before+=("$(cpu_ticks "$p")"); done
+  local before out answered
+  before=$(cpu_snapshot "$@")
   out=$("$bin/http_rate" --target "127.0.0.1:$port" --paths "$paths" --rate "$rate" \
         --connections "$connections" --seconds "$duration" --warmup 1) || true
   answered=$(sed -n 's/.* \([0-9]*\) answered.*/\1/p' <<< "$out")
-  local i=0
-  for p in "$@"; do
-    cpu+=$(printf " %s %.0fus" "$(ps -o comm= -p "$p" | sed 's/clickatron-//')" \
-           "$(echo "($(cpu_ticks "$p") - ${before[$i]}) * 1000000 / $hz / ($answered + $rate)" | bc -l)")
-    i=$((i + 1))
-  done
-  printf "%-22s %s CPU/req:%s\n" "$name" "${out#http_rate: }" "$cpu"
+  # The CPU covers the 1 s warm-up too: $rate more requests.
+  printf "%-22s %s CPU/req:%s\n" "$name" "${out#http_rate: }" \
+    "$(cpu_per_request "$before" "$((answered + rate))" "$@")"
 }
 
 series_paths="$run_dir/series-paths.txt"
