@@ -6,3 +6,9 @@ if(TARGET clickatron_api)
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/api_write_bench.cc
     LIBS clickatron_api)
 endif()
+# The floor of the durable single-event path: the API's per-request work and oplog behind
+# the smallest HTTP layer (see the file's header). Compared with clickatron-api by
+# tests/bench/api_write_bench.py --floor.
+if(TARGET clickatron_api)
+  clickatron_bench(incr_floor SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/incr_floor.cc LIBS clickatron_api)
+endif()

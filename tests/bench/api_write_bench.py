@@ -17,6 +17,12 @@ and clickatron-api (oplog-sync=batch) in a temporary directory, then measures:
     /proc/<pid>/stat around each run.
 
 Every load is bounded in time and stops by itself. Prints a summary.
+
+With --floor it measures instead, side by side at 32 and 256 connections (two alternating
+rounds, nginx before, between and after): the API's single-event GET /incr (oplog-sync
+batch) and tests/bench/incr_floor (the same per-request work and oplog behind the smallest
+HTTP layer; see its header) with `batch` and `none` — how much of the gap to nginx is the
+HTTP server layer.
 """
 import argparse
 import json
@@ -209,11 +215,41 @@ def lag_probe(c, samples, background_events_per_s):
             "max_ms": lags[-1]}
 
 
+def floor_comparison(c, bin_dir, tmp, single, seconds):
+    floors = {}
+    for sync in ("batch", "none"):
+        port = free_port()
+        p = c.spawn([os.path.join(bin_dir, "incr_floor"), "--port", str(port), "--oplog-dir",
+                     os.path.join(tmp, f"floor-{sync}"), "--sync", sync], f"floor-{sync}.log")
+        wait_until(lambda: http(port, "/incr?ns=u&key=x")[0] == 200, what="incr_floor up")
+        floors[sync] = (port, p)
+    runs = [("nginx", c.nginx_port, c.nginx), ("api batch", c.port, c.api),
+            ("floor batch", floors["batch"][0], floors["batch"][1]),
+            ("floor none", floors["none"][0], floors["none"][1])]
+    results = {}
+    for conns in (32, 256):
+        rps = {}
+        for rnd in range(2):
+            for name, port, proc in runs + ([runs[0]] if rnd == 1 else []):
+                cpu0 = cpu_seconds(proc.pid)
+                r = wrk(port, single, conns, seconds)
+                cpu = (cpu_seconds(proc.pid) - cpu0) * 1e6 / max(1, r["requests"])
+                rps.setdefault(name, []).append(r["rps"])
+                print(f"  c={conns} {name:<12} {r['rps']:9.0f} req/s  p99 {r['p99']:<8} non-2xx {r['non2xx']}  "
+                      f"CPU {cpu:.1f} us/request", flush=True)
+        ceiling = sum(rps["nginx"]) / len(rps["nginx"])
+        results[f"c{conns}"] = {name: {"rps": v, "ratio": sum(v) / len(v) / ceiling} for name, v in rps.items()}
+        print(f"c={conns}: " + ", ".join(f"{name} {sum(v) / len(v) / ceiling:.3f}" for name, v in rps.items()
+                                        if name != "nginx") + f" of nginx (mean {ceiling:.0f} req/s)", flush=True)
+    return results
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "apiw-release", "bin"))
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    ap.add_argument("--floor", action="store_true", help="compare the API with incr_floor instead")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="clickatron-api-bench-")
     single = os.path.join(tmp, "single.lua")
@@ -226,6 +262,9 @@ def main():
     c = Cluster(args.bin, tmp)
     results = {}
     try:
+        if args.floor:
+            print(json.dumps(floor_comparison(c, args.bin, tmp, single, args.seconds), indent=1))
+            return
         for conns in (32, 256):
             # nginx right before and right after the API, the ceiling their mean: one nginx
             # run on this shared machine can be 15% off the next.
