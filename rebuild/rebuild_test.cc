@@ -169,6 +169,24 @@ TEST(RecordSorter, SpillsRunsAndMergesThemToTheSameOutput) {
   EXPECT_EQ(outputs[0].size(), 20000u + 300 * 3 + 1);
 }
 
+TEST(FileWriter, DirectWritesKeepEveryByteAtEverySize) {
+  TempDir dir;
+  // Around the 4 KiB block and the (small) buffer, in small and in oversized pieces.
+  for (size_t size : {size_t(0), size_t(1), size_t(4095), size_t(4096), size_t(4097), size_t(20000), size_t(40960)}) {
+    for (size_t piece : {size_t(7), size_t(5000), size_t(50000)}) {
+      std::string bytes(size, '\0');
+      for (size_t i = 0; i < size; ++i) bytes[i] = char('a' + i * 7 % 26);
+      const std::string path = dir.path() + "/f" + std::to_string(size) + "-" + std::to_string(piece);
+      FileWriter w;
+      ASSERT_TRUE(w.Open(path, 8192, /*direct=*/true).ok());
+      for (size_t i = 0; i < size; i += piece) ASSERT_TRUE(w.Append(std::string_view(bytes).substr(i, piece)).ok());
+      ASSERT_TRUE(w.SyncAndClose().ok());
+      EXPECT_EQ(w.bytes(), size);
+      EXPECT_EQ(ReadAll(path), bytes) << size << " in pieces of " << piece;
+    }
+  }
+}
+
 TEST(SortedFiles, ASegmentIsReadBackAndItsDamageIsFound) {
   TempDir dir;
   const std::string path = dir.path() + "/s.seg";

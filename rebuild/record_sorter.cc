@@ -398,7 +398,7 @@ Status RecordSorter::SpillRun() {
     const std::string path = options_.temp_dir + "/run-" + std::to_string(run_paths_.size());
     run_paths_.push_back(path);
     FileWriter w;
-    if (Status s = w.Open(path); !s.ok()) return s;
+    if (Status s = w.Open(path, 4 << 20, /*direct=*/true); !s.ok()) return s;
     std::string buf;
     buf.reserve(1 << 20);
     for (size_t i = begin; i < end; ++i) {

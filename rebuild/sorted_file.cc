@@ -6,7 +6,7 @@ namespace clickatron::rebuild {
 
 Status SortedFileWriter::Open(const std::string& path, bool with_footer) {
   with_footer_ = with_footer;
-  return file_.Open(path);
+  return file_.Open(path, 4 << 20, /*direct=*/true);
 }
 
 Status SortedFileWriter::Add(std::string_view key, std::string_view value, uint64_t columns) {
