@@ -7,35 +7,22 @@
 #include <algorithm>
 #include <cstring>
 #include <queue>
-#include <thread>
 
 #include "keyformat/columns.h"
 #include "keyformat/records.h"
 #include "keyformat/shard.h"
 #include "keyformat/ymdh.h"
 #include "rebuild/file.h"
+#include "rebuild/radix_sort.h"
 
 namespace clickatron::rebuild {
-
-// 40 bytes: the first 24 key bytes as three big-endian words (so integer order is byte
-// order; zero padded), where the whole key lives in the arena, and the summed count.
-// 24 bytes hold the day, the shard and 20 key bytes — for realistic keys
-// (`c.u|u3f2a1.c3p0\0US`) the whole key, so most comparisons never touch the arena: with an
-// 8-byte prefix, 50% of the import's time was memcmp over cache-missing arena bytes.
-struct RecordSorter::Entry {
-  uint64_t k[3];
-  uint64_t where;  // arena offset << 24 | key length
-  int64_t count;
-  uint64_t offset() const { return where >> 24; }
-  uint32_t size() const { return uint32_t(where & 0xFFFFFF); }
-};
 
 namespace {
 
 constexpr uint32_t kMaxEntryKey = 0xFFFFFF;
 constexpr size_t kRunBufferSize = 4 << 20;
 
-constexpr size_t kPrefixBytes = 24;
+constexpr size_t kPrefixBytes = kInlineKeyBytes;
 constexpr size_t kSlack = 32;  // readable bytes past every arena block and key
 
 uint64_t LoadBig(const char* p) {
@@ -104,7 +91,7 @@ class RecordSorter::Source {
   virtual Status status() const { return Status::OK(); }
   std::string_view key;
   int64_t count = 0;
-  uint64_t k[3] = {0, 0, 0};  // the first 24 key bytes, as in Entry: most comparisons end here
+  uint64_t k[3] = {0, 0, 0};  // the first 24 key bytes, as in SortEntry: most comparisons end here
 
   void SetPrefixFromKey() {
     char prefix[kPrefixBytes] = {};
@@ -131,7 +118,7 @@ class RecordSorter::MemorySource : public Source {
       : sorter_(sorter), i_(begin), end_(end) {}
   bool Next() override {
     if (i_ >= end_) return false;
-    const Entry& e = sorter_->entries_[i_++];
+    const SortEntry& e = sorter_->entries_[i_++];
     key = std::string_view(sorter_->Resolve(e.offset()), e.size());
     count = e.count;
     k[0] = e.k[0];
@@ -217,7 +204,7 @@ RecordSorter::RecordSorter(SorterOptions options) : options_(std::move(options))
   // Key bytes and entries in a ratio that fits realistic records (~30 key bytes per
   // 24-byte entry); 5% is left for I/O buffers.
   arena_capacity_ = memory * 4 / 10;
-  entries_capacity_ = size_t(memory * 55 / 100 / sizeof(Entry));
+  entries_capacity_ = size_t(memory * 55 / 100 / sizeof(SortEntry));
   block_shift_ = 26;  // 64 MiB blocks, allocated as they fill
   while (block_shift_ > 16 && (uint64_t(1) << block_shift_) > arena_capacity_) --block_shift_;
   day_bits_.assign(65536 / 64, 0);
@@ -227,7 +214,7 @@ RecordSorter::~RecordSorter() {
   for (const std::string& path : run_paths_) ::unlink(path.c_str());
   const size_t block_bytes = (size_t(1) << block_shift_) + kSlack;
   for (char* block : blocks_) ::munmap(block, block_bytes);
-  if (entries_) ::munmap(entries_, entries_capacity_ * sizeof(Entry));
+  if (entries_) ::munmap(entries_, entries_capacity_ * sizeof(SortEntry));
 }
 
 char* RecordSorter::Resolve(uint64_t offset) const {
@@ -297,10 +284,10 @@ Status RecordSorter::Add(std::string_view line) {
   if (size > kMaxEntryKey) return Status::Error("record is too long");
   uint64_t offset;
   if (entries_ == nullptr) {
-    entries_ = static_cast<Entry*>(MapMemory(entries_capacity_ * sizeof(Entry)));
+    entries_ = static_cast<SortEntry*>(MapMemory(entries_capacity_ * sizeof(SortEntry)));
     if (entries_ == nullptr) {
       io_error_ = true;
-      return Status::Error("cannot map " + std::to_string(entries_capacity_ * sizeof(Entry)) + " bytes for --memory");
+      return Status::Error("cannot map " + std::to_string(entries_capacity_ * sizeof(SortEntry)) + " bytes for --memory");
     }
   }
   if (n_entries_ == entries_capacity_ || !Reserve(uint32_t(size), &offset)) {
@@ -328,7 +315,7 @@ Status RecordSorter::Add(std::string_view line) {
   }
   *w++ = '\0';
   std::memcpy(w, column.data(), column.size());
-  Entry& e = entries_[n_entries_++];
+  SortEntry& e = entries_[n_entries_++];
   char prefix[kPrefixBytes] = {};
   std::memcpy(prefix, out, std::min(size, kPrefixBytes));
   e.k[0] = LoadBig(prefix);
@@ -340,55 +327,43 @@ Status RecordSorter::Add(std::string_view line) {
   return Status::OK();
 }
 
-bool RecordSorter::Less(const Entry& a, const Entry& b) const {
-  if (a.k[0] != b.k[0]) return a.k[0] < b.k[0];
-  if (a.k[1] != b.k[1]) return a.k[1] < b.k[1];
-  if (a.k[2] != b.k[2]) return a.k[2] < b.k[2];
-  const uint32_t la = a.size(), lb = b.size();
-  if (la <= kPrefixBytes || lb <= kPrefixBytes) return la < lb;
-  return TailLess(Resolve(a.offset()), la, Resolve(b.offset()), lb, kPrefixBytes);
-}
+// Past the inline bytes: the shorter key first when one ends within them, else the bytes.
+class RecordSorter::ArenaTailOrder : public TailOrder {
+ public:
+  explicit ArenaTailOrder(const RecordSorter* sorter) : sorter_(sorter) {}
+  bool Less(const SortEntry& a, const SortEntry& b) const override {
+    const uint32_t la = a.size(), lb = b.size();
+    if (la <= kPrefixBytes || lb <= kPrefixBytes) return la < lb;
+    return TailLess(sorter_->Resolve(a.offset()), la, sorter_->Resolve(b.offset()), lb, kPrefixBytes);
+  }
 
-bool RecordSorter::Equal(const Entry& a, const Entry& b) const {
-  if (a.k[0] != b.k[0] || a.k[1] != b.k[1] || a.k[2] != b.k[2] || a.size() != b.size()) return false;
+ private:
+  const RecordSorter* sorter_;
+};
+
+bool RecordSorter::Equal(const SortEntry& a, const SortEntry& b) const {
+  if (!a.SamePrefix(b) || a.size() != b.size()) return false;
   if (a.size() <= kPrefixBytes) return true;
   return std::memcmp(Resolve(a.offset()) + kPrefixBytes, Resolve(b.offset()) + kPrefixBytes,
                      a.size() - kPrefixBytes) == 0;
 }
 
-// Sorts [begin, end) and sums equal keys in place; returns the new end.
-size_t RecordSorter::SortAndSumPart(size_t begin, size_t end) {
-  std::sort(entries_ + begin, entries_ + end, [this](const Entry& a, const Entry& b) { return Less(a, b); });
-  size_t out = begin;
-  for (size_t i = begin; i < end; ++i) {
-    if (out > begin && Equal(entries_[out - 1], entries_[i])) {
-      Entry& last = entries_[out - 1];
+// Sorts the entries (on options_.threads threads) and sums equal keys in place; parts_
+// then holds the sorted range.
+void RecordSorter::SortAndSum() {
+  parts_.clear();
+  const size_t n = n_entries_;
+  RadixSort(entries_, entries_ + n, ArenaTailOrder(this), options_.threads);
+  size_t out = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (out > 0 && Equal(entries_[out - 1], entries_[i])) {
+      SortEntry& last = entries_[out - 1];
       if (__builtin_add_overflow(last.count, entries_[i].count, &last.count)) overflow_ = true;
       continue;
     }
     entries_[out++] = entries_[i];
   }
-  return out;
-}
-
-// Sorts the entries in options_.threads parts at once (one thread each); parts_ then
-// holds the sorted [begin, end) ranges. Two cores sort twice as fast, and the parts merge
-// for free in the k-way merge that follows anyway.
-void RecordSorter::SortAndSum() {
-  parts_.clear();
-  const size_t n = n_entries_;
-  const size_t threads = n < (1 << 16) ? 1 : std::max<uint32_t>(1, options_.threads);
-  std::vector<std::pair<size_t, size_t>> parts;
-  for (size_t t = 0; t < threads; ++t) parts.emplace_back(n * t / threads, n * (t + 1) / threads);
-  std::vector<std::thread> workers;
-  for (size_t t = 1; t < threads; ++t) {
-    workers.emplace_back([this, &parts, t] { parts[t].second = SortAndSumPart(parts[t].first, parts[t].second); });
-  }
-  parts[0].second = SortAndSumPart(parts[0].first, parts[0].second);
-  for (std::thread& w : workers) w.join();
-  for (const auto& part : parts) {
-    if (part.second > part.first) parts_.push_back(part);
-  }
+  if (out > 0) parts_.emplace_back(0, out);
 }
 
 Status RecordSorter::SpillRun() {
@@ -402,7 +377,7 @@ Status RecordSorter::SpillRun() {
     std::string buf;
     buf.reserve(1 << 20);
     for (size_t i = begin; i < end; ++i) {
-      const Entry& e = entries_[i];
+      const SortEntry& e = entries_[i];
       PutVarint(&buf, e.size());
       buf.append(Resolve(e.offset()), e.size());
       PutVarint(&buf, ZigZag(e.count));

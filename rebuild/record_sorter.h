@@ -12,10 +12,11 @@
 // every longer key it prefixes), then column. Equal entries are summed (pre-aggregation:
 // realistic input repeats keys a lot), so runs shrink.
 //
-// Memory: entries (40 bytes) and their key bytes live in two mapped areas whose sizes add
-// up to 95% of the memory budget; when one is full the entries are sorted (in `threads`
-// parts at once), summed and written to run files in the temp directory. Finish() k-way merges the runs (and what is still in
-// memory) and assembles archive lines: columns of one key joined in order, zero sums
+// Memory: entries (40 bytes, sort_entry.h) and their key bytes live in two mapped areas
+// whose sizes add up to 95% of the memory budget; when one is full the entries are sorted
+// (radix_sort.h, on `threads` threads), summed and written to a run file in the temp
+// directory. Finish() k-way merges the runs (and what is still in memory) and assembles
+// archive lines: columns of one key joined in order, zero sums
 // dropped, empty records dropped, one lookup per hash (a second, different original is a
 // collision: counted, reported through the callback, and the first kept).
 #pragma once
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "keyformat/status.h"
+#include "rebuild/sort_entry.h"
 
 namespace clickatron::rebuild {
 
@@ -90,15 +92,13 @@ class RecordSorter {
   const SorterStats& stats() const { return stats_; }
 
  private:
-  struct Entry;
+  class ArenaTailOrder;
   class Source;
   class MemorySource;
   class RunSource;
   Status SpillRun();
   void SortAndSum();
-  size_t SortAndSumPart(size_t begin, size_t end);
-  bool Less(const Entry& a, const Entry& b) const;
-  bool Equal(const Entry& a, const Entry& b) const;
+  bool Equal(const SortEntry& a, const SortEntry& b) const;
   char* Resolve(uint64_t offset) const;
   bool Reserve(uint32_t size, uint64_t* offset);
 
@@ -106,7 +106,7 @@ class RecordSorter {
   std::vector<char*> blocks_;  // the arena: mapped blocks of 2^block_shift_ (+ slack) bytes
   int block_shift_ = 26;
   uint64_t arena_capacity_ = 0, arena_used_ = 0;
-  Entry* entries_ = nullptr;   // mapped on first use, entries_capacity_ of them
+  SortEntry* entries_ = nullptr;   // mapped on first use, entries_capacity_ of them
   size_t entries_capacity_ = 0;
   size_t n_entries_ = 0;
   std::vector<std::pair<size_t, size_t>> parts_;  // sorted ranges after SortAndSum()
