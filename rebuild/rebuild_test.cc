@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "keyformat/ymdh.h"
 #include "rebuild/cluster_http.h"
@@ -167,6 +168,52 @@ TEST(RecordSorter, SpillsRunsAndMergesThemToTheSameOutput) {
   }
   EXPECT_EQ(outputs[0], outputs[1]);
   EXPECT_EQ(outputs[0].size(), 20000u + 300 * 3 + 1);
+}
+
+TEST(RecordSorter, FeedersOnSeveralThreadsSortLikeOne) {
+  TempDir dir;
+  std::vector<std::string> input;
+  for (int u = 0; u < 50000; ++u) {
+    for (int h : {3, 0, 17}) {
+      std::string t = std::string("c3p") + "0123456789abcdefghijklmn"[h];
+      input.push_back("u|user" + std::to_string(u * 7919 % 50000) + "." + t + "," + std::to_string(u % 5 + 1));
+      input.push_back("r.u|user" + std::to_string(u % 300) + ".HMCJVIkxxP4=." + t + ",1");
+      input.push_back("c.u|" + std::string(u % 10 == 0 ? "HMCJVIkxxP4=" : "user" + std::to_string(u)) + ".US." + t + ",-1");
+    }
+  }
+  input.push_back("_l|HMCJVIkxxP4=,http://twitter.com/");
+  input.push_back("_l|HMCJVIkxxP4=,http://other.example/");  // a collision
+  std::vector<std::string> outputs[2];
+  for (int pass = 0; pass < 2; ++pass) {
+    const std::string runs = dir.path() + "/" + std::to_string(pass);
+    fs::create_directory(runs);
+    // Pass 1: two feeders of ~4.75 MiB each, so both spill several runs.
+    const uint32_t threads = pass == 0 ? 1 : 2;
+    RecordSorter sorter(SorterOptions{2, pass == 0 ? uint64_t(256) << 20 : uint64_t(10) << 20, runs, kLookupDay, 0,
+                                      threads, threads});
+    ASSERT_EQ(sorter.feeder_count(), threads);
+    std::vector<std::thread> feeders;
+    for (uint32_t f = 0; f < threads; ++f) {
+      feeders.emplace_back([&, f] {
+        for (size_t i = 0; i < input.size(); ++i) {
+          if (i / 1000 % threads == f) {
+            ASSERT_TRUE(sorter.feeder(f)->Add(input[i]).ok());
+          }
+        }
+      });
+    }
+    for (std::thread& t : feeders) t.join();
+    EXPECT_EQ(sorter.stats().records_in, input.size());
+    CollectSink sink;
+    std::vector<std::string> collisions;
+    ASSERT_TRUE(sorter.Finish(&sink, [&](const std::string& c) { collisions.push_back(c); }).ok());
+    EXPECT_EQ(pass == 0, sorter.stats().runs == 0) << sorter.stats().runs;
+    EXPECT_EQ(collisions.size(), 1u);
+    outputs[pass] = sink.lines;
+  }
+  EXPECT_EQ(outputs[0], outputs[1]);
+  // totals, referrer lines, country lines (the hashed users share one key), the lookup
+  EXPECT_EQ(outputs[0].size(), 50000u + 300 * 3 + (45000 * 3 + 3) + 1);
 }
 
 TEST(FileWriter, DirectWritesKeepEveryByteAtEverySize) {

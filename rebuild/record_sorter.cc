@@ -5,8 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <queue>
+#include <thread>
 
 #include "keyformat/columns.h"
 #include "keyformat/records.h"
@@ -21,9 +24,9 @@ namespace {
 
 constexpr uint32_t kMaxEntryKey = 0xFFFFFF;
 constexpr size_t kRunBufferSize = 4 << 20;
-
-constexpr size_t kPrefixBytes = kInlineKeyBytes;
-constexpr size_t kSlack = 32;  // readable bytes past every arena block and key
+// A feeder's memory is never split finer than this: tiny batches only make many runs.
+constexpr uint64_t kMinFeederMemory = uint64_t(4) << 20;
+constexpr size_t kSlack = 32;  // readable bytes past every key tail
 
 uint64_t LoadBig(const char* p) {
   uint64_t v;
@@ -31,11 +34,16 @@ uint64_t LoadBig(const char* p) {
   return __builtin_bswap64(v);
 }
 
-// Bytes [from, min(la, lb)) of two keys, then the shorter first. Reads whole words: the
-// arena has kSlack readable bytes after every key.
-bool TailLess(const char* a, uint32_t la, const char* b, uint32_t lb, size_t from) {
+void StoreBig(char* p, uint64_t v) {
+  v = __builtin_bswap64(v);
+  std::memcpy(p, &v, 8);
+}
+
+// Two byte strings in order: bytewise, then the shorter first. Reads whole words: there
+// are kSlack readable bytes after every key tail.
+bool TailLess(const char* a, uint32_t la, const char* b, uint32_t lb) {
   const size_t n = std::min(la, lb);
-  for (size_t i = from; i < n; i += 8) {
+  for (size_t i = 0; i < n; i += 8) {
     uint64_t x = LoadBig(a + i), y = LoadBig(b + i);
     if (n - i < 8) {
       const int drop = int(8 - (n - i)) * 8;
@@ -45,13 +53,6 @@ bool TailLess(const char* a, uint32_t la, const char* b, uint32_t lb, size_t fro
     if (x != y) return x < y;
   }
   return la < lb;
-}
-
-void* MapMemory(size_t bytes) {
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return nullptr;
-  ::madvise(p, bytes, MADV_HUGEPAGE);  // fewer page faults while filling: measured 11% of import time
-  return p;
 }
 
 void PutVarint(std::string* out, uint64_t v) {
@@ -83,6 +84,129 @@ std::string DayName(Day day) { return day == kLookupDay ? "lookups" : FormatDay(
 
 }  // namespace
 
+// One feeder's records in memory: a single mapping with the entries growing from its
+// bottom and the key bytes past the inline 24 ("tails") growing down from its top, so
+// the split between the two follows the keys: short keys (most of a realistic import)
+// cost 40 bytes, not 40 plus a copy of the key.
+class RecordSorter::Batch : public TailOrder {
+ public:
+  explicit Batch(uint64_t bytes) : bytes_(std::max<uint64_t>(bytes, 4096)) {}
+  ~Batch() override {
+    if (base_ != nullptr) ::munmap(base_, bytes_);
+  }
+
+  // Maps the memory (on first use; a small sort never touches most of it).
+  Status Map() {
+    if (base_ != nullptr) return Status::OK();
+    void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return Status::Error("cannot map " + std::to_string(bytes_) + " bytes for --memory");
+    ::madvise(p, bytes_, MADV_HUGEPAGE);  // fewer page faults while filling: measured 11% of import time
+    base_ = static_cast<char*>(p);
+    tails_ = bytes_ - kSlack;
+    return Status::OK();
+  }
+
+  // Keeps an entry for key (whole: the entry key) with count; false when full.
+  bool Add(std::string_view key, int64_t count) {
+    const size_t tail = key.size() > kInlineKeyBytes ? key.size() - kInlineKeyBytes : 0;
+    const uint64_t entries_end = (n_ + 1) * sizeof(SortEntry);
+    if (entries_end + tail > tails_) return false;
+    tails_ -= tail;
+    std::memcpy(base_ + tails_, key.data() + kInlineKeyBytes * (tail != 0), tail);
+    char prefix[kInlineKeyBytes] = {};
+    std::memcpy(prefix, key.data(), std::min(key.size(), kInlineKeyBytes));
+    SortEntry& e = entries()[n_++];
+    e.k[0] = LoadBig(prefix);
+    e.k[1] = LoadBig(prefix + 8);
+    e.k[2] = LoadBig(prefix + 16);
+    e.where = (tails_ << 24) | key.size();
+    e.count = count;
+    return true;
+  }
+  // Whether a key of this size could ever fit.
+  bool Fits(size_t size) const {
+    const size_t tail = size > kInlineKeyBytes ? size - kInlineKeyBytes : 0;
+    return sizeof(SortEntry) + tail + kSlack <= bytes_;
+  }
+
+  bool Less(const SortEntry& a, const SortEntry& b) const override {
+    const uint32_t la = a.size(), lb = b.size();
+    if (la <= kInlineKeyBytes || lb <= kInlineKeyBytes) return la < lb;
+    return TailLess(Tail(a), la - kInlineKeyBytes, Tail(b), lb - kInlineKeyBytes);
+  }
+
+  // Sorts the entries on `threads` threads and sums equal keys; false when a sum overflows.
+  bool SortAndSum(unsigned threads) {
+    RadixSort(entries(), entries() + n_, *this, threads);
+    bool overflow = false;
+    size_t out = 0;
+    for (size_t i = 0; i < n_; ++i) {
+      SortEntry* e = entries();
+      if (out > 0 && Equal(e[out - 1], e[i])) {
+        overflow |= __builtin_add_overflow(e[out - 1].count, e[i].count, &e[out - 1].count);
+        continue;
+      }
+      e[out++] = e[i];
+    }
+    n_ = out;
+    return !overflow;
+  }
+
+  // The whole entry key of e into *key.
+  void KeyOf(const SortEntry& e, std::string* key) const {
+    const size_t size = e.size();
+    key->resize(std::max(size, kInlineKeyBytes));
+    StoreBig(key->data(), e.k[0]);
+    StoreBig(key->data() + 8, e.k[1]);
+    StoreBig(key->data() + 16, e.k[2]);
+    if (size > kInlineKeyBytes) std::memcpy(key->data() + kInlineKeyBytes, Tail(e), size - kInlineKeyBytes);
+    key->resize(size);
+  }
+
+  // Writes the (sorted) entries as a run: varint key size, key, varint zigzag count.
+  Status WriteRun(const std::string& path) const {
+    FileWriter w;
+    if (Status s = w.Open(path, 4 << 20, /*direct=*/true); !s.ok()) return s;
+    std::string buf, key;
+    buf.reserve(1 << 20);
+    for (size_t i = 0; i < n_; ++i) {
+      const SortEntry& e = entries()[i];
+      KeyOf(e, &key);
+      PutVarint(&buf, key.size());
+      buf.append(key);
+      PutVarint(&buf, ZigZag(e.count));
+      if (buf.size() >= (1 << 20) - 64) {
+        if (Status s = w.Append(buf); !s.ok()) return s;
+        buf.clear();
+      }
+    }
+    if (Status s = w.Append(buf); !s.ok()) return s;
+    // No fsync: a run is scratch; a crash redoes the whole import.
+    return w.Close();
+  }
+
+  void Clear() {
+    n_ = 0;
+    tails_ = bytes_ - kSlack;
+  }
+  size_t size() const { return n_; }
+  const SortEntry* entries() const { return reinterpret_cast<const SortEntry*>(base_); }
+
+ private:
+  SortEntry* entries() { return reinterpret_cast<SortEntry*>(base_); }
+  const char* Tail(const SortEntry& e) const { return base_ + e.offset(); }
+  bool Equal(const SortEntry& a, const SortEntry& b) const {
+    if (!a.SamePrefix(b) || a.size() != b.size()) return false;
+    return a.size() <= kInlineKeyBytes ||
+           std::memcmp(Tail(a), Tail(b), a.size() - kInlineKeyBytes) == 0;
+  }
+
+  const uint64_t bytes_;
+  char* base_ = nullptr;
+  uint64_t tails_ = 0;  // the lowest tail byte; tails_ .. bytes_ - kSlack are in use
+  size_t n_ = 0;
+};
+
 // A sorted stream of (entry key, count).
 class RecordSorter::Source {
  public:
@@ -94,8 +218,8 @@ class RecordSorter::Source {
   uint64_t k[3] = {0, 0, 0};  // the first 24 key bytes, as in SortEntry: most comparisons end here
 
   void SetPrefixFromKey() {
-    char prefix[kPrefixBytes] = {};
-    std::memcpy(prefix, key.data(), std::min(key.size(), kPrefixBytes));
+    char prefix[kInlineKeyBytes] = {};
+    std::memcpy(prefix, key.data(), std::min(key.size(), kInlineKeyBytes));
     k[0] = LoadBig(prefix);
     k[1] = LoadBig(prefix + 8);
     k[2] = LoadBig(prefix + 16);
@@ -106,20 +230,20 @@ class RecordSorter::Source {
       if (a.k[i] != b.k[i]) return a.k[i] < b.k[i] ? -1 : 1;
     }
     const size_t la = a.key.size(), lb = b.key.size();
-    if (la <= kPrefixBytes || lb <= kPrefixBytes) return (la > lb) - (la < lb);
-    return a.key.substr(kPrefixBytes).compare(b.key.substr(kPrefixBytes));
+    if (la <= kInlineKeyBytes || lb <= kInlineKeyBytes) return (la > lb) - (la < lb);
+    return a.key.substr(kInlineKeyBytes).compare(b.key.substr(kInlineKeyBytes));
   }
 };
 
-// One sorted part of the entries still in memory.
+// A batch still in memory, sorted.
 class RecordSorter::MemorySource : public Source {
  public:
-  MemorySource(const RecordSorter* sorter, size_t begin, size_t end)
-      : sorter_(sorter), i_(begin), end_(end) {}
+  explicit MemorySource(const Batch* batch) : batch_(batch) {}
   bool Next() override {
-    if (i_ >= end_) return false;
-    const SortEntry& e = sorter_->entries_[i_++];
-    key = std::string_view(sorter_->Resolve(e.offset()), e.size());
+    if (i_ >= batch_->size()) return false;
+    const SortEntry& e = batch_->entries()[i_++];
+    batch_->KeyOf(e, &key_);
+    key = key_;
     count = e.count;
     k[0] = e.k[0];
     k[1] = e.k[1];
@@ -128,8 +252,9 @@ class RecordSorter::MemorySource : public Source {
   }
 
  private:
-  const RecordSorter* sorter_;
-  size_t i_, end_;
+  const Batch* batch_;
+  size_t i_ = 0;
+  std::string key_;
 };
 
 class RecordSorter::RunSource : public Source {
@@ -199,47 +324,15 @@ class RecordSorter::RunSource : public Source {
 
 int RecordSorter::RunSource::reader_fd() { return reader_.fd; }
 
-RecordSorter::RecordSorter(SorterOptions options) : options_(std::move(options)) {
-  const uint64_t memory = std::max<uint64_t>(options_.memory_bytes, 1 << 20);
-  // Key bytes and entries in a ratio that fits realistic records (~30 key bytes per
-  // 24-byte entry); 5% is left for I/O buffers.
-  arena_capacity_ = memory * 4 / 10;
-  entries_capacity_ = size_t(memory * 55 / 100 / sizeof(SortEntry));
-  block_shift_ = 26;  // 64 MiB blocks, allocated as they fill
-  while (block_shift_ > 16 && (uint64_t(1) << block_shift_) > arena_capacity_) --block_shift_;
+RecordSorter::Feeder::Feeder(RecordSorter* sorter, uint64_t memory_bytes, uint32_t sort_threads)
+    : sorter_(sorter), batch_(std::make_unique<Batch>(memory_bytes)), sort_threads_(sort_threads) {
   day_bits_.assign(65536 / 64, 0);
 }
 
-RecordSorter::~RecordSorter() {
-  for (const std::string& path : run_paths_) ::unlink(path.c_str());
-  const size_t block_bytes = (size_t(1) << block_shift_) + kSlack;
-  for (char* block : blocks_) ::munmap(block, block_bytes);
-  if (entries_) ::munmap(entries_, entries_capacity_ * sizeof(SortEntry));
-}
+RecordSorter::Feeder::~Feeder() = default;
 
-char* RecordSorter::Resolve(uint64_t offset) const {
-  return blocks_[offset >> block_shift_] + (offset & ((uint64_t(1) << block_shift_) - 1));
-}
-
-// Reserves size bytes of arena; returns the global offset (never straddles blocks).
-bool RecordSorter::Reserve(uint32_t size, uint64_t* offset) {
-  const uint64_t block_size = uint64_t(1) << block_shift_;
-  if (size > block_size) return false;
-  const uint64_t in_block = arena_used_ & (block_size - 1);
-  if (in_block + size > block_size) arena_used_ += block_size - in_block;
-  if (arena_used_ + size > arena_capacity_) return false;
-  const size_t block = size_t(arena_used_ >> block_shift_);
-  while (blocks_.size() <= block) {
-    char* b = static_cast<char*>(MapMemory(block_size + kSlack));
-    if (b == nullptr) return false;
-    blocks_.push_back(b);
-  }
-  *offset = arena_used_;
-  arena_used_ += size;
-  return true;
-}
-
-Status RecordSorter::Add(std::string_view line) {
+Status RecordSorter::Feeder::Add(std::string_view line) {
+  const SorterOptions& options = sorter_->options_;
   const size_t comma = line.find(',');
   if (comma == std::string_view::npos) return Status::Error("no ',' between key and value");
   const std::string_view key = line.substr(0, comma), value = line.substr(comma + 1);
@@ -254,7 +347,7 @@ Status RecordSorter::Add(std::string_view line) {
     if (Result<std::string> u = UnescapeLookupValue(value); !u.ok()) {
       return Status::Error("lookup '" + std::string(key) + "': " + u.status().message());
     }
-    day = options_.lookup_day;
+    day = options.lookup_day;
     archive_head = key;
     column = value;
     has_lookups_ = true;
@@ -264,9 +357,9 @@ Status RecordSorter::Add(std::string_view line) {
     count = *n;
     const int64_t d = DayOfYmdhUnchecked(p.ymdh);
     day = Day(d);
-    if (options_.only_day != 0 && day != options_.only_day) {
+    if (options.only_day != 0 && day != options.only_day) {
       return Status::Error("record '" + std::string(key) + "' is of day " + FormatDay(d) +
-                           ", not " + FormatDay(options_.only_day));
+                           ", not " + FormatDay(options.only_day));
     }
     day_bits_[day >> 6] |= uint64_t(1) << (day & 63);
     if (p.type == RecordType::kTotal) {
@@ -279,33 +372,16 @@ Status RecordSorter::Add(std::string_view line) {
       column = p.subkey;
     }
   }
-  const uint32_t shard = ShardOf(p.shard_key, options_.shards);
+  // crc32 % 1 is 0: one archive shard needs no checksum (3% of an import).
+  const uint32_t shard = options.shards == 1 ? 0 : ShardOf(p.shard_key, options.shards);
   const size_t size = 4 + archive_head.size() + (archive_tail.empty() ? 0 : 1 + archive_tail.size()) + 1 + column.size();
   if (size > kMaxEntryKey) return Status::Error("record is too long");
-  uint64_t offset;
-  if (entries_ == nullptr) {
-    entries_ = static_cast<SortEntry*>(MapMemory(entries_capacity_ * sizeof(SortEntry)));
-    if (entries_ == nullptr) {
-      io_error_ = true;
-      return Status::Error("cannot map " + std::to_string(entries_capacity_ * sizeof(SortEntry)) + " bytes for --memory");
-    }
-  }
-  if (n_entries_ == entries_capacity_ || !Reserve(uint32_t(size), &offset)) {
-    if (Status s = SpillRun(); !s.ok()) {
-      io_error_ = true;
-      return s;
-    }
-    if (!Reserve(uint32_t(size), &offset)) {
-      io_error_ = true;
-      return Status::Error("--memory is too small for a record of " + std::to_string(size) + " bytes");
-    }
-  }
-  char* out = Resolve(offset);
-  out[0] = char(day >> 8);
-  out[1] = char(day);
-  out[2] = char(shard >> 8);
-  out[3] = char(shard);
-  char* w = out + 4;
+  key_.resize(size);
+  char* w = key_.data();
+  *w++ = char(day >> 8);
+  *w++ = char(day);
+  *w++ = char(shard >> 8);
+  *w++ = char(shard);
   std::memcpy(w, archive_head.data(), archive_head.size());
   w += archive_head.size();
   if (!archive_tail.empty()) {
@@ -315,101 +391,89 @@ Status RecordSorter::Add(std::string_view line) {
   }
   *w++ = '\0';
   std::memcpy(w, column.data(), column.size());
-  SortEntry& e = entries_[n_entries_++];
-  char prefix[kPrefixBytes] = {};
-  std::memcpy(prefix, out, std::min(size, kPrefixBytes));
-  e.k[0] = LoadBig(prefix);
-  e.k[1] = LoadBig(prefix + 8);
-  e.k[2] = LoadBig(prefix + 16);
-  e.where = (offset << 24) | size;
-  e.count = count;
-  stats_.records_in++;
+  if (Status s = batch_->Map(); !s.ok()) {
+    io_error_ = true;
+    return s;
+  }
+  if (!batch_->Add(key_, count)) {
+    if (Status s = Spill(); !s.ok()) {
+      io_error_ = true;
+      return s;
+    }
+    if (!batch_->Add(key_, count)) {
+      io_error_ = true;
+      return Status::Error("--memory is too small for a record of " + std::to_string(size) + " bytes");
+    }
+  }
+  records_++;
   return Status::OK();
 }
 
-// Past the inline bytes: the shorter key first when one ends within them, else the bytes.
-class RecordSorter::ArenaTailOrder : public TailOrder {
- public:
-  explicit ArenaTailOrder(const RecordSorter* sorter) : sorter_(sorter) {}
-  bool Less(const SortEntry& a, const SortEntry& b) const override {
-    const uint32_t la = a.size(), lb = b.size();
-    if (la <= kPrefixBytes || lb <= kPrefixBytes) return la < lb;
-    return TailLess(sorter_->Resolve(a.offset()), la, sorter_->Resolve(b.offset()), lb, kPrefixBytes);
-  }
-
- private:
-  const RecordSorter* sorter_;
-};
-
-bool RecordSorter::Equal(const SortEntry& a, const SortEntry& b) const {
-  if (!a.SamePrefix(b) || a.size() != b.size()) return false;
-  if (a.size() <= kPrefixBytes) return true;
-  return std::memcmp(Resolve(a.offset()) + kPrefixBytes, Resolve(b.offset()) + kPrefixBytes,
-                     a.size() - kPrefixBytes) == 0;
-}
-
-// Sorts the entries (on options_.threads threads) and sums equal keys in place; parts_
-// then holds the sorted range.
-void RecordSorter::SortAndSum() {
-  parts_.clear();
-  const size_t n = n_entries_;
-  RadixSort(entries_, entries_ + n, ArenaTailOrder(this), options_.threads);
-  size_t out = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (out > 0 && Equal(entries_[out - 1], entries_[i])) {
-      SortEntry& last = entries_[out - 1];
-      if (__builtin_add_overflow(last.count, entries_[i].count, &last.count)) overflow_ = true;
-      continue;
-    }
-    entries_[out++] = entries_[i];
-  }
-  if (out > 0) parts_.emplace_back(0, out);
-}
-
-Status RecordSorter::SpillRun() {
-  SortAndSum();
-  if (overflow_) return Status::Error("a count overflows a signed 64-bit integer");
-  for (const auto& [begin, end] : parts_) {
-    const std::string path = options_.temp_dir + "/run-" + std::to_string(run_paths_.size());
-    run_paths_.push_back(path);
-    FileWriter w;
-    if (Status s = w.Open(path, 4 << 20, /*direct=*/true); !s.ok()) return s;
-    std::string buf;
-    buf.reserve(1 << 20);
-    for (size_t i = begin; i < end; ++i) {
-      const SortEntry& e = entries_[i];
-      PutVarint(&buf, e.size());
-      buf.append(Resolve(e.offset()), e.size());
-      PutVarint(&buf, ZigZag(e.count));
-      if (buf.size() >= (1 << 20) - 64) {
-        if (Status s = w.Append(buf); !s.ok()) return s;
-        buf.clear();
-      }
-    }
-    if (Status s = w.Append(buf); !s.ok()) return s;
-    // No fsync: a run is scratch; a crash redoes the whole import.
-    if (Status s = w.Close(); !s.ok()) return s;
-    stats_.runs++;
-  }
-  parts_.clear();
-  n_entries_ = 0;
-  arena_used_ = 0;
+// Sorts this feeder's records and writes them as a run, on this thread.
+Status RecordSorter::Feeder::Spill() {
+  if (batch_->size() == 0) return Status::OK();
+  if (!batch_->SortAndSum(sort_threads_)) return Status::Error("a count overflows a signed 64-bit integer");
+  if (Status s = batch_->WriteRun(sorter_->NewRunPath()); !s.ok()) return s;
+  batch_->Clear();
   return Status::OK();
+}
+
+RecordSorter::RecordSorter(SorterOptions options) : options_(std::move(options)) {
+  // 5% of the budget is left for I/O buffers.
+  const uint64_t memory = std::max<uint64_t>(options_.memory_bytes, 1 << 20) * 95 / 100;
+  const uint64_t most = std::max<uint64_t>(1, memory / kMinFeederMemory);
+  const uint32_t feeders = uint32_t(std::clamp<uint64_t>(options_.feeders, 1, most));
+  // Several feeders sort on their own threads at once; a single one sorts on all of them.
+  const uint32_t sort_threads = std::max<uint32_t>(1, options_.threads / feeders);
+  for (uint32_t i = 0; i < feeders; ++i) feeders_.push_back(std::make_unique<Feeder>(this, memory / feeders, sort_threads));
+}
+
+RecordSorter::~RecordSorter() {
+  for (const std::string& path : run_paths_) ::unlink(path.c_str());
+}
+
+std::string RecordSorter::NewRunPath() {
+  std::lock_guard<std::mutex> lock(runs_mu_);
+  run_paths_.push_back(options_.temp_dir + "/run-" + std::to_string(run_paths_.size()));
+  return run_paths_.back();
+}
+
+Status RecordSorter::Add(std::string_view line) { return feeders_[0]->Add(line); }
+
+bool RecordSorter::io_error() const {
+  for (const auto& f : feeders_) {
+    if (f->io_error()) return true;
+  }
+  return false;
 }
 
 std::vector<Day> RecordSorter::Days() const {
   std::vector<Day> days;
-  for (size_t w = 0; w < day_bits_.size(); ++w) {
-    for (uint64_t bits = day_bits_[w]; bits != 0; bits &= bits - 1) {
-      days.push_back(Day(w * 64 + size_t(__builtin_ctzll(bits))));
-    }
+  for (size_t w = 0; w < 65536 / 64; ++w) {
+    uint64_t bits = 0;
+    for (const auto& f : feeders_) bits |= f->day_bits_[w];
+    for (; bits != 0; bits &= bits - 1) days.push_back(Day(w * 64 + size_t(__builtin_ctzll(bits))));
   }
   return days;
 }
 
+bool RecordSorter::has_lookups() const {
+  for (const auto& f : feeders_) {
+    if (f->has_lookups_) return true;
+  }
+  return false;
+}
+
+SorterStats RecordSorter::stats() const {
+  SorterStats st = stats_;
+  for (const auto& f : feeders_) st.records_in += f->records_;
+  std::lock_guard<std::mutex> lock(runs_mu_);
+  st.runs = run_paths_.size();
+  return st;
+}
+
 namespace {
 
-// Turns the merged entry stream into archive lines for the sink.
 class LineAssembler {
  public:
   LineAssembler(LineSink* sink, const std::function<void(const std::string&)>& on_collision,
@@ -492,24 +556,141 @@ class LineAssembler {
 
 }  // namespace
 
-Status RecordSorter::Finish(LineSink* sink, const std::function<void(const std::string&)>& on_collision) {
-  SortAndSum();
-  if (overflow_) return Status::Error("a count overflows a signed 64-bit integer");
-  std::vector<std::unique_ptr<Source>> sources;
-  for (const std::string& path : run_paths_) {
-    auto run = std::make_unique<RunSource>();
-    if (Status s = run->Open(path); !s.ok()) return s;
-    sources.push_back(std::move(run));
-  }
-  for (const auto& [begin, end] : parts_) sources.push_back(std::make_unique<MemorySource>(this, begin, end));
+// Receives the merged stream: one (entry key, summed count) per distinct key, in order.
+class RecordSorter::MergedSink {
+ public:
+  virtual ~MergedSink() = default;
+  virtual Status Add(std::string_view key, int64_t count) = 0;
+};
 
-  LineAssembler assembler(sink, on_collision, &stats_);
-  if (sources.size() == 1) {  // everything fit in memory, sorted in one part: no merge
+namespace {
+
+// The merged stream straight into the line assembler, on one thread.
+class AssemblerSink : public RecordSorter::MergedSink {
+ public:
+  explicit AssemblerSink(LineAssembler* assembler) : assembler_(assembler) {}
+  Status Add(std::string_view key, int64_t count) override { return assembler_->Add(key, count); }
+
+ private:
+  LineAssembler* assembler_;
+};
+
+// The hand-off from the merging thread to the assembling one: blocks of records
+// (4-byte key size, key, 8-byte count), a few in flight, reused.
+class BlockPipe {
+ public:
+  static constexpr size_t kBlockBytes = 1 << 20;
+
+  BlockPipe() : blocks_(4) {
+    for (std::string& b : blocks_) {
+      b.reserve(kBlockBytes);
+      free_.push_back(&b);
+    }
+  }
+  // Producer: an empty block to fill; nullptr once the consumer has given up.
+  std::string* TakeFree() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return !free_.empty() || cancelled_; });
+    if (cancelled_) return nullptr;
+    std::string* b = free_.front();
+    free_.pop_front();
+    return b;
+  }
+  void PushFull(std::string* block) {
+    std::lock_guard<std::mutex> lock(mu_);
+    full_.push_back(block);
+    cv_.notify_all();
+  }
+  // Producer: nothing more will come.
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+    cv_.notify_all();
+  }
+  // Consumer: the next full block; nullptr after the last.
+  std::string* TakeFull() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return !full_.empty() || closed_; });
+    if (full_.empty()) return nullptr;
+    std::string* b = full_.front();
+    full_.pop_front();
+    return b;
+  }
+  void GiveBack(std::string* block) {
+    block->clear();
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back(block);
+    cv_.notify_all();
+  }
+  // Consumer: stop the producer (at its next block).
+  void Cancel() {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::deque<std::string> blocks_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string*> free_, full_;
+  bool closed_ = false, cancelled_ = false;
+};
+
+// The merged stream into blocks of a BlockPipe.
+class PipeSink : public RecordSorter::MergedSink {
+ public:
+  explicit PipeSink(BlockPipe* pipe) : pipe_(pipe) {}
+  Status Add(std::string_view key, int64_t count) override {
+    const uint32_t size = uint32_t(key.size());
+    if (block_ == nullptr || (!block_->empty() && block_->size() + 12 + size > BlockPipe::kBlockBytes)) {
+      if (block_ != nullptr) pipe_->PushFull(block_);
+      block_ = pipe_->TakeFree();
+      if (block_ == nullptr) return Status::Error("merge stopped");  // the consumer's error is reported
+    }
+    block_->append(reinterpret_cast<const char*>(&size), 4);
+    block_->append(key);
+    block_->append(reinterpret_cast<const char*>(&count), 8);
+    return Status::OK();
+  }
+  // Hands over the last block and closes the pipe.
+  void Finish() {
+    if (block_ != nullptr) pipe_->PushFull(block_);
+    block_ = nullptr;
+    pipe_->Close();
+  }
+
+ private:
+  BlockPipe* pipe_;
+  std::string* block_ = nullptr;
+};
+
+// Feeds the records of one block to the assembler.
+Status AssembleBlock(const std::string& block, LineAssembler* assembler) {
+  const char* p = block.data();
+  const char* const end = p + block.size();
+  while (p < end) {
+    uint32_t size;
+    int64_t count;
+    std::memcpy(&size, p, 4);
+    std::memcpy(&count, p + 4 + size, 8);
+    if (Status s = assembler->Add(std::string_view(p + 4, size), count); !s.ok()) return s;
+    p += 12 + size;
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+// K-way merge of sorted sources; equal keys summed.
+Status RecordSorter::MergeSources(std::vector<std::unique_ptr<Source>>* all, MergedSink* out) {
+  std::vector<std::unique_ptr<Source>>& sources = *all;
+  if (sources.size() == 1) {  // one sorted source, keys already summed: no merge
     Source& only = *sources[0];
     while (only.Next()) {
-      if (Status s = assembler.Add(only.key, only.count); !s.ok()) return s;
+      if (Status s = out->Add(only.key, only.count); !s.ok()) return s;
     }
-    return assembler.Finish();
+    return only.status();
   }
   auto greater = [&sources](size_t a, size_t b) {
     const int c = Source::Compare(*sources[a], *sources[b]);
@@ -549,8 +730,52 @@ Status RecordSorter::Finish(LineSink* sink, const std::function<void(const std::
                            DayName(Day((uint8_t(key[0]) << 8) | uint8_t(key[1]))) + ", key " +
                            key.substr(4, key.find('\0', 4) - 4) + ")");
     }
-    if (Status s = assembler.Add(key, sum); !s.ok()) return s;
+    if (Status s = out->Add(key, sum); !s.ok()) return s;
   }
+  return Status::OK();
+}
+
+Status RecordSorter::Finish(LineSink* sink, const std::function<void(const std::string&)>& on_collision) {
+  std::vector<std::unique_ptr<Source>> sources;
+  {
+    std::lock_guard<std::mutex> lock(runs_mu_);
+    for (const std::string& path : run_paths_) {
+      auto run = std::make_unique<RunSource>();
+      if (Status s = run->Open(path); !s.ok()) return s;
+      sources.push_back(std::move(run));
+    }
+  }
+  // What is still in memory: each batch sorted on every thread, one after the other.
+  for (const auto& f : feeders_) {
+    if (f->batch_->size() == 0) continue;
+    if (!f->batch_->SortAndSum(options_.threads)) return Status::Error("a count overflows a signed 64-bit integer");
+    sources.push_back(std::make_unique<MemorySource>(f->batch_.get()));
+  }
+
+  LineAssembler assembler(sink, on_collision, &stats_);
+  if (options_.threads < 2) {
+    AssemblerSink direct(&assembler);
+    if (Status s = MergeSources(&sources, &direct); !s.ok()) return s;
+    return assembler.Finish();
+  }
+  // Two threads: a helper merges (reading runs, comparing, summing), this one assembles
+  // lines and writes them.
+  BlockPipe pipe;
+  Status merged;
+  std::thread merger([&] {
+    PipeSink out(&pipe);
+    merged = MergeSources(&sources, &out);
+    out.Finish();
+  });
+  Status assembled;
+  while (std::string* block = pipe.TakeFull()) {
+    if (assembled.ok()) assembled = AssembleBlock(*block, &assembler);
+    if (!assembled.ok()) pipe.Cancel();
+    pipe.GiveBack(block);
+  }
+  merger.join();
+  if (!assembled.ok()) return assembled;
+  if (!merged.ok()) return merged;
   return assembler.Finish();
 }
 
