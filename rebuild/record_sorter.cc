@@ -77,6 +77,20 @@ size_t GetVarint(const char* p, const char* end, uint64_t* v) {
   return 0;
 }
 
+// How many leading bytes a and b share.
+size_t SharedPrefix(std::string_view a, std::string_view b) {
+  const size_t n = std::min(a.size(), b.size());
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a.data() + i, 8);
+    std::memcpy(&y, b.data() + i, 8);
+    if (x != y) return i + size_t(__builtin_ctzll(x ^ y) / 8);
+  }
+  while (i < n && a[i] == b[i]) ++i;
+  return i;
+}
+
 uint64_t ZigZag(int64_t v) { return (uint64_t(v) << 1) ^ uint64_t(v >> 63); }
 int64_t UnZigZag(uint64_t v) { return int64_t(v >> 1) ^ -int64_t(v & 1); }
 
@@ -163,18 +177,23 @@ class RecordSorter::Batch : public TailOrder {
     key->resize(size);
   }
 
-  // Writes the (sorted) entries as a run: varint key size, key, varint zigzag count.
+  // Writes the (sorted) entries as a run. Front coded, since sorted neighbours share most
+  // of their keys: varint bytes shared with the previous key, varint length of the rest,
+  // the rest, varint zigzag count.
   Status WriteRun(const std::string& path) const {
     FileWriter w;
     if (Status s = w.Open(path, 4 << 20, /*direct=*/true); !s.ok()) return s;
-    std::string buf, key;
+    std::string buf, key, previous;
     buf.reserve(1 << 20);
     for (size_t i = 0; i < n_; ++i) {
       const SortEntry& e = entries()[i];
       KeyOf(e, &key);
-      PutVarint(&buf, key.size());
-      buf.append(key);
+      const size_t shared = SharedPrefix(previous, key);
+      PutVarint(&buf, shared);
+      PutVarint(&buf, key.size() - shared);
+      buf.append(key, shared);
       PutVarint(&buf, ZigZag(e.count));
+      previous.swap(key);
       if (buf.size() >= (1 << 20) - 64) {
         if (Status s = w.Append(buf); !s.ok()) return s;
         buf.clear();
@@ -265,26 +284,31 @@ class RecordSorter::RunSource : public Source {
     return reader_.Open(path);
   }
   bool Next() override {
-    uint64_t size = 0, zz = 0;
-    size_t n1 = 0, n2 = 0;
+    uint64_t shared = 0, rest = 0, zz = 0;
+    size_t n1 = 0, n2 = 0, n3 = 0;
     for (;;) {
       const char* p = buffer_.data() + pos_;
       const char* end = buffer_.data() + end_;
-      n1 = GetVarint(p, end, &size);
-      if (n1 != 0 && size <= kMaxEntryKey && uint64_t(end - p) > n1 + size) {
-        n2 = GetVarint(p + n1 + size, end, &zz);
-        if (n2 != 0) break;
+      n1 = GetVarint(p, end, &shared);
+      n2 = n1 == 0 ? 0 : GetVarint(p + n1, end, &rest);
+      if (n2 != 0) {
+        if (shared > key_.size() || shared + rest > kMaxEntryKey) return Fail("bad record size");
+        if (uint64_t(end - p) > n1 + n2 + rest) {
+          n3 = GetVarint(p + n1 + n2 + rest, end, &zz);
+          if (n3 != 0) break;
+        }
       }
-      if (n1 != 0 && size > kMaxEntryKey) return Fail("bad record size");
       if (!Refill()) {
         if (status_.ok() && pos_ != end_) return Fail("truncated record");
         return false;
       }
     }
-    key = std::string_view(buffer_.data() + pos_ + n1, size);
+    key_.resize(shared + rest);
+    std::memcpy(key_.data() + shared, buffer_.data() + pos_ + n1 + n2, rest);
+    key = key_;
     SetPrefixFromKey();
     count = UnZigZag(zz);
-    pos_ += n1 + size + n2;
+    pos_ += n1 + n2 + rest + n3;
     return true;
   }
   Status status() const override { return status_; }
@@ -319,6 +343,7 @@ class RecordSorter::RunSource : public Source {
   } reader_;
   std::vector<char> buffer_;
   size_t pos_ = 0, end_ = 0;
+  std::string key_;  // the last key: the next one shares a prefix with it
   Status status_;
 };
 
