@@ -126,6 +126,79 @@ Status FileWriter::Close() {
   return Status::OK();
 }
 
+void BlockReader::Free::operator()(char* p) const { std::free(p); }
+
+BlockReader::~BlockReader() {
+  if (pending_.joinable()) pending_.join();
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status BlockReader::Open(const std::string& path, size_t block_bytes) {
+  path_ = path;
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
+  direct_ = fd_ >= 0;
+  if (fd_ < 0) fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) return ErrnoStatus("open", path);
+  if (!direct_) ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+  block_bytes_ = std::max((block_bytes + kDirectAlign - 1) / kDirectAlign * kDirectAlign, kDirectAlign);
+  for (auto& b : buffers_) {
+    b.reset(static_cast<char*>(std::aligned_alloc(kDirectAlign, block_bytes_)));
+    if (!b) return Status::Error("open " + path + ": no memory for read buffers");
+  }
+  StartRead();
+  return Status::OK();
+}
+
+// A whole block at offset (less only at the end of the file); -1 with errno on error.
+ssize_t BlockReader::ReadAt(char* buffer, uint64_t offset) {
+  size_t done = 0;
+  while (done < block_bytes_) {
+    const ssize_t n = ::pread(fd_, buffer + done, block_bytes_ - done, off_t(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EINVAL && direct_) {  // accepted at open, refused at read: go buffered
+        direct_ = false;
+        if (::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_DIRECT) == 0) continue;
+      }
+      return -1;
+    }
+    if (n == 0) break;
+    done += size_t(n);
+    if (direct_ && done % kDirectAlign != 0) break;  // a short direct read: the end
+  }
+  return ssize_t(done);
+}
+
+void BlockReader::StartRead() {
+  char* buffer = buffers_[next_].get();
+  const uint64_t offset = offset_;
+  pending_ = std::thread([this, buffer, offset] {
+    pending_bytes_ = ReadAt(buffer, offset);
+    pending_errno_ = errno;
+  });
+}
+
+Status BlockReader::Next(std::string_view* block) {
+  *block = std::string_view();
+  if (eof_) return Status::OK();
+  pending_.join();
+  if (pending_bytes_ < 0) {
+    errno = pending_errno_;
+    eof_ = true;
+    return ErrnoStatus("read", path_);
+  }
+  const char* data = buffers_[next_].get();
+  *block = std::string_view(data, size_t(pending_bytes_));
+  offset_ += uint64_t(pending_bytes_);
+  if (size_t(pending_bytes_) < block_bytes_) {
+    eof_ = true;
+  } else {
+    next_ ^= 1;
+    StartRead();
+  }
+  return Status::OK();
+}
+
 LineReader::~LineReader() {
   if (owns_fd_ && fd_ >= 0) ::close(fd_);
 }
@@ -142,7 +215,8 @@ Status LineReader::Open(const std::string& path, size_t buffer_size) {
     struct stat st;
     if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) {
       file_size_ = uint64_t(st.st_size);
-      ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+      blocks_ = std::make_unique<BlockReader>();
+      if (Status s = blocks_->Open(path, buffer_size); !s.ok()) return status_ = s;
     }
   }
   buffer_.resize(buffer_size);
@@ -156,6 +230,20 @@ bool LineReader::Refill() {
     std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
     end_ -= begin_;
     begin_ = 0;
+  }
+  if (blocks_) {
+    std::string_view block;
+    if (status_ = blocks_->Next(&block); !status_.ok()) return false;
+    if (block.empty()) {
+      eof_ = true;
+      return false;
+    }
+    if (buffer_.size() < end_ + block.size()) buffer_.resize(end_ + block.size());
+    std::memcpy(buffer_.data() + end_, block.data(), block.size());
+    if (digest_enabled_) XXH64_update(&digest_state_, block.data(), block.size());
+    end_ += block.size();
+    bytes_read_ += block.size();
+    return true;
   }
   if (end_ == buffer_.size()) buffer_.resize(buffer_.size() * 2);  // a line longer than the buffer
   for (;;) {

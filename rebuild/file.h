@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "keyformat/status.h"
@@ -61,6 +62,44 @@ class FileWriter {
   Status error_;
 };
 
+// Reads a file front to back in big blocks, the next block always on its way: a helper
+// thread reads it while the caller works on the current one. Around the page cache
+// (O_DIRECT) where the filesystem allows: the files read this way (runs, segments) were
+// written around it, and on this VM copying out of the page cache cost the import's merge
+// 2 s of 100M records (docs/benchmarks.md, rebuild). Not thread-safe.
+class BlockReader {
+ public:
+  BlockReader() = default;
+  ~BlockReader();  // waits for the read on its way
+  BlockReader(const BlockReader&) = delete;
+  BlockReader& operator=(const BlockReader&) = delete;
+
+  // block_bytes is rounded up to a multiple of 4 KiB.
+  Status Open(const std::string& path, size_t block_bytes = 4 << 20);
+  // The next block into *block (empty at the end), valid until the next call; false on
+  // a read error.
+  Status Next(std::string_view* block);
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Free {
+    void operator()(char* p) const;
+  };
+  void StartRead();
+  ssize_t ReadAt(char* buffer, uint64_t offset);
+  int fd_ = -1;
+  bool direct_ = false;
+  std::string path_;
+  size_t block_bytes_ = 0;
+  std::unique_ptr<char[], Free> buffers_[2];
+  int next_ = 0;           // the buffer being read into
+  uint64_t offset_ = 0;    // of the block being read
+  std::thread pending_;    // reads buffers_[next_]
+  ssize_t pending_bytes_ = 0;
+  int pending_errno_ = 0;
+  bool eof_ = false;
+};
+
 // Reads a file (or standard input, path "-") line by line through a large buffer.
 // Lines are returned without their '\n' as views valid until the next call. A last line
 // without '\n' is returned too; has_final_newline() tells whether the input ended in one.
@@ -93,6 +132,7 @@ class LineReader {
   bool Refill();
   int fd_ = -1;
   bool owns_fd_ = false;
+  std::unique_ptr<BlockReader> blocks_;  // a regular file: read ahead, around the page cache
   std::string path_;
   std::vector<char> buffer_;
   size_t begin_ = 0, end_ = 0;

@@ -234,6 +234,28 @@ TEST(FileWriter, DirectWritesKeepEveryByteAtEverySize) {
   }
 }
 
+TEST(BlockReader, ReadsEveryByteInBlocks) {
+  TempDir dir;
+  for (size_t size : {size_t(0), size_t(1), size_t(4096), size_t(8192), size_t(10000), size_t(300000)}) {
+    std::string bytes(size, '\0');
+    for (size_t i = 0; i < size; ++i) bytes[i] = char(i * 131 % 251);
+    const std::string path = dir.path() + "/b" + std::to_string(size);
+    std::ofstream(path, std::ios::binary) << bytes;
+    BlockReader reader;
+    ASSERT_TRUE(reader.Open(path, 8192).ok());
+    std::string got;
+    std::string_view block;
+    do {
+      ASSERT_TRUE(reader.Next(&block).ok());
+      EXPECT_LE(block.size(), 8192u);
+      got.append(block);
+    } while (!block.empty());
+    EXPECT_EQ(got, bytes) << size;
+  }
+  BlockReader missing;
+  EXPECT_FALSE(missing.Open(dir.path() + "/none").ok());
+}
+
 TEST(SortedFiles, ASegmentIsReadBackAndItsDamageIsFound) {
   TempDir dir;
   const std::string path = dir.path() + "/s.seg";

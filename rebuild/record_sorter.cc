@@ -23,7 +23,7 @@ namespace clickatron::rebuild {
 namespace {
 
 constexpr uint32_t kMaxEntryKey = 0xFFFFFF;
-constexpr size_t kRunBufferSize = 4 << 20;
+constexpr size_t kRunBlockBytes = 4 << 20;
 // A feeder's memory is never split finer than this: tiny batches only make many runs.
 constexpr uint64_t kMinFeederMemory = uint64_t(4) << 20;
 constexpr size_t kSlack = 32;  // readable bytes past every key tail
@@ -278,10 +278,10 @@ class RecordSorter::MemorySource : public Source {
 
 class RecordSorter::RunSource : public Source {
  public:
-  Status Open(const std::string& path) {
+  // block_bytes: how much is read at once (twice that is in flight).
+  Status Open(const std::string& path, size_t block_bytes) {
     path_ = path;
-    buffer_.resize(kRunBufferSize);
-    return reader_.Open(path);
+    return reader_.Open(path, block_bytes);
   }
   bool Next() override {
     uint64_t shared = 0, rest = 0, zz = 0;
@@ -318,36 +318,25 @@ class RecordSorter::RunSource : public Source {
     status_ = Status::Error("run file " + path_ + ": " + why);
     return false;
   }
+  // Appends the next block behind the unread bytes; false at the end or on an error.
   bool Refill() {
+    std::string_view block;
+    if (status_ = reader_.Next(&block); !status_.ok() || block.empty()) return false;
     std::memmove(buffer_.data(), buffer_.data() + pos_, end_ - pos_);
     end_ -= pos_;
     pos_ = 0;
-    if (end_ == buffer_.size()) buffer_.resize(buffer_.size() * 2);
-    const ssize_t n = ::read(reader_fd(), buffer_.data() + end_, buffer_.size() - end_);
-    if (n < 0) {
-      status_ = ErrnoStatus("read", path_);
-      return false;
-    }
-    end_ += size_t(n);
-    return n > 0;
+    if (buffer_.size() < end_ + block.size()) buffer_.resize(end_ + block.size());
+    std::memcpy(buffer_.data() + end_, block.data(), block.size());
+    end_ += block.size();
+    return true;
   }
-  int reader_fd();
   std::string path_;
-  struct Fd {
-    int fd = -1;
-    ~Fd() { if (fd >= 0) ::close(fd); }
-    Status Open(const std::string& path) {
-      fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-      return fd < 0 ? ErrnoStatus("open", path) : Status::OK();
-    }
-  } reader_;
+  BlockReader reader_;
   std::vector<char> buffer_;
   size_t pos_ = 0, end_ = 0;
   std::string key_;  // the last key: the next one shares a prefix with it
   Status status_;
 };
-
-int RecordSorter::RunSource::reader_fd() { return reader_.fd; }
 
 RecordSorter::Feeder::Feeder(RecordSorter* sorter, uint64_t memory_bytes, uint32_t sort_threads)
     : sorter_(sorter), batch_(std::make_unique<Batch>(memory_bytes)), sort_threads_(sort_threads) {
@@ -764,9 +753,13 @@ Status RecordSorter::Finish(LineSink* sink, const std::function<void(const std::
   std::vector<std::unique_ptr<Source>> sources;
   {
     std::lock_guard<std::mutex> lock(runs_mu_);
+    // A run holds three blocks (two read ahead, one being decoded): all of them within 4%
+    // of the memory budget, 4 MiB at most.
+    const uint64_t share = options_.memory_bytes / 25 / (3 * std::max<size_t>(1, run_paths_.size()));
+    const size_t block = size_t(std::clamp<uint64_t>(share, 64 << 10, kRunBlockBytes));
     for (const std::string& path : run_paths_) {
       auto run = std::make_unique<RunSource>();
-      if (Status s = run->Open(path); !s.ok()) return s;
+      if (Status s = run->Open(path, block); !s.ok()) return s;
       sources.push_back(std::move(run));
     }
   }
