@@ -16,6 +16,7 @@
 #include "rebuild/file.h"
 #include "rebuild/footer.h"
 #include "rebuild/record_sorter.h"
+#include "rebuild/segment_merge.h"
 #include "rebuild/sorted_file.h"
 #include "rebuild/work_dir.h"
 
@@ -286,6 +287,50 @@ TEST(SortedFiles, ASegmentIsReadBackAndItsDamageIsFound) {
   EXPECT_NE(damaged(swapped + FormatFooter(Footer{2, XXH64(swapped.data(), swapped.size(), 0)}))
                 .find("line 2: key 'ab' is out of order"),
             std::string::npos);
+}
+
+TEST(SegmentMerge, ReadingAheadMergesAndFailsLikeReadingInLine) {
+  TempDir dir;
+  // Two big inputs (several read-ahead blocks each) with keys of their own and shared
+  // ones, and a small one; written as segments.
+  std::vector<std::string> paths;
+  for (int input = 0; input < 3; ++input) {
+    const std::string path = dir.path() + "/in" + std::to_string(input) + ".seg";
+    SortedFileWriter w;
+    ASSERT_TRUE(w.Open(path, true).ok());
+    const int n = input == 2 ? 50 : 60000;
+    for (int i = 0; i < n; ++i) {
+      char key[32];
+      std::snprintf(key, sizeof key, "u|user%07d", input == 2 ? i * 1000 : i * 2 + (i % 3 == 0 ? 0 : input));
+      const std::string value = std::string("c3p") + char('0' + input) + ":" + std::to_string(i + 1);
+      ASSERT_TRUE(w.Add(key, value, 1).ok());
+    }
+    ASSERT_TRUE(w.Finish().ok());
+    paths.push_back(path);
+  }
+  auto merge = [&](unsigned threads, const std::vector<std::string>& inputs, std::string* bytes) {
+    const std::string out_path = dir.path() + "/out" + std::to_string(threads);
+    SortedFileWriter out;
+    EXPECT_TRUE(out.Open(out_path, false).ok());
+    MergeStats stats;
+    Status s = MergeSegments(inputs, &out, &stats, nullptr, nullptr, threads);
+    if (s.ok()) s = out.Finish();
+    if (s.ok()) *bytes = ReadAll(out_path);
+    return s;
+  };
+  std::string one, two;
+  ASSERT_TRUE(merge(1, paths, &one).ok());
+  ASSERT_TRUE(merge(2, paths, &two).ok());
+  EXPECT_EQ(one, two);
+  EXPECT_GT(one.size(), size_t(2) << 20);
+  EXPECT_NE(one.find("u|user0000000,c3p0:1 c3p1:1 c3p2:1\n"), std::string::npos);
+  // A byte changed in the middle of an input: the checksum says so, either way.
+  std::string damaged = ReadAll(paths[1]);
+  damaged[damaged.size() / 2] = damaged[damaged.size() / 2] == '1' ? '2' : '1';
+  std::ofstream(paths[1], std::ios::binary | std::ios::trunc) << damaged;
+  const Status e1 = merge(1, paths, &one), e2 = merge(2, paths, &two);
+  EXPECT_NE(e1.message().find("checksum mismatch"), std::string::npos) << e1.message();
+  EXPECT_EQ(e1.message(), e2.message());
 }
 
 TEST(KeyValueFile, ParsesAndFormats) {

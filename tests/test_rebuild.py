@@ -107,7 +107,7 @@ def test_malformed_lines_read_by_several_threads_are_reported_in_input_order(tmp
     assert segments(work) == []
     r = rebuild("import", "--work", work, "--input", src, "--jobs", "2", "--max-errors", "4")
     assert b"499996 records" in r.stdout and b"4 malformed line(s) skipped" in r.stdout
-    rebuild("merge", "--work", work)
+    rebuild("merge", "--work", work, "--jobs", "2")
     one = tmp_path / "one"
     rebuild("import", "--work", one, "--input", src, "--max-errors", "4")
     rebuild("merge", "--work", one)
