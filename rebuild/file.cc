@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
@@ -25,50 +26,90 @@ Status ErrnoStatus(std::string_view what, const std::string& path) {
   return Status::Error(std::move(m));
 }
 
+namespace {
+// O_DIRECT wants file offsets, sizes and memory aligned to the logical block size; a page
+// covers every device here.
+constexpr size_t kDirectAlign = 4096;
+}  // namespace
+
+void FileWriter::Free::operator()(char* p) const { std::free(p); }
+
 FileWriter::~FileWriter() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-Status FileWriter::Open(const std::string& path, size_t buffer_size) {
+Status FileWriter::Open(const std::string& path, size_t buffer_size, bool direct) {
   path_ = path;
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
+  fd_ = direct ? ::open(path.c_str(), flags | O_DIRECT, 0644) : -1;
+  direct_ = fd_ >= 0;
+  if (fd_ < 0) fd_ = ::open(path.c_str(), flags, 0644);
   if (fd_ < 0) return error_ = ErrnoStatus("create", path);
-  capacity_ = buffer_size;
-  buffer_.reserve(capacity_);
+  capacity_ = std::max((buffer_size + kDirectAlign - 1) / kDirectAlign * kDirectAlign, kDirectAlign);
+  buffer_.reset(static_cast<char*>(std::aligned_alloc(kDirectAlign, capacity_)));
+  if (!buffer_) return error_ = Status::Error("create " + path + ": no memory for a write buffer");
   return Status::OK();
 }
 
-Status FileWriter::FlushBuffer() {
+Status FileWriter::WriteAll(const char* data, size_t size) {
   size_t done = 0;
-  while (done < buffer_.size()) {
-    const ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
+  while (done < size) {
+    const ssize_t n = ::write(fd_, data + done, size - done);
     if (n < 0) {
       if (errno == EINTR) continue;
+      if (errno == EINVAL && direct_) {  // accepted at open, refused at write: go buffered
+        direct_ = false;
+        if (::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_DIRECT) != 0) return error_ = ErrnoStatus("fcntl", path_);
+        continue;
+      }
       return error_ = ErrnoStatus("write", path_);
     }
     done += size_t(n);
   }
-  buffer_.clear();
+  return Status::OK();
+}
+
+// Writes the buffer out; a direct writer keeps its partial last block unless last.
+Status FileWriter::FlushBuffer(bool last) {
+  size_t n = used_;
+  if (direct_) {
+    n = used_ / kDirectAlign * kDirectAlign;
+    if (last && n < used_) {
+      if (n > 0) {
+        if (Status s = WriteAll(buffer_.get(), n); !s.ok()) return s;
+      }
+      // The tail is not a whole block: through the page cache.
+      direct_ = false;
+      if (::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_DIRECT) != 0) return error_ = ErrnoStatus("fcntl", path_);
+      std::memmove(buffer_.get(), buffer_.get() + n, used_ - n);
+      used_ -= n;
+      n = used_;
+    }
+  }
+  if (Status s = WriteAll(buffer_.get(), n); !s.ok()) return s;
+  std::memmove(buffer_.get(), buffer_.get() + n, used_ - n);
+  used_ -= n;
   return Status::OK();
 }
 
 Status FileWriter::Append(std::string_view bytes) {
   if (!error_.ok()) return error_;
   bytes_ += bytes.size();
-  if (buffer_.size() + bytes.size() > capacity_) {
-    if (Status s = FlushBuffer(); !s.ok()) return s;
-    if (bytes.size() >= capacity_) {  // a huge piece goes straight out
-      buffer_.assign(bytes);
-      return FlushBuffer();
-    }
+  while (used_ + bytes.size() > capacity_) {
+    const size_t piece = capacity_ - used_;
+    std::memcpy(buffer_.get() + used_, bytes.data(), piece);
+    used_ += piece;
+    bytes.remove_prefix(piece);
+    if (Status s = FlushBuffer(false); !s.ok()) return s;
   }
-  buffer_.append(bytes);
+  std::memcpy(buffer_.get() + used_, bytes.data(), bytes.size());
+  used_ += bytes.size();
   return Status::OK();
 }
 
 Status FileWriter::SyncAndClose() {
   if (!error_.ok()) return error_;
-  if (Status s = FlushBuffer(); !s.ok()) return s;
+  if (Status s = FlushBuffer(true); !s.ok()) return s;
   if (::fdatasync(fd_) != 0) return error_ = ErrnoStatus("fsync", path_);
   const int fd = fd_;
   fd_ = -1;
@@ -78,10 +119,83 @@ Status FileWriter::SyncAndClose() {
 
 Status FileWriter::Close() {
   if (!error_.ok()) return error_;
-  if (Status s = FlushBuffer(); !s.ok()) return s;
+  if (Status s = FlushBuffer(true); !s.ok()) return s;
   const int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) return error_ = ErrnoStatus("close", path_);
+  return Status::OK();
+}
+
+void BlockReader::Free::operator()(char* p) const { std::free(p); }
+
+BlockReader::~BlockReader() {
+  if (pending_.joinable()) pending_.join();
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status BlockReader::Open(const std::string& path, size_t block_bytes) {
+  path_ = path;
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
+  direct_ = fd_ >= 0;
+  if (fd_ < 0) fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) return ErrnoStatus("open", path);
+  if (!direct_) ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+  block_bytes_ = std::max((block_bytes + kDirectAlign - 1) / kDirectAlign * kDirectAlign, kDirectAlign);
+  for (auto& b : buffers_) {
+    b.reset(static_cast<char*>(std::aligned_alloc(kDirectAlign, block_bytes_)));
+    if (!b) return Status::Error("open " + path + ": no memory for read buffers");
+  }
+  StartRead();
+  return Status::OK();
+}
+
+// A whole block at offset (less only at the end of the file); -1 with errno on error.
+ssize_t BlockReader::ReadAt(char* buffer, uint64_t offset) {
+  size_t done = 0;
+  while (done < block_bytes_) {
+    const ssize_t n = ::pread(fd_, buffer + done, block_bytes_ - done, off_t(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EINVAL && direct_) {  // accepted at open, refused at read: go buffered
+        direct_ = false;
+        if (::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_DIRECT) == 0) continue;
+      }
+      return -1;
+    }
+    if (n == 0) break;
+    done += size_t(n);
+    if (direct_ && done % kDirectAlign != 0) break;  // a short direct read: the end
+  }
+  return ssize_t(done);
+}
+
+void BlockReader::StartRead() {
+  char* buffer = buffers_[next_].get();
+  const uint64_t offset = offset_;
+  pending_ = std::thread([this, buffer, offset] {
+    pending_bytes_ = ReadAt(buffer, offset);
+    pending_errno_ = errno;
+  });
+}
+
+Status BlockReader::Next(std::string_view* block) {
+  *block = std::string_view();
+  if (eof_) return Status::OK();
+  pending_.join();
+  if (pending_bytes_ < 0) {
+    errno = pending_errno_;
+    eof_ = true;
+    return ErrnoStatus("read", path_);
+  }
+  const char* data = buffers_[next_].get();
+  *block = std::string_view(data, size_t(pending_bytes_));
+  offset_ += uint64_t(pending_bytes_);
+  if (size_t(pending_bytes_) < block_bytes_) {
+    eof_ = true;
+  } else {
+    next_ ^= 1;
+    StartRead();
+  }
   return Status::OK();
 }
 
@@ -101,7 +215,8 @@ Status LineReader::Open(const std::string& path, size_t buffer_size) {
     struct stat st;
     if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) {
       file_size_ = uint64_t(st.st_size);
-      ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+      blocks_ = std::make_unique<BlockReader>();
+      if (Status s = blocks_->Open(path, buffer_size); !s.ok()) return status_ = s;
     }
   }
   buffer_.resize(buffer_size);
@@ -115,6 +230,20 @@ bool LineReader::Refill() {
     std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
     end_ -= begin_;
     begin_ = 0;
+  }
+  if (blocks_) {
+    std::string_view block;
+    if (status_ = blocks_->Next(&block); !status_.ok()) return false;
+    if (block.empty()) {
+      eof_ = true;
+      return false;
+    }
+    if (buffer_.size() < end_ + block.size()) buffer_.resize(end_ + block.size());
+    std::memcpy(buffer_.data() + end_, block.data(), block.size());
+    if (digest_enabled_) XXH64_update(&digest_state_, block.data(), block.size());
+    end_ += block.size();
+    bytes_read_ += block.size();
+    return true;
   }
   if (end_ == buffer_.size()) buffer_.resize(buffer_.size() * 2);  // a line longer than the buffer
   for (;;) {

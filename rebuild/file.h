@@ -12,8 +12,10 @@
 #include <xxhash.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "keyformat/status.h"
@@ -21,6 +23,12 @@
 namespace clickatron::rebuild {
 
 // Appends to a new file through a large buffer. Not thread-safe.
+//
+// A direct writer (Open with direct = true) writes its whole aligned blocks around the page
+// cache (O_DIRECT) and only the last partial block through it. For big sequential files
+// (runs, segments, merged files): on this VM a buffered write costs the kernel a copy into
+// freshly allocated page-cache pages, 0.73 GB/s against 2.4 GB/s direct (docs/benchmarks.md,
+// rebuild). A filesystem that refuses O_DIRECT (tmpfs) gets buffered writes instead.
 class FileWriter {
  public:
   FileWriter() = default;
@@ -29,7 +37,7 @@ class FileWriter {
   FileWriter& operator=(const FileWriter&) = delete;
 
   // Creates (truncates) path for writing.
-  Status Open(const std::string& path, size_t buffer_size = 4 << 20);
+  Status Open(const std::string& path, size_t buffer_size = 4 << 20, bool direct = false);
   // Appends bytes; an error sticks (later calls return it too).
   Status Append(std::string_view bytes);
   // Flushes, fsyncs and closes. REQUIRES: Open succeeded.
@@ -40,13 +48,56 @@ class FileWriter {
   const std::string& path() const { return path_; }
 
  private:
-  Status FlushBuffer();
+  struct Free {
+    void operator()(char* p) const;
+  };
+  Status FlushBuffer(bool last);
+  Status WriteAll(const char* data, size_t size);
   int fd_ = -1;
+  bool direct_ = false;
   std::string path_;
-  std::string buffer_;
-  size_t capacity_ = 0;
+  std::unique_ptr<char[], Free> buffer_;  // page-aligned, capacity_ bytes
+  size_t capacity_ = 0, used_ = 0;
   uint64_t bytes_ = 0;
   Status error_;
+};
+
+// Reads a file front to back in big blocks, the next block always on its way: a helper
+// thread reads it while the caller works on the current one. Around the page cache
+// (O_DIRECT) where the filesystem allows: the files read this way (runs, segments) were
+// written around it, and on this VM copying out of the page cache cost the import's merge
+// 2 s of 100M records (docs/benchmarks.md, rebuild). Not thread-safe.
+class BlockReader {
+ public:
+  BlockReader() = default;
+  ~BlockReader();  // waits for the read on its way
+  BlockReader(const BlockReader&) = delete;
+  BlockReader& operator=(const BlockReader&) = delete;
+
+  // block_bytes is rounded up to a multiple of 4 KiB.
+  Status Open(const std::string& path, size_t block_bytes = 4 << 20);
+  // The next block into *block (empty at the end), valid until the next call; false on
+  // a read error.
+  Status Next(std::string_view* block);
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Free {
+    void operator()(char* p) const;
+  };
+  void StartRead();
+  ssize_t ReadAt(char* buffer, uint64_t offset);
+  int fd_ = -1;
+  bool direct_ = false;
+  std::string path_;
+  size_t block_bytes_ = 0;
+  std::unique_ptr<char[], Free> buffers_[2];
+  int next_ = 0;           // the buffer being read into
+  uint64_t offset_ = 0;    // of the block being read
+  std::thread pending_;    // reads buffers_[next_]
+  ssize_t pending_bytes_ = 0;
+  int pending_errno_ = 0;
+  bool eof_ = false;
 };
 
 // Reads a file (or standard input, path "-") line by line through a large buffer.
@@ -81,6 +132,7 @@ class LineReader {
   bool Refill();
   int fd_ = -1;
   bool owns_fd_ = false;
+  std::unique_ptr<BlockReader> blocks_;  // a regular file: read ahead, around the page cache
   std::string path_;
   std::vector<char> buffer_;
   size_t begin_ = 0, end_ = 0;

@@ -1,18 +1,25 @@
 // `import`: bulk-load history given as realtime-format lines (SPEC 3.4).
 //
-// The input is read once, each line parsed once into the external sort (record_sorter.h);
-// malformed lines are reported with their line numbers and, past --max-errors, abort the
-// import before anything is written. Then the sorted output becomes one segment per day
+// The input is read once, each line parsed once into the external sort (record_sorter.h),
+// on --jobs threads that each take the next chunk of lines (chunk_reader.h) and sort and
+// spill their own share of --memory while the others go on parsing; malformed lines are
+// reported in input order with their line numbers and, past --max-errors, abort the
+// import before anything is written (exactly where one thread would). Then the sorted output becomes one segment per day
 // (plus one for the lookup records), all committed in one transaction.
 //
 // Importing twice never counts twice: an import is identified by the XXH64 of its bytes.
 // The same input again is a no-op; an input whose days already have segments from
 // anywhere else is refused unless --replace, which replaces those days' segments (a day
 // already folded into a month segment by `compact` cannot be replaced alone).
+#include <atomic>
 #include <cstdio>
+#include <cstring>
+#include <map>
 #include <set>
+#include <thread>
 
 #include "keyformat/ymdh.h"
+#include "rebuild/chunk_reader.h"
 #include "rebuild/commands.h"
 #include "rebuild/file.h"
 #include "rebuild/footer.h"
@@ -24,8 +31,87 @@
 namespace clickatron::rebuild {
 
 namespace {
+
 constexpr uint64_t kErrorsShown = 20;
+
+// The malformed lines of one chunk, by their (1-based) number within it.
+struct ChunkResult {
+  uint64_t lines = 0;
+  std::vector<std::pair<uint64_t, std::string>> errors;
+};
+
+// Prints malformed lines in input order with their line numbers, whatever order the
+// chunks finish in, and aborts past --max-errors at the very line one thread would.
+class ErrorReport {
+ public:
+  ErrorReport(std::string path, uint64_t max_errors) : path_(std::move(path)), max_errors_(max_errors) {}
+
+  // Chunk `index` is done; the abort error once more than --max-errors lines were malformed.
+  Status Done(uint64_t index, ChunkResult result) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.emplace(index, std::move(result));
+    while (abort_.ok() && !pending_.empty() && pending_.begin()->first == next_) {
+      const ChunkResult& r = pending_.begin()->second;
+      for (const auto& [line, message] : r.errors) {
+        const uint64_t number = lines_before_ + line;
+        if (++errors_ <= kErrorsShown) {
+          std::fprintf(stderr, "clickatron-rebuild: %s line %llu: %s\n", path_.c_str(),
+                       static_cast<unsigned long long>(number), message.c_str());
+        }
+        if (errors_ > max_errors_) {
+          abort_ = Status::Error("import aborted at line " + std::to_string(number) + ": " +
+                                 std::to_string(errors_) + " malformed line(s), more than --max-errors " +
+                                 std::to_string(max_errors_) + "; nothing was imported");
+          break;
+        }
+      }
+      lines_before_ += r.lines;
+      pending_.erase(pending_.begin());
+      ++next_;
+    }
+    return abort_;
+  }
+  uint64_t errors() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return errors_;
+  }
+
+ private:
+  const std::string path_;
+  const uint64_t max_errors_;
+  mutable std::mutex mu_;
+  std::map<uint64_t, ChunkResult> pending_;  // done, but an earlier chunk is not
+  uint64_t next_ = 0, lines_before_ = 0, errors_ = 0;
+  Status abort_;
+};
+
+// One thread's share of the reading: chunks into its feeder until the input ends, stop
+// is set, or an error.
+Status FeedChunks(ChunkReader* reader, RecordSorter::Feeder* feeder, ErrorReport* report,
+                  Progress* progress, const std::atomic<bool>* stop) {
+  std::vector<char> buffer;
+  std::string_view text;
+  uint64_t index;
+  while (!stop->load() && reader->Next(&buffer, &text, &index)) {
+    ChunkResult result;
+    for (size_t pos = 0; pos < text.size();) {
+      const char* nl = static_cast<const char*>(std::memchr(text.data() + pos, '\n', text.size() - pos));
+      const size_t end = nl != nullptr ? size_t(nl - text.data()) : text.size();
+      ++result.lines;
+      if (Status s = feeder->Add(text.substr(pos, end - pos)); !s.ok()) {
+        if (feeder->io_error()) return s;
+        result.errors.emplace_back(result.lines, s.message());
+      }
+      pos = end + 1;
+    }
+    progress->Add(result.lines, text.size());
+    progress->Tick();
+    if (Status s = report->Done(index, std::move(result)); !s.ok()) return s;
+  }
+  return Status::OK();
 }
+
+}  // namespace
 
 Status RunImport(const Options& options, WorkDir* work) {
   Result<std::vector<SegmentInfo>> existing = work->Segments();
@@ -37,37 +123,27 @@ Status RunImport(const Options& options, WorkDir* work) {
   const std::string runs = txn.StagingPath("runs");
   if (Status s = MakeDirs(runs); !s.ok()) return s;
 
-  LineReader reader;
+  ChunkReader reader;
   if (Status s = reader.Open(options.input); !s.ok()) return s;
-  reader.EnableDigest();
   Progress progress("import", reader.file_size());
-  RecordSorter sorter(SorterOptions{options.archive_shards, options.memory, runs, kLookupDay, 0, options.jobs});
-  uint64_t errors = 0;
-  std::string_view line;
-  uint64_t since_tick = 0;
-  while (reader.Next(&line)) {
-    Status s = sorter.Add(line);
-    if (!s.ok()) {
-      if (sorter.io_error()) return s;
-      ++errors;
-      if (errors <= kErrorsShown) {
-        std::fprintf(stderr, "clickatron-rebuild: %s line %llu: %s\n", reader.path().c_str(),
-                     static_cast<unsigned long long>(reader.line_number()), s.message().c_str());
-      }
-      if (errors > options.max_errors) {
-        return Status::Error("import aborted at line " + std::to_string(reader.line_number()) + ": " +
-                             std::to_string(errors) + " malformed line(s), more than --max-errors " +
-                             std::to_string(options.max_errors) + "; nothing was imported");
-      }
-    }
-    if (++since_tick == 65536) {
-      progress.Add(since_tick, reader.bytes_read() - progress.bytes());
-      since_tick = 0;
-      progress.Tick();
-    }
+  RecordSorter sorter(SorterOptions{options.archive_shards, options.memory, runs, kLookupDay, 0,
+                                    options.jobs, options.jobs});
+  ErrorReport report(reader.path(), options.max_errors);
+  std::atomic<bool> stop{false};
+  std::vector<Status> results(sorter.feeder_count());
+  auto feed = [&](size_t t) {
+    results[t] = FeedChunks(&reader, sorter.feeder(t), &report, &progress, &stop);
+    if (!results[t].ok()) stop = true;
+  };
+  std::vector<std::thread> feeders;
+  for (size_t t = 1; t < sorter.feeder_count(); ++t) feeders.emplace_back(feed, t);
+  feed(0);
+  for (std::thread& t : feeders) t.join();
+  for (const Status& s : results) {
+    if (!s.ok()) return s;
   }
-  if (!reader.status().ok()) return reader.status();
-  progress.Add(since_tick, reader.bytes_read() - progress.bytes());
+  if (Status s = reader.status(); !s.ok()) return s;
+  const uint64_t errors = report.errors();
   if (errors > kErrorsShown) {
     std::fprintf(stderr, "clickatron-rebuild: ... %llu malformed lines in all\n",
                  static_cast<unsigned long long>(errors));
@@ -118,7 +194,7 @@ Status RunImport(const Options& options, WorkDir* work) {
   for (const std::string& name : to_remove) txn.RemoveSegment(name);
   if (Status s = txn.Commit(); !s.ok()) return s;
 
-  const SorterStats& st = sorter.stats();
+  const SorterStats st = sorter.stats();
   std::string text = std::to_string(st.records_in) + " records → " + std::to_string(st.lines_out) +
                      " archive lines (" + std::to_string(st.columns_out) + " data points), " +
                      std::to_string(days.size()) + " day(s)";

@@ -4,6 +4,7 @@
 // The result is written to DIR/merged.tmp-<id>/ and swapped in whole, with a `meta` that
 // names the exact segment set it came from (`inputs`, an XXH64 over segment names and
 // checksums). Running merge again on the same segment set is a no-op.
+#include <algorithm>
 #include <cstdio>
 #include <mutex>
 
@@ -62,6 +63,8 @@ Status RunMerge(const Options& options, WorkDir* work) {
   std::mutex mu;
   std::vector<std::string> collisions;
   std::vector<uint64_t> shard_bytes(shards, 0);
+  // Jobs beyond one per shard read the inputs ahead.
+  const unsigned read_threads = std::max<unsigned>(1, options.jobs / std::min<uint32_t>(shards, options.jobs));
   Status result = RunTasks(shards, options.jobs, [&](size_t k) -> Status {
     std::vector<std::string> paths;
     for (const SegmentInfo& seg : *segments) paths.push_back(seg.ShardPath(uint32_t(k)));
@@ -77,7 +80,7 @@ Status RunMerge(const Options& options, WorkDir* work) {
       shard_bytes[k] = bytes;
       progress.Tick();
     };
-    if (Status s = MergeSegments(paths, &out, &stats[k], on_collision, on_progress); !s.ok()) return s;
+    if (Status s = MergeSegments(paths, &out, &stats[k], on_collision, on_progress, read_threads); !s.ok()) return s;
     if (Status s = out.Finish(); !s.ok()) return s;
     info.files[k] = out.summary();
     return Status::OK();

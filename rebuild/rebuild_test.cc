@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "keyformat/ymdh.h"
 #include "rebuild/cluster_http.h"
@@ -15,6 +16,7 @@
 #include "rebuild/file.h"
 #include "rebuild/footer.h"
 #include "rebuild/record_sorter.h"
+#include "rebuild/segment_merge.h"
 #include "rebuild/sorted_file.h"
 #include "rebuild/work_dir.h"
 
@@ -169,6 +171,92 @@ TEST(RecordSorter, SpillsRunsAndMergesThemToTheSameOutput) {
   EXPECT_EQ(outputs[0].size(), 20000u + 300 * 3 + 1);
 }
 
+TEST(RecordSorter, FeedersOnSeveralThreadsSortLikeOne) {
+  TempDir dir;
+  std::vector<std::string> input;
+  for (int u = 0; u < 50000; ++u) {
+    for (int h : {3, 0, 17}) {
+      std::string t = std::string("c3p") + "0123456789abcdefghijklmn"[h];
+      input.push_back("u|user" + std::to_string(u * 7919 % 50000) + "." + t + "," + std::to_string(u % 5 + 1));
+      input.push_back("r.u|user" + std::to_string(u % 300) + ".HMCJVIkxxP4=." + t + ",1");
+      input.push_back("c.u|" + std::string(u % 10 == 0 ? "HMCJVIkxxP4=" : "user" + std::to_string(u)) + ".US." + t + ",-1");
+    }
+  }
+  input.push_back("_l|HMCJVIkxxP4=,http://twitter.com/");
+  input.push_back("_l|HMCJVIkxxP4=,http://other.example/");  // a collision
+  std::vector<std::string> outputs[2];
+  for (int pass = 0; pass < 2; ++pass) {
+    const std::string runs = dir.path() + "/" + std::to_string(pass);
+    fs::create_directory(runs);
+    // Pass 1: two feeders of ~4.75 MiB each, so both spill several runs.
+    const uint32_t threads = pass == 0 ? 1 : 2;
+    RecordSorter sorter(SorterOptions{2, pass == 0 ? uint64_t(256) << 20 : uint64_t(10) << 20, runs, kLookupDay, 0,
+                                      threads, threads});
+    ASSERT_EQ(sorter.feeder_count(), threads);
+    std::vector<std::thread> feeders;
+    for (uint32_t f = 0; f < threads; ++f) {
+      feeders.emplace_back([&, f] {
+        for (size_t i = 0; i < input.size(); ++i) {
+          if (i / 1000 % threads == f) {
+            ASSERT_TRUE(sorter.feeder(f)->Add(input[i]).ok());
+          }
+        }
+      });
+    }
+    for (std::thread& t : feeders) t.join();
+    EXPECT_EQ(sorter.stats().records_in, input.size());
+    CollectSink sink;
+    std::vector<std::string> collisions;
+    ASSERT_TRUE(sorter.Finish(&sink, [&](const std::string& c) { collisions.push_back(c); }).ok());
+    EXPECT_EQ(pass == 0, sorter.stats().runs == 0) << sorter.stats().runs;
+    EXPECT_EQ(collisions.size(), 1u);
+    outputs[pass] = sink.lines;
+  }
+  EXPECT_EQ(outputs[0], outputs[1]);
+  // totals, referrer lines, country lines (the hashed users share one key), the lookup
+  EXPECT_EQ(outputs[0].size(), 50000u + 300 * 3 + (45000 * 3 + 3) + 1);
+}
+
+TEST(FileWriter, DirectWritesKeepEveryByteAtEverySize) {
+  TempDir dir;
+  // Around the 4 KiB block and the (small) buffer, in small and in oversized pieces.
+  for (size_t size : {size_t(0), size_t(1), size_t(4095), size_t(4096), size_t(4097), size_t(20000), size_t(40960)}) {
+    for (size_t piece : {size_t(7), size_t(5000), size_t(50000)}) {
+      std::string bytes(size, '\0');
+      for (size_t i = 0; i < size; ++i) bytes[i] = char('a' + i * 7 % 26);
+      const std::string path = dir.path() + "/f" + std::to_string(size) + "-" + std::to_string(piece);
+      FileWriter w;
+      ASSERT_TRUE(w.Open(path, 8192, /*direct=*/true).ok());
+      for (size_t i = 0; i < size; i += piece) ASSERT_TRUE(w.Append(std::string_view(bytes).substr(i, piece)).ok());
+      ASSERT_TRUE(w.SyncAndClose().ok());
+      EXPECT_EQ(w.bytes(), size);
+      EXPECT_EQ(ReadAll(path), bytes) << size << " in pieces of " << piece;
+    }
+  }
+}
+
+TEST(BlockReader, ReadsEveryByteInBlocks) {
+  TempDir dir;
+  for (size_t size : {size_t(0), size_t(1), size_t(4096), size_t(8192), size_t(10000), size_t(300000)}) {
+    std::string bytes(size, '\0');
+    for (size_t i = 0; i < size; ++i) bytes[i] = char(i * 131 % 251);
+    const std::string path = dir.path() + "/b" + std::to_string(size);
+    std::ofstream(path, std::ios::binary) << bytes;
+    BlockReader reader;
+    ASSERT_TRUE(reader.Open(path, 8192).ok());
+    std::string got;
+    std::string_view block;
+    do {
+      ASSERT_TRUE(reader.Next(&block).ok());
+      EXPECT_LE(block.size(), 8192u);
+      got.append(block);
+    } while (!block.empty());
+    EXPECT_EQ(got, bytes) << size;
+  }
+  BlockReader missing;
+  EXPECT_FALSE(missing.Open(dir.path() + "/none").ok());
+}
+
 TEST(SortedFiles, ASegmentIsReadBackAndItsDamageIsFound) {
   TempDir dir;
   const std::string path = dir.path() + "/s.seg";
@@ -199,6 +287,50 @@ TEST(SortedFiles, ASegmentIsReadBackAndItsDamageIsFound) {
   EXPECT_NE(damaged(swapped + FormatFooter(Footer{2, XXH64(swapped.data(), swapped.size(), 0)}))
                 .find("line 2: key 'ab' is out of order"),
             std::string::npos);
+}
+
+TEST(SegmentMerge, ReadingAheadMergesAndFailsLikeReadingInLine) {
+  TempDir dir;
+  // Two big inputs (several read-ahead blocks each) with keys of their own and shared
+  // ones, and a small one; written as segments.
+  std::vector<std::string> paths;
+  for (int input = 0; input < 3; ++input) {
+    const std::string path = dir.path() + "/in" + std::to_string(input) + ".seg";
+    SortedFileWriter w;
+    ASSERT_TRUE(w.Open(path, true).ok());
+    const int n = input == 2 ? 50 : 60000;
+    for (int i = 0; i < n; ++i) {
+      char key[32];
+      std::snprintf(key, sizeof key, "u|user%07d", input == 2 ? i * 1000 : i * 2 + (i % 3 == 0 ? 0 : input));
+      const std::string value = std::string("c3p") + char('0' + input) + ":" + std::to_string(i + 1);
+      ASSERT_TRUE(w.Add(key, value, 1).ok());
+    }
+    ASSERT_TRUE(w.Finish().ok());
+    paths.push_back(path);
+  }
+  auto merge = [&](unsigned threads, const std::vector<std::string>& inputs, std::string* bytes) {
+    const std::string out_path = dir.path() + "/out" + std::to_string(threads);
+    SortedFileWriter out;
+    EXPECT_TRUE(out.Open(out_path, false).ok());
+    MergeStats stats;
+    Status s = MergeSegments(inputs, &out, &stats, nullptr, nullptr, threads);
+    if (s.ok()) s = out.Finish();
+    if (s.ok()) *bytes = ReadAll(out_path);
+    return s;
+  };
+  std::string one, two;
+  ASSERT_TRUE(merge(1, paths, &one).ok());
+  ASSERT_TRUE(merge(2, paths, &two).ok());
+  EXPECT_EQ(one, two);
+  EXPECT_GT(one.size(), size_t(2) << 20);
+  EXPECT_NE(one.find("u|user0000000,c3p0:1 c3p1:1 c3p2:1\n"), std::string::npos);
+  // A byte changed in the middle of an input: the checksum says so, either way.
+  std::string damaged = ReadAll(paths[1]);
+  damaged[damaged.size() / 2] = damaged[damaged.size() / 2] == '1' ? '2' : '1';
+  std::ofstream(paths[1], std::ios::binary | std::ios::trunc) << damaged;
+  const Status e1 = merge(1, paths, &one), e2 = merge(2, paths, &two);
+  EXPECT_NE(e1.message().find("checksum mismatch"), std::string::npos) << e1.message();
+  EXPECT_EQ(e1.message(), e2.message());
 }
 
 TEST(KeyValueFile, ParsesAndFormats) {

@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <queue>
 #include <thread>
 
@@ -14,29 +16,17 @@
 #include "keyformat/shard.h"
 #include "keyformat/ymdh.h"
 #include "rebuild/file.h"
+#include "rebuild/radix_sort.h"
 
 namespace clickatron::rebuild {
-
-// 40 bytes: the first 24 key bytes as three big-endian words (so integer order is byte
-// order; zero padded), where the whole key lives in the arena, and the summed count.
-// 24 bytes hold the day, the shard and 20 key bytes — for realistic keys
-// (`c.u|u3f2a1.c3p0\0US`) the whole key, so most comparisons never touch the arena: with an
-// 8-byte prefix, 50% of the import's time was memcmp over cache-missing arena bytes.
-struct RecordSorter::Entry {
-  uint64_t k[3];
-  uint64_t where;  // arena offset << 24 | key length
-  int64_t count;
-  uint64_t offset() const { return where >> 24; }
-  uint32_t size() const { return uint32_t(where & 0xFFFFFF); }
-};
 
 namespace {
 
 constexpr uint32_t kMaxEntryKey = 0xFFFFFF;
-constexpr size_t kRunBufferSize = 4 << 20;
-
-constexpr size_t kPrefixBytes = 24;
-constexpr size_t kSlack = 32;  // readable bytes past every arena block and key
+constexpr size_t kRunBlockBytes = 4 << 20;
+// A feeder's memory is never split finer than this: tiny batches only make many runs.
+constexpr uint64_t kMinFeederMemory = uint64_t(4) << 20;
+constexpr size_t kSlack = 32;  // readable bytes past every key tail
 
 uint64_t LoadBig(const char* p) {
   uint64_t v;
@@ -44,11 +34,16 @@ uint64_t LoadBig(const char* p) {
   return __builtin_bswap64(v);
 }
 
-// Bytes [from, min(la, lb)) of two keys, then the shorter first. Reads whole words: the
-// arena has kSlack readable bytes after every key.
-bool TailLess(const char* a, uint32_t la, const char* b, uint32_t lb, size_t from) {
+void StoreBig(char* p, uint64_t v) {
+  v = __builtin_bswap64(v);
+  std::memcpy(p, &v, 8);
+}
+
+// Two byte strings in order: bytewise, then the shorter first. Reads whole words: there
+// are kSlack readable bytes after every key tail.
+bool TailLess(const char* a, uint32_t la, const char* b, uint32_t lb) {
   const size_t n = std::min(la, lb);
-  for (size_t i = from; i < n; i += 8) {
+  for (size_t i = 0; i < n; i += 8) {
     uint64_t x = LoadBig(a + i), y = LoadBig(b + i);
     if (n - i < 8) {
       const int drop = int(8 - (n - i)) * 8;
@@ -58,13 +53,6 @@ bool TailLess(const char* a, uint32_t la, const char* b, uint32_t lb, size_t fro
     if (x != y) return x < y;
   }
   return la < lb;
-}
-
-void* MapMemory(size_t bytes) {
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return nullptr;
-  ::madvise(p, bytes, MADV_HUGEPAGE);  // fewer page faults while filling: measured 11% of import time
-  return p;
 }
 
 void PutVarint(std::string* out, uint64_t v) {
@@ -89,12 +77,154 @@ size_t GetVarint(const char* p, const char* end, uint64_t* v) {
   return 0;
 }
 
+// How many leading bytes a and b share.
+size_t SharedPrefix(std::string_view a, std::string_view b) {
+  const size_t n = std::min(a.size(), b.size());
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a.data() + i, 8);
+    std::memcpy(&y, b.data() + i, 8);
+    if (x != y) return i + size_t(__builtin_ctzll(x ^ y) / 8);
+  }
+  while (i < n && a[i] == b[i]) ++i;
+  return i;
+}
+
 uint64_t ZigZag(int64_t v) { return (uint64_t(v) << 1) ^ uint64_t(v >> 63); }
 int64_t UnZigZag(uint64_t v) { return int64_t(v >> 1) ^ -int64_t(v & 1); }
 
 std::string DayName(Day day) { return day == kLookupDay ? "lookups" : FormatDay(day); }
 
 }  // namespace
+
+// One feeder's records in memory: a single mapping with the entries growing from its
+// bottom and the key bytes past the inline 24 ("tails") growing down from its top, so
+// the split between the two follows the keys: short keys (most of a realistic import)
+// cost 40 bytes, not 40 plus a copy of the key.
+class RecordSorter::Batch : public TailOrder {
+ public:
+  explicit Batch(uint64_t bytes) : bytes_(std::max<uint64_t>(bytes, 4096)) {}
+  ~Batch() override {
+    if (base_ != nullptr) ::munmap(base_, bytes_);
+  }
+
+  // Maps the memory (on first use; a small sort never touches most of it).
+  Status Map() {
+    if (base_ != nullptr) return Status::OK();
+    void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return Status::Error("cannot map " + std::to_string(bytes_) + " bytes for --memory");
+    ::madvise(p, bytes_, MADV_HUGEPAGE);  // fewer page faults while filling: measured 11% of import time
+    base_ = static_cast<char*>(p);
+    tails_ = bytes_ - kSlack;
+    return Status::OK();
+  }
+
+  // Keeps an entry for key (whole: the entry key) with count; false when full.
+  bool Add(std::string_view key, int64_t count) {
+    const size_t tail = key.size() > kInlineKeyBytes ? key.size() - kInlineKeyBytes : 0;
+    const uint64_t entries_end = (n_ + 1) * sizeof(SortEntry);
+    if (entries_end + tail > tails_) return false;
+    tails_ -= tail;
+    std::memcpy(base_ + tails_, key.data() + kInlineKeyBytes * (tail != 0), tail);
+    char prefix[kInlineKeyBytes] = {};
+    std::memcpy(prefix, key.data(), std::min(key.size(), kInlineKeyBytes));
+    SortEntry& e = entries()[n_++];
+    e.k[0] = LoadBig(prefix);
+    e.k[1] = LoadBig(prefix + 8);
+    e.k[2] = LoadBig(prefix + 16);
+    e.where = (tails_ << 24) | key.size();
+    e.count = count;
+    return true;
+  }
+  // Whether a key of this size could ever fit.
+  bool Fits(size_t size) const {
+    const size_t tail = size > kInlineKeyBytes ? size - kInlineKeyBytes : 0;
+    return sizeof(SortEntry) + tail + kSlack <= bytes_;
+  }
+
+  bool Less(const SortEntry& a, const SortEntry& b) const override {
+    const uint32_t la = a.size(), lb = b.size();
+    if (la <= kInlineKeyBytes || lb <= kInlineKeyBytes) return la < lb;
+    return TailLess(Tail(a), la - kInlineKeyBytes, Tail(b), lb - kInlineKeyBytes);
+  }
+
+  // Sorts the entries on `threads` threads and sums equal keys; false when a sum overflows.
+  bool SortAndSum(unsigned threads) {
+    RadixSort(entries(), entries() + n_, *this, threads);
+    bool overflow = false;
+    size_t out = 0;
+    for (size_t i = 0; i < n_; ++i) {
+      SortEntry* e = entries();
+      if (out > 0 && Equal(e[out - 1], e[i])) {
+        overflow |= __builtin_add_overflow(e[out - 1].count, e[i].count, &e[out - 1].count);
+        continue;
+      }
+      e[out++] = e[i];
+    }
+    n_ = out;
+    return !overflow;
+  }
+
+  // The whole entry key of e into *key.
+  void KeyOf(const SortEntry& e, std::string* key) const {
+    const size_t size = e.size();
+    key->resize(std::max(size, kInlineKeyBytes));
+    StoreBig(key->data(), e.k[0]);
+    StoreBig(key->data() + 8, e.k[1]);
+    StoreBig(key->data() + 16, e.k[2]);
+    if (size > kInlineKeyBytes) std::memcpy(key->data() + kInlineKeyBytes, Tail(e), size - kInlineKeyBytes);
+    key->resize(size);
+  }
+
+  // Writes the (sorted) entries as a run. Front coded, since sorted neighbours share most
+  // of their keys: varint bytes shared with the previous key, varint length of the rest,
+  // the rest, varint zigzag count.
+  Status WriteRun(const std::string& path) const {
+    FileWriter w;
+    if (Status s = w.Open(path, 4 << 20, /*direct=*/true); !s.ok()) return s;
+    std::string buf, key, previous;
+    buf.reserve(1 << 20);
+    for (size_t i = 0; i < n_; ++i) {
+      const SortEntry& e = entries()[i];
+      KeyOf(e, &key);
+      const size_t shared = SharedPrefix(previous, key);
+      PutVarint(&buf, shared);
+      PutVarint(&buf, key.size() - shared);
+      buf.append(key, shared);
+      PutVarint(&buf, ZigZag(e.count));
+      previous.swap(key);
+      if (buf.size() >= (1 << 20) - 64) {
+        if (Status s = w.Append(buf); !s.ok()) return s;
+        buf.clear();
+      }
+    }
+    if (Status s = w.Append(buf); !s.ok()) return s;
+    // No fsync: a run is scratch; a crash redoes the whole import.
+    return w.Close();
+  }
+
+  void Clear() {
+    n_ = 0;
+    tails_ = bytes_ - kSlack;
+  }
+  size_t size() const { return n_; }
+  const SortEntry* entries() const { return reinterpret_cast<const SortEntry*>(base_); }
+
+ private:
+  SortEntry* entries() { return reinterpret_cast<SortEntry*>(base_); }
+  const char* Tail(const SortEntry& e) const { return base_ + e.offset(); }
+  bool Equal(const SortEntry& a, const SortEntry& b) const {
+    if (!a.SamePrefix(b) || a.size() != b.size()) return false;
+    return a.size() <= kInlineKeyBytes ||
+           std::memcmp(Tail(a), Tail(b), a.size() - kInlineKeyBytes) == 0;
+  }
+
+  const uint64_t bytes_;
+  char* base_ = nullptr;
+  uint64_t tails_ = 0;  // the lowest tail byte; tails_ .. bytes_ - kSlack are in use
+  size_t n_ = 0;
+};
 
 // A sorted stream of (entry key, count).
 class RecordSorter::Source {
@@ -104,11 +234,11 @@ class RecordSorter::Source {
   virtual Status status() const { return Status::OK(); }
   std::string_view key;
   int64_t count = 0;
-  uint64_t k[3] = {0, 0, 0};  // the first 24 key bytes, as in Entry: most comparisons end here
+  uint64_t k[3] = {0, 0, 0};  // the first 24 key bytes, as in SortEntry: most comparisons end here
 
   void SetPrefixFromKey() {
-    char prefix[kPrefixBytes] = {};
-    std::memcpy(prefix, key.data(), std::min(key.size(), kPrefixBytes));
+    char prefix[kInlineKeyBytes] = {};
+    std::memcpy(prefix, key.data(), std::min(key.size(), kInlineKeyBytes));
     k[0] = LoadBig(prefix);
     k[1] = LoadBig(prefix + 8);
     k[2] = LoadBig(prefix + 16);
@@ -119,20 +249,20 @@ class RecordSorter::Source {
       if (a.k[i] != b.k[i]) return a.k[i] < b.k[i] ? -1 : 1;
     }
     const size_t la = a.key.size(), lb = b.key.size();
-    if (la <= kPrefixBytes || lb <= kPrefixBytes) return (la > lb) - (la < lb);
-    return a.key.substr(kPrefixBytes).compare(b.key.substr(kPrefixBytes));
+    if (la <= kInlineKeyBytes || lb <= kInlineKeyBytes) return (la > lb) - (la < lb);
+    return a.key.substr(kInlineKeyBytes).compare(b.key.substr(kInlineKeyBytes));
   }
 };
 
-// One sorted part of the entries still in memory.
+// A batch still in memory, sorted.
 class RecordSorter::MemorySource : public Source {
  public:
-  MemorySource(const RecordSorter* sorter, size_t begin, size_t end)
-      : sorter_(sorter), i_(begin), end_(end) {}
+  explicit MemorySource(const Batch* batch) : batch_(batch) {}
   bool Next() override {
-    if (i_ >= end_) return false;
-    const Entry& e = sorter_->entries_[i_++];
-    key = std::string_view(sorter_->Resolve(e.offset()), e.size());
+    if (i_ >= batch_->size()) return false;
+    const SortEntry& e = batch_->entries()[i_++];
+    batch_->KeyOf(e, &key_);
+    key = key_;
     count = e.count;
     k[0] = e.k[0];
     k[1] = e.k[1];
@@ -141,38 +271,44 @@ class RecordSorter::MemorySource : public Source {
   }
 
  private:
-  const RecordSorter* sorter_;
-  size_t i_, end_;
+  const Batch* batch_;
+  size_t i_ = 0;
+  std::string key_;
 };
 
 class RecordSorter::RunSource : public Source {
  public:
-  Status Open(const std::string& path) {
+  // block_bytes: how much is read at once (twice that is in flight).
+  Status Open(const std::string& path, size_t block_bytes) {
     path_ = path;
-    buffer_.resize(kRunBufferSize);
-    return reader_.Open(path);
+    return reader_.Open(path, block_bytes);
   }
   bool Next() override {
-    uint64_t size = 0, zz = 0;
-    size_t n1 = 0, n2 = 0;
+    uint64_t shared = 0, rest = 0, zz = 0;
+    size_t n1 = 0, n2 = 0, n3 = 0;
     for (;;) {
       const char* p = buffer_.data() + pos_;
       const char* end = buffer_.data() + end_;
-      n1 = GetVarint(p, end, &size);
-      if (n1 != 0 && size <= kMaxEntryKey && uint64_t(end - p) > n1 + size) {
-        n2 = GetVarint(p + n1 + size, end, &zz);
-        if (n2 != 0) break;
+      n1 = GetVarint(p, end, &shared);
+      n2 = n1 == 0 ? 0 : GetVarint(p + n1, end, &rest);
+      if (n2 != 0) {
+        if (shared > key_.size() || shared + rest > kMaxEntryKey) return Fail("bad record size");
+        if (uint64_t(end - p) > n1 + n2 + rest) {
+          n3 = GetVarint(p + n1 + n2 + rest, end, &zz);
+          if (n3 != 0) break;
+        }
       }
-      if (n1 != 0 && size > kMaxEntryKey) return Fail("bad record size");
       if (!Refill()) {
         if (status_.ok() && pos_ != end_) return Fail("truncated record");
         return false;
       }
     }
-    key = std::string_view(buffer_.data() + pos_ + n1, size);
+    key_.resize(shared + rest);
+    std::memcpy(key_.data() + shared, buffer_.data() + pos_ + n1 + n2, rest);
+    key = key_;
     SetPrefixFromKey();
     count = UnZigZag(zz);
-    pos_ += n1 + size + n2;
+    pos_ += n1 + n2 + rest + n3;
     return true;
   }
   Status status() const override { return status_; }
@@ -182,77 +318,35 @@ class RecordSorter::RunSource : public Source {
     status_ = Status::Error("run file " + path_ + ": " + why);
     return false;
   }
+  // Appends the next block behind the unread bytes; false at the end or on an error.
   bool Refill() {
+    std::string_view block;
+    if (status_ = reader_.Next(&block); !status_.ok() || block.empty()) return false;
     std::memmove(buffer_.data(), buffer_.data() + pos_, end_ - pos_);
     end_ -= pos_;
     pos_ = 0;
-    if (end_ == buffer_.size()) buffer_.resize(buffer_.size() * 2);
-    const ssize_t n = ::read(reader_fd(), buffer_.data() + end_, buffer_.size() - end_);
-    if (n < 0) {
-      status_ = ErrnoStatus("read", path_);
-      return false;
-    }
-    end_ += size_t(n);
-    return n > 0;
+    if (buffer_.size() < end_ + block.size()) buffer_.resize(end_ + block.size());
+    std::memcpy(buffer_.data() + end_, block.data(), block.size());
+    end_ += block.size();
+    return true;
   }
-  int reader_fd();
   std::string path_;
-  struct Fd {
-    int fd = -1;
-    ~Fd() { if (fd >= 0) ::close(fd); }
-    Status Open(const std::string& path) {
-      fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-      return fd < 0 ? ErrnoStatus("open", path) : Status::OK();
-    }
-  } reader_;
+  BlockReader reader_;
   std::vector<char> buffer_;
   size_t pos_ = 0, end_ = 0;
+  std::string key_;  // the last key: the next one shares a prefix with it
   Status status_;
 };
 
-int RecordSorter::RunSource::reader_fd() { return reader_.fd; }
-
-RecordSorter::RecordSorter(SorterOptions options) : options_(std::move(options)) {
-  const uint64_t memory = std::max<uint64_t>(options_.memory_bytes, 1 << 20);
-  // Key bytes and entries in a ratio that fits realistic records (~30 key bytes per
-  // 24-byte entry); 5% is left for I/O buffers.
-  arena_capacity_ = memory * 4 / 10;
-  entries_capacity_ = size_t(memory * 55 / 100 / sizeof(Entry));
-  block_shift_ = 26;  // 64 MiB blocks, allocated as they fill
-  while (block_shift_ > 16 && (uint64_t(1) << block_shift_) > arena_capacity_) --block_shift_;
+RecordSorter::Feeder::Feeder(RecordSorter* sorter, uint64_t memory_bytes, uint32_t sort_threads)
+    : sorter_(sorter), batch_(std::make_unique<Batch>(memory_bytes)), sort_threads_(sort_threads) {
   day_bits_.assign(65536 / 64, 0);
 }
 
-RecordSorter::~RecordSorter() {
-  for (const std::string& path : run_paths_) ::unlink(path.c_str());
-  const size_t block_bytes = (size_t(1) << block_shift_) + kSlack;
-  for (char* block : blocks_) ::munmap(block, block_bytes);
-  if (entries_) ::munmap(entries_, entries_capacity_ * sizeof(Entry));
-}
+RecordSorter::Feeder::~Feeder() = default;
 
-char* RecordSorter::Resolve(uint64_t offset) const {
-  return blocks_[offset >> block_shift_] + (offset & ((uint64_t(1) << block_shift_) - 1));
-}
-
-// Reserves size bytes of arena; returns the global offset (never straddles blocks).
-bool RecordSorter::Reserve(uint32_t size, uint64_t* offset) {
-  const uint64_t block_size = uint64_t(1) << block_shift_;
-  if (size > block_size) return false;
-  const uint64_t in_block = arena_used_ & (block_size - 1);
-  if (in_block + size > block_size) arena_used_ += block_size - in_block;
-  if (arena_used_ + size > arena_capacity_) return false;
-  const size_t block = size_t(arena_used_ >> block_shift_);
-  while (blocks_.size() <= block) {
-    char* b = static_cast<char*>(MapMemory(block_size + kSlack));
-    if (b == nullptr) return false;
-    blocks_.push_back(b);
-  }
-  *offset = arena_used_;
-  arena_used_ += size;
-  return true;
-}
-
-Status RecordSorter::Add(std::string_view line) {
+Status RecordSorter::Feeder::Add(std::string_view line) {
+  const SorterOptions& options = sorter_->options_;
   const size_t comma = line.find(',');
   if (comma == std::string_view::npos) return Status::Error("no ',' between key and value");
   const std::string_view key = line.substr(0, comma), value = line.substr(comma + 1);
@@ -267,7 +361,7 @@ Status RecordSorter::Add(std::string_view line) {
     if (Result<std::string> u = UnescapeLookupValue(value); !u.ok()) {
       return Status::Error("lookup '" + std::string(key) + "': " + u.status().message());
     }
-    day = options_.lookup_day;
+    day = options.lookup_day;
     archive_head = key;
     column = value;
     has_lookups_ = true;
@@ -277,9 +371,9 @@ Status RecordSorter::Add(std::string_view line) {
     count = *n;
     const int64_t d = DayOfYmdhUnchecked(p.ymdh);
     day = Day(d);
-    if (options_.only_day != 0 && day != options_.only_day) {
+    if (options.only_day != 0 && day != options.only_day) {
       return Status::Error("record '" + std::string(key) + "' is of day " + FormatDay(d) +
-                           ", not " + FormatDay(options_.only_day));
+                           ", not " + FormatDay(options.only_day));
     }
     day_bits_[day >> 6] |= uint64_t(1) << (day & 63);
     if (p.type == RecordType::kTotal) {
@@ -292,33 +386,16 @@ Status RecordSorter::Add(std::string_view line) {
       column = p.subkey;
     }
   }
-  const uint32_t shard = ShardOf(p.shard_key, options_.shards);
+  // crc32 % 1 is 0: one archive shard needs no checksum (3% of an import).
+  const uint32_t shard = options.shards == 1 ? 0 : ShardOf(p.shard_key, options.shards);
   const size_t size = 4 + archive_head.size() + (archive_tail.empty() ? 0 : 1 + archive_tail.size()) + 1 + column.size();
   if (size > kMaxEntryKey) return Status::Error("record is too long");
-  uint64_t offset;
-  if (entries_ == nullptr) {
-    entries_ = static_cast<Entry*>(MapMemory(entries_capacity_ * sizeof(Entry)));
-    if (entries_ == nullptr) {
-      io_error_ = true;
-      return Status::Error("cannot map " + std::to_string(entries_capacity_ * sizeof(Entry)) + " bytes for --memory");
-    }
-  }
-  if (n_entries_ == entries_capacity_ || !Reserve(uint32_t(size), &offset)) {
-    if (Status s = SpillRun(); !s.ok()) {
-      io_error_ = true;
-      return s;
-    }
-    if (!Reserve(uint32_t(size), &offset)) {
-      io_error_ = true;
-      return Status::Error("--memory is too small for a record of " + std::to_string(size) + " bytes");
-    }
-  }
-  char* out = Resolve(offset);
-  out[0] = char(day >> 8);
-  out[1] = char(day);
-  out[2] = char(shard >> 8);
-  out[3] = char(shard);
-  char* w = out + 4;
+  key_.resize(size);
+  char* w = key_.data();
+  *w++ = char(day >> 8);
+  *w++ = char(day);
+  *w++ = char(shard >> 8);
+  *w++ = char(shard);
   std::memcpy(w, archive_head.data(), archive_head.size());
   w += archive_head.size();
   if (!archive_tail.empty()) {
@@ -328,113 +405,89 @@ Status RecordSorter::Add(std::string_view line) {
   }
   *w++ = '\0';
   std::memcpy(w, column.data(), column.size());
-  Entry& e = entries_[n_entries_++];
-  char prefix[kPrefixBytes] = {};
-  std::memcpy(prefix, out, std::min(size, kPrefixBytes));
-  e.k[0] = LoadBig(prefix);
-  e.k[1] = LoadBig(prefix + 8);
-  e.k[2] = LoadBig(prefix + 16);
-  e.where = (offset << 24) | size;
-  e.count = count;
-  stats_.records_in++;
+  if (Status s = batch_->Map(); !s.ok()) {
+    io_error_ = true;
+    return s;
+  }
+  if (!batch_->Add(key_, count)) {
+    if (Status s = Spill(); !s.ok()) {
+      io_error_ = true;
+      return s;
+    }
+    if (!batch_->Add(key_, count)) {
+      io_error_ = true;
+      return Status::Error("--memory is too small for a record of " + std::to_string(size) + " bytes");
+    }
+  }
+  records_++;
   return Status::OK();
 }
 
-bool RecordSorter::Less(const Entry& a, const Entry& b) const {
-  if (a.k[0] != b.k[0]) return a.k[0] < b.k[0];
-  if (a.k[1] != b.k[1]) return a.k[1] < b.k[1];
-  if (a.k[2] != b.k[2]) return a.k[2] < b.k[2];
-  const uint32_t la = a.size(), lb = b.size();
-  if (la <= kPrefixBytes || lb <= kPrefixBytes) return la < lb;
-  return TailLess(Resolve(a.offset()), la, Resolve(b.offset()), lb, kPrefixBytes);
-}
-
-bool RecordSorter::Equal(const Entry& a, const Entry& b) const {
-  if (a.k[0] != b.k[0] || a.k[1] != b.k[1] || a.k[2] != b.k[2] || a.size() != b.size()) return false;
-  if (a.size() <= kPrefixBytes) return true;
-  return std::memcmp(Resolve(a.offset()) + kPrefixBytes, Resolve(b.offset()) + kPrefixBytes,
-                     a.size() - kPrefixBytes) == 0;
-}
-
-// Sorts [begin, end) and sums equal keys in place; returns the new end.
-size_t RecordSorter::SortAndSumPart(size_t begin, size_t end) {
-  std::sort(entries_ + begin, entries_ + end, [this](const Entry& a, const Entry& b) { return Less(a, b); });
-  size_t out = begin;
-  for (size_t i = begin; i < end; ++i) {
-    if (out > begin && Equal(entries_[out - 1], entries_[i])) {
-      Entry& last = entries_[out - 1];
-      if (__builtin_add_overflow(last.count, entries_[i].count, &last.count)) overflow_ = true;
-      continue;
-    }
-    entries_[out++] = entries_[i];
-  }
-  return out;
-}
-
-// Sorts the entries in options_.threads parts at once (one thread each); parts_ then
-// holds the sorted [begin, end) ranges. Two cores sort twice as fast, and the parts merge
-// for free in the k-way merge that follows anyway.
-void RecordSorter::SortAndSum() {
-  parts_.clear();
-  const size_t n = n_entries_;
-  const size_t threads = n < (1 << 16) ? 1 : std::max<uint32_t>(1, options_.threads);
-  std::vector<std::pair<size_t, size_t>> parts;
-  for (size_t t = 0; t < threads; ++t) parts.emplace_back(n * t / threads, n * (t + 1) / threads);
-  std::vector<std::thread> workers;
-  for (size_t t = 1; t < threads; ++t) {
-    workers.emplace_back([this, &parts, t] { parts[t].second = SortAndSumPart(parts[t].first, parts[t].second); });
-  }
-  parts[0].second = SortAndSumPart(parts[0].first, parts[0].second);
-  for (std::thread& w : workers) w.join();
-  for (const auto& part : parts) {
-    if (part.second > part.first) parts_.push_back(part);
-  }
-}
-
-Status RecordSorter::SpillRun() {
-  SortAndSum();
-  if (overflow_) return Status::Error("a count overflows a signed 64-bit integer");
-  for (const auto& [begin, end] : parts_) {
-    const std::string path = options_.temp_dir + "/run-" + std::to_string(run_paths_.size());
-    run_paths_.push_back(path);
-    FileWriter w;
-    if (Status s = w.Open(path); !s.ok()) return s;
-    std::string buf;
-    buf.reserve(1 << 20);
-    for (size_t i = begin; i < end; ++i) {
-      const Entry& e = entries_[i];
-      PutVarint(&buf, e.size());
-      buf.append(Resolve(e.offset()), e.size());
-      PutVarint(&buf, ZigZag(e.count));
-      if (buf.size() >= (1 << 20) - 64) {
-        if (Status s = w.Append(buf); !s.ok()) return s;
-        buf.clear();
-      }
-    }
-    if (Status s = w.Append(buf); !s.ok()) return s;
-    // No fsync: a run is scratch; a crash redoes the whole import.
-    if (Status s = w.Close(); !s.ok()) return s;
-    stats_.runs++;
-  }
-  parts_.clear();
-  n_entries_ = 0;
-  arena_used_ = 0;
+// Sorts this feeder's records and writes them as a run, on this thread.
+Status RecordSorter::Feeder::Spill() {
+  if (batch_->size() == 0) return Status::OK();
+  if (!batch_->SortAndSum(sort_threads_)) return Status::Error("a count overflows a signed 64-bit integer");
+  if (Status s = batch_->WriteRun(sorter_->NewRunPath()); !s.ok()) return s;
+  batch_->Clear();
   return Status::OK();
+}
+
+RecordSorter::RecordSorter(SorterOptions options) : options_(std::move(options)) {
+  // 5% of the budget is left for I/O buffers.
+  const uint64_t memory = std::max<uint64_t>(options_.memory_bytes, 1 << 20) * 95 / 100;
+  const uint64_t most = std::max<uint64_t>(1, memory / kMinFeederMemory);
+  const uint32_t feeders = uint32_t(std::clamp<uint64_t>(options_.feeders, 1, most));
+  // Several feeders sort on their own threads at once; a single one sorts on all of them.
+  const uint32_t sort_threads = std::max<uint32_t>(1, options_.threads / feeders);
+  for (uint32_t i = 0; i < feeders; ++i) feeders_.push_back(std::make_unique<Feeder>(this, memory / feeders, sort_threads));
+}
+
+RecordSorter::~RecordSorter() {
+  for (const std::string& path : run_paths_) ::unlink(path.c_str());
+}
+
+std::string RecordSorter::NewRunPath() {
+  std::lock_guard<std::mutex> lock(runs_mu_);
+  run_paths_.push_back(options_.temp_dir + "/run-" + std::to_string(run_paths_.size()));
+  return run_paths_.back();
+}
+
+Status RecordSorter::Add(std::string_view line) { return feeders_[0]->Add(line); }
+
+bool RecordSorter::io_error() const {
+  for (const auto& f : feeders_) {
+    if (f->io_error()) return true;
+  }
+  return false;
 }
 
 std::vector<Day> RecordSorter::Days() const {
   std::vector<Day> days;
-  for (size_t w = 0; w < day_bits_.size(); ++w) {
-    for (uint64_t bits = day_bits_[w]; bits != 0; bits &= bits - 1) {
-      days.push_back(Day(w * 64 + size_t(__builtin_ctzll(bits))));
-    }
+  for (size_t w = 0; w < 65536 / 64; ++w) {
+    uint64_t bits = 0;
+    for (const auto& f : feeders_) bits |= f->day_bits_[w];
+    for (; bits != 0; bits &= bits - 1) days.push_back(Day(w * 64 + size_t(__builtin_ctzll(bits))));
   }
   return days;
 }
 
+bool RecordSorter::has_lookups() const {
+  for (const auto& f : feeders_) {
+    if (f->has_lookups_) return true;
+  }
+  return false;
+}
+
+SorterStats RecordSorter::stats() const {
+  SorterStats st = stats_;
+  for (const auto& f : feeders_) st.records_in += f->records_;
+  std::lock_guard<std::mutex> lock(runs_mu_);
+  st.runs = run_paths_.size();
+  return st;
+}
+
 namespace {
 
-// Turns the merged entry stream into archive lines for the sink.
 class LineAssembler {
  public:
   LineAssembler(LineSink* sink, const std::function<void(const std::string&)>& on_collision,
@@ -517,24 +570,141 @@ class LineAssembler {
 
 }  // namespace
 
-Status RecordSorter::Finish(LineSink* sink, const std::function<void(const std::string&)>& on_collision) {
-  SortAndSum();
-  if (overflow_) return Status::Error("a count overflows a signed 64-bit integer");
-  std::vector<std::unique_ptr<Source>> sources;
-  for (const std::string& path : run_paths_) {
-    auto run = std::make_unique<RunSource>();
-    if (Status s = run->Open(path); !s.ok()) return s;
-    sources.push_back(std::move(run));
-  }
-  for (const auto& [begin, end] : parts_) sources.push_back(std::make_unique<MemorySource>(this, begin, end));
+// Receives the merged stream: one (entry key, summed count) per distinct key, in order.
+class RecordSorter::MergedSink {
+ public:
+  virtual ~MergedSink() = default;
+  virtual Status Add(std::string_view key, int64_t count) = 0;
+};
 
-  LineAssembler assembler(sink, on_collision, &stats_);
-  if (sources.size() == 1) {  // everything fit in memory, sorted in one part: no merge
+namespace {
+
+// The merged stream straight into the line assembler, on one thread.
+class AssemblerSink : public RecordSorter::MergedSink {
+ public:
+  explicit AssemblerSink(LineAssembler* assembler) : assembler_(assembler) {}
+  Status Add(std::string_view key, int64_t count) override { return assembler_->Add(key, count); }
+
+ private:
+  LineAssembler* assembler_;
+};
+
+// The hand-off from the merging thread to the assembling one: blocks of records
+// (4-byte key size, key, 8-byte count), a few in flight, reused.
+class BlockPipe {
+ public:
+  static constexpr size_t kBlockBytes = 1 << 20;
+
+  BlockPipe() : blocks_(4) {
+    for (std::string& b : blocks_) {
+      b.reserve(kBlockBytes);
+      free_.push_back(&b);
+    }
+  }
+  // Producer: an empty block to fill; nullptr once the consumer has given up.
+  std::string* TakeFree() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return !free_.empty() || cancelled_; });
+    if (cancelled_) return nullptr;
+    std::string* b = free_.front();
+    free_.pop_front();
+    return b;
+  }
+  void PushFull(std::string* block) {
+    std::lock_guard<std::mutex> lock(mu_);
+    full_.push_back(block);
+    cv_.notify_all();
+  }
+  // Producer: nothing more will come.
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+    cv_.notify_all();
+  }
+  // Consumer: the next full block; nullptr after the last.
+  std::string* TakeFull() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return !full_.empty() || closed_; });
+    if (full_.empty()) return nullptr;
+    std::string* b = full_.front();
+    full_.pop_front();
+    return b;
+  }
+  void GiveBack(std::string* block) {
+    block->clear();
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back(block);
+    cv_.notify_all();
+  }
+  // Consumer: stop the producer (at its next block).
+  void Cancel() {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::deque<std::string> blocks_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string*> free_, full_;
+  bool closed_ = false, cancelled_ = false;
+};
+
+// The merged stream into blocks of a BlockPipe.
+class PipeSink : public RecordSorter::MergedSink {
+ public:
+  explicit PipeSink(BlockPipe* pipe) : pipe_(pipe) {}
+  Status Add(std::string_view key, int64_t count) override {
+    const uint32_t size = uint32_t(key.size());
+    if (block_ == nullptr || (!block_->empty() && block_->size() + 12 + size > BlockPipe::kBlockBytes)) {
+      if (block_ != nullptr) pipe_->PushFull(block_);
+      block_ = pipe_->TakeFree();
+      if (block_ == nullptr) return Status::Error("merge stopped");  // the consumer's error is reported
+    }
+    block_->append(reinterpret_cast<const char*>(&size), 4);
+    block_->append(key);
+    block_->append(reinterpret_cast<const char*>(&count), 8);
+    return Status::OK();
+  }
+  // Hands over the last block and closes the pipe.
+  void Finish() {
+    if (block_ != nullptr) pipe_->PushFull(block_);
+    block_ = nullptr;
+    pipe_->Close();
+  }
+
+ private:
+  BlockPipe* pipe_;
+  std::string* block_ = nullptr;
+};
+
+// Feeds the records of one block to the assembler.
+Status AssembleBlock(const std::string& block, LineAssembler* assembler) {
+  const char* p = block.data();
+  const char* const end = p + block.size();
+  while (p < end) {
+    uint32_t size;
+    int64_t count;
+    std::memcpy(&size, p, 4);
+    std::memcpy(&count, p + 4 + size, 8);
+    if (Status s = assembler->Add(std::string_view(p + 4, size), count); !s.ok()) return s;
+    p += 12 + size;
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+// K-way merge of sorted sources; equal keys summed.
+Status RecordSorter::MergeSources(std::vector<std::unique_ptr<Source>>* all, MergedSink* out) {
+  std::vector<std::unique_ptr<Source>>& sources = *all;
+  if (sources.size() == 1) {  // one sorted source, keys already summed: no merge
     Source& only = *sources[0];
     while (only.Next()) {
-      if (Status s = assembler.Add(only.key, only.count); !s.ok()) return s;
+      if (Status s = out->Add(only.key, only.count); !s.ok()) return s;
     }
-    return assembler.Finish();
+    return only.status();
   }
   auto greater = [&sources](size_t a, size_t b) {
     const int c = Source::Compare(*sources[a], *sources[b]);
@@ -574,8 +744,56 @@ Status RecordSorter::Finish(LineSink* sink, const std::function<void(const std::
                            DayName(Day((uint8_t(key[0]) << 8) | uint8_t(key[1]))) + ", key " +
                            key.substr(4, key.find('\0', 4) - 4) + ")");
     }
-    if (Status s = assembler.Add(key, sum); !s.ok()) return s;
+    if (Status s = out->Add(key, sum); !s.ok()) return s;
   }
+  return Status::OK();
+}
+
+Status RecordSorter::Finish(LineSink* sink, const std::function<void(const std::string&)>& on_collision) {
+  std::vector<std::unique_ptr<Source>> sources;
+  {
+    std::lock_guard<std::mutex> lock(runs_mu_);
+    // A run holds three blocks (two read ahead, one being decoded): all of them within 4%
+    // of the memory budget, 4 MiB at most.
+    const uint64_t share = options_.memory_bytes / 25 / (3 * std::max<size_t>(1, run_paths_.size()));
+    const size_t block = size_t(std::clamp<uint64_t>(share, 64 << 10, kRunBlockBytes));
+    for (const std::string& path : run_paths_) {
+      auto run = std::make_unique<RunSource>();
+      if (Status s = run->Open(path, block); !s.ok()) return s;
+      sources.push_back(std::move(run));
+    }
+  }
+  // What is still in memory: each batch sorted on every thread, one after the other.
+  for (const auto& f : feeders_) {
+    if (f->batch_->size() == 0) continue;
+    if (!f->batch_->SortAndSum(options_.threads)) return Status::Error("a count overflows a signed 64-bit integer");
+    sources.push_back(std::make_unique<MemorySource>(f->batch_.get()));
+  }
+
+  LineAssembler assembler(sink, on_collision, &stats_);
+  if (options_.threads < 2) {
+    AssemblerSink direct(&assembler);
+    if (Status s = MergeSources(&sources, &direct); !s.ok()) return s;
+    return assembler.Finish();
+  }
+  // Two threads: a helper merges (reading runs, comparing, summing), this one assembles
+  // lines and writes them.
+  BlockPipe pipe;
+  Status merged;
+  std::thread merger([&] {
+    PipeSink out(&pipe);
+    merged = MergeSources(&sources, &out);
+    out.Finish();
+  });
+  Status assembled;
+  while (std::string* block = pipe.TakeFull()) {
+    if (assembled.ok()) assembled = AssembleBlock(*block, &assembler);
+    if (!assembled.ok()) pipe.Cancel();
+    pipe.GiveBack(block);
+  }
+  merger.join();
+  if (!assembled.ok()) return assembled;
+  if (!merged.ok()) return merged;
   return assembler.Finish();
 }
 

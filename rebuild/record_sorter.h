@@ -12,22 +12,28 @@
 // every longer key it prefixes), then column. Equal entries are summed (pre-aggregation:
 // realistic input repeats keys a lot), so runs shrink.
 //
-// Memory: entries (40 bytes) and their key bytes live in two mapped areas whose sizes add
-// up to 95% of the memory budget; when one is full the entries are sorted (in `threads`
-// parts at once), summed and written to run files in the temp directory. Finish() k-way merges the runs (and what is still in
+// Memory: the budget (less 5% for I/O buffers) is split among the feeders — threads that
+// add records at once. A feeder keeps its records in one mapped area: entries (40 bytes,
+// sort_entry.h, whose first 24 key bytes are inline) from the bottom, the key bytes past
+// those 24 from the top. When the two meet the feeder sorts its entries (radix_sort.h),
+// sums them and writes them to a run file in the temp directory, on its own thread, while
+// the other feeders go on parsing. Finish() k-way merges the runs (and what is still in
 // memory) and assembles archive lines: columns of one key joined in order, zero sums
 // dropped, empty records dropped, one lookup per hash (a second, different original is a
-// collision: counted, reported through the callback, and the first kept).
+// collision: counted, reported through the callback, and the first kept). The merge and
+// the line assembly run on two threads when `threads` allows.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "keyformat/status.h"
+#include "rebuild/sort_entry.h"
 
 namespace clickatron::rebuild {
 
@@ -55,8 +61,11 @@ struct SorterOptions {
   Day lookup_day = kLookupDay;
   // Only this day is accepted (segment); 0 = any day.
   Day only_day = 0;
-  // Threads for sorting (--jobs).
+  // Threads for sorting and merging (--jobs).
   uint32_t threads = 1;
+  // Threads that will add records at once (import: --jobs); fewer when the memory is too
+  // small to split (see feeder_count()).
+  uint32_t feeders = 1;
 };
 
 struct SorterStats {
@@ -69,53 +78,74 @@ struct SorterStats {
 
 class RecordSorter {
  public:
+  class Feeder;
+
   explicit RecordSorter(SorterOptions options);
   ~RecordSorter();
   RecordSorter(const RecordSorter&) = delete;
   RecordSorter& operator=(const RecordSorter&) = delete;
 
+  // How many feeders there are: options.feeders, or fewer so that each holds at least
+  // 4 MiB.
+  size_t feeder_count() const { return feeders_.size(); }
+  // Feeder i, for the one thread that adds through it. REQUIRES: i < feeder_count().
+  Feeder* feeder(size_t i) { return feeders_[i].get(); }
+  // Add() through feeder 0, for a single thread.
+  Status Add(std::string_view line);
+  bool io_error() const;
+
+  // Days seen so far (ascending), lookups excluded; and whether any lookup was seen.
+  // REQUIRES: no feeder is adding.
+  std::vector<Day> Days() const;
+  bool has_lookups() const;
+
+  // Merges everything and feeds the sink. on_collision gets a human-readable line.
+  // REQUIRES: no feeder is adding.
+  Status Finish(LineSink* sink, const std::function<void(const std::string&)>& on_collision);
+
+  SorterStats stats() const;
+
+  class MergedSink;
+
+ private:
+  class Batch;
+  class Source;
+  class MemorySource;
+  class RunSource;
+  std::string NewRunPath();
+  static Status MergeSources(std::vector<std::unique_ptr<Source>>* sources, MergedSink* out);
+
+  SorterOptions options_;
+  std::vector<std::unique_ptr<Feeder>> feeders_;
+  mutable std::mutex runs_mu_;
+  std::vector<std::string> run_paths_;  // guarded by runs_mu_
+  SorterStats stats_;  // what Finish() counts; records_in and runs come from the feeders
+};
+
+// Adds records for one thread: parses each line into its own memory and, when that is
+// full, sorts it and writes a run on the calling thread. Not thread-safe: one feeder per
+// thread; different feeders of one sorter may add at the same time.
+class RecordSorter::Feeder {
+ public:
+  Feeder(RecordSorter* sorter, uint64_t memory_bytes, uint32_t sort_threads);
+  ~Feeder();
   // Parses and keeps one realtime-format line (no '\n'). A malformed line is an error
   // naming the problem (the caller adds the line number) and is not kept; an I/O error
   // writing a run is an error too (io_error() tells which).
   Status Add(std::string_view line);
   bool io_error() const { return io_error_; }
 
-  // Days seen so far (ascending), lookups excluded; and whether any lookup was seen.
-  std::vector<Day> Days() const;
-  bool has_lookups() const { return has_lookups_; }
-
-  // Merges everything and feeds the sink. on_collision gets a human-readable line.
-  Status Finish(LineSink* sink, const std::function<void(const std::string&)>& on_collision);
-
-  const SorterStats& stats() const { return stats_; }
-
  private:
-  struct Entry;
-  class Source;
-  class MemorySource;
-  class RunSource;
-  Status SpillRun();
-  void SortAndSum();
-  size_t SortAndSumPart(size_t begin, size_t end);
-  bool Less(const Entry& a, const Entry& b) const;
-  bool Equal(const Entry& a, const Entry& b) const;
-  char* Resolve(uint64_t offset) const;
-  bool Reserve(uint32_t size, uint64_t* offset);
-
-  SorterOptions options_;
-  std::vector<char*> blocks_;  // the arena: mapped blocks of 2^block_shift_ (+ slack) bytes
-  int block_shift_ = 26;
-  uint64_t arena_capacity_ = 0, arena_used_ = 0;
-  Entry* entries_ = nullptr;   // mapped on first use, entries_capacity_ of them
-  size_t entries_capacity_ = 0;
-  size_t n_entries_ = 0;
-  std::vector<std::pair<size_t, size_t>> parts_;  // sorted ranges after SortAndSum()
-  bool overflow_ = false;
-  std::vector<std::string> run_paths_;
+  friend class RecordSorter;
+  Status Spill();
+  RecordSorter* sorter_;
+  std::unique_ptr<Batch> batch_;
+  uint32_t sort_threads_;
+  std::string key_;  // the entry key being built
   std::vector<uint64_t> day_bits_;
   bool has_lookups_ = false;
   bool io_error_ = false;
-  SorterStats stats_;
+  uint64_t records_ = 0;
 };
 
 // Parses "512M", "2G", "1048576" (bytes; K/M/G/T suffixes are powers of 1024).

@@ -98,7 +98,7 @@ Status RunSegment(const Options& options, WorkDir* work) {
   if (Status s = RemoveAll(runs); !s.ok()) return s;
   if (!replaced.empty()) txn.RemoveSegment(replaced);
   if (Status s = txn.Commit(); !s.ok()) return s;
-  const SorterStats& st = sorter.stats();
+  const SorterStats st = sorter.stats();
   progress.Summary(std::to_string(files->size()) + " export file(s), " + std::to_string(st.records_in) +
                    " records → " + std::to_string(st.lines_out) + " archive lines (" +
                    std::to_string(st.columns_out) + " data points) in " + std::to_string(options.archive_shards) +

@@ -6,7 +6,7 @@
 // merged by name (column_merge.h), lookups are deduplicated — one hash with two different
 // originals is a collision, counted and reported through the callback, and the value of
 // the earliest input (in the order given) is kept so the output does not depend on luck.
-// Streaming: memory is one read buffer per input and one line.
+// Streaming: memory is a few read buffers per input and one line.
 #pragma once
 
 #include <cstdint>
@@ -27,9 +27,10 @@ struct MergeStats {
 
 // Merges inputs (segment files, verified by footer as they are read) into *out.
 // on_collision gets one human-readable line per collision; on_progress (may be empty) is
-// called every few thousand records with the input bytes read so far.
+// called every few thousand records with the input bytes read so far. With threads > 1
+// (and a handful of inputs) each input is read and checked ahead on a thread of its own.
 Status MergeSegments(const std::vector<std::string>& inputs, SortedFileWriter* out,
                      MergeStats* stats, const std::function<void(const std::string&)>& on_collision,
-                     const std::function<void(uint64_t bytes_in)>& on_progress);
+                     const std::function<void(uint64_t bytes_in)>& on_progress, unsigned threads = 1);
 
 }  // namespace clickatron::rebuild

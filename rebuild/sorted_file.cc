@@ -6,7 +6,7 @@ namespace clickatron::rebuild {
 
 Status SortedFileWriter::Open(const std::string& path, bool with_footer) {
   with_footer_ = with_footer;
-  return file_.Open(path);
+  return file_.Open(path, 4 << 20, /*direct=*/true);
 }
 
 Status SortedFileWriter::Add(std::string_view key, std::string_view value, uint64_t columns) {
@@ -21,6 +21,14 @@ Status SortedFileWriter::Add(std::string_view key, std::string_view value, uint6
   return file_.Append(line_);
 }
 
+Status SortedFileWriter::AddLines(std::string_view lines, uint64_t records, uint64_t columns) {
+  XXH64_update(&state_, lines.data(), lines.size());
+  summary_.records += records;
+  summary_.bytes += lines.size();
+  summary_.columns += columns;
+  return file_.Append(lines);
+}
+
 Status SortedFileWriter::Finish() {
   summary_.xxh64 = XXH64_digest(&state_);
   if (with_footer_) {
@@ -30,9 +38,9 @@ Status SortedFileWriter::Finish() {
   return file_.SyncAndClose();
 }
 
-Status SegmentReader::Open(const std::string& path) {
+Status SegmentReader::Open(const std::string& path, size_t buffer_bytes) {
   path_ = path;
-  return status_ = reader_.Open(path);
+  return status_ = reader_.Open(path, buffer_bytes);
 }
 
 bool SegmentReader::Fail(std::string message) {

@@ -35,6 +35,9 @@ class SortedFileWriter {
   Status Open(const std::string& path, bool with_footer);
   // Appends `key,value\n`. REQUIRES: key after the previous key; value not empty.
   Status Add(std::string_view key, std::string_view value, uint64_t columns = 0);
+  // Appends whole lines as they are (records of them, with columns data points), hashed
+  // with one call. REQUIRES: each line as Add() would write it, in order after the last.
+  Status AddLines(std::string_view lines, uint64_t records, uint64_t columns);
   // Writes the footer (segments), fsyncs, closes.
   Status Finish();
   const FileSummary& summary() const { return summary_; }
@@ -51,7 +54,8 @@ class SortedFileWriter {
 // Reads a segment, checking order as it goes and the footer at the end.
 class SegmentReader {
  public:
-  Status Open(const std::string& path);
+  // buffer_bytes: how much is read at once (about three times that is held).
+  Status Open(const std::string& path, size_t buffer_bytes = 4 << 20);
   // The next record; false at the end (status() OK only if the footer matched) or on error.
   bool Next(std::string_view* key, std::string_view* value);
   const Status& status() const { return status_; }

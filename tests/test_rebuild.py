@@ -93,6 +93,27 @@ def test_malformed_lines_are_reported_with_line_numbers_and_nothing_is_imported(
     assert read(work / "merged" / "shard-0.csv") == b"u|a,c3p0:1\nu|b,c3p1:2\n"
 
 
+def test_malformed_lines_read_by_several_threads_are_reported_in_input_order(tmp_path):
+    # ~12 MB: many chunks, taken by two threads in whatever order they come.
+    bad = {7: "u|a.c3p1", 150000: "u|a.zzzz,1", 300001: "u|b.c3p0,x", 450000: ""}
+    lines = [bad.get(i, f"u|user{i % 50000}.c3p{'0123456789abcdefghijklmn'[i % 24]},1") for i in range(1, 500001)]
+    src = write(tmp_path / "h.csv", "\n".join(lines) + "\n")
+    work = tmp_path / "w"
+    r = rebuild("import", "--work", work, "--input", src, "--jobs", "2", "--max-errors", "2", check=False)
+    assert r.returncode == 1
+    err = r.stderr.decode()
+    assert "import aborted at line 300001: 3 malformed line(s), more than --max-errors 2" in err
+    assert [int(l.split(" line ")[1].split(":")[0]) for l in err.splitlines() if ".csv line " in l] == [7, 150000, 300001]
+    assert segments(work) == []
+    r = rebuild("import", "--work", work, "--input", src, "--jobs", "2", "--max-errors", "4")
+    assert b"499996 records" in r.stdout and b"4 malformed line(s) skipped" in r.stdout
+    rebuild("merge", "--work", work, "--jobs", "2")
+    one = tmp_path / "one"
+    rebuild("import", "--work", one, "--input", src, "--max-errors", "4")
+    rebuild("merge", "--work", one)
+    assert read(work / "merged" / "shard-0.csv") == read(one / "merged" / "shard-0.csv")
+
+
 def test_importing_twice_is_a_no_op_and_other_data_for_the_same_days_is_refused(tmp_path):
     work = tmp_path / "w"
     history = os.path.join(SEED, "history.csv")
