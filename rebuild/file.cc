@@ -94,6 +94,7 @@ Status FileWriter::FlushBuffer(bool last) {
 
 Status FileWriter::Append(std::string_view bytes) {
   if (!error_.ok()) return error_;
+  if (bytes.empty()) return Status::OK();
   bytes_ += bytes.size();
   while (used_ + bytes.size() > capacity_) {
     const size_t piece = capacity_ - used_;

@@ -322,10 +322,10 @@ class RecordSorter::RunSource : public Source {
   bool Refill() {
     std::string_view block;
     if (status_ = reader_.Next(&block); !status_.ok() || block.empty()) return false;
+    if (buffer_.size() < end_ - pos_ + block.size()) buffer_.resize(end_ - pos_ + block.size());
     std::memmove(buffer_.data(), buffer_.data() + pos_, end_ - pos_);
     end_ -= pos_;
     pos_ = 0;
-    if (buffer_.size() < end_ + block.size()) buffer_.resize(end_ + block.size());
     std::memcpy(buffer_.data() + end_, block.data(), block.size());
     end_ += block.size();
     return true;
