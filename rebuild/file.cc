@@ -35,6 +35,7 @@ constexpr size_t kDirectAlign = 4096;
 void FileWriter::Free::operator()(char* p) const { std::free(p); }
 
 FileWriter::~FileWriter() {
+  if (writing_.joinable()) writing_.join();
   if (fd_ >= 0) ::close(fd_);
 }
 
@@ -46,8 +47,10 @@ Status FileWriter::Open(const std::string& path, size_t buffer_size, bool direct
   if (fd_ < 0) fd_ = ::open(path.c_str(), flags, 0644);
   if (fd_ < 0) return error_ = ErrnoStatus("create", path);
   capacity_ = std::max((buffer_size + kDirectAlign - 1) / kDirectAlign * kDirectAlign, kDirectAlign);
-  buffer_.reset(static_cast<char*>(std::aligned_alloc(kDirectAlign, capacity_)));
-  if (!buffer_) return error_ = Status::Error("create " + path + ": no memory for a write buffer");
+  for (auto& b : buffers_) {
+    b.reset(static_cast<char*>(std::aligned_alloc(kDirectAlign, capacity_)));
+    if (!b) return error_ = Status::Error("create " + path + ": no memory for a write buffer");
+  }
   return Status::OK();
 }
 
@@ -59,50 +62,63 @@ Status FileWriter::WriteAll(const char* data, size_t size) {
       if (errno == EINTR) continue;
       if (errno == EINVAL && direct_) {  // accepted at open, refused at write: go buffered
         direct_ = false;
-        if (::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_DIRECT) != 0) return error_ = ErrnoStatus("fcntl", path_);
+        if (::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_DIRECT) != 0) return ErrnoStatus("fcntl", path_);
         continue;
       }
-      return error_ = ErrnoStatus("write", path_);
+      return ErrnoStatus("write", path_);
     }
     done += size_t(n);
   }
   return Status::OK();
 }
 
-// Writes the buffer out; a direct writer keeps its partial last block unless last.
+Status FileWriter::WaitForWrite() {
+  if (writing_.joinable()) writing_.join();
+  if (!written_.ok()) error_ = written_;
+  return error_;
+}
+
+// Hands the whole blocks of the buffer to the writing thread (a direct writer's partial
+// last block starts the other buffer); when last, writes everything and waits.
 Status FileWriter::FlushBuffer(bool last) {
-  size_t n = used_;
-  if (direct_) {
-    n = used_ / kDirectAlign * kDirectAlign;
-    if (last && n < used_) {
-      if (n > 0) {
-        if (Status s = WriteAll(buffer_.get(), n); !s.ok()) return s;
-      }
-      // The tail is not a whole block: through the page cache.
+  if (Status s = WaitForWrite(); !s.ok()) return s;
+  char* buffer = buffers_[current_].get();
+  size_t n = direct_ ? used_ / kDirectAlign * kDirectAlign : used_;
+  if (!last) {
+    char* other = buffers_[current_ ^ 1].get();
+    std::memcpy(other, buffer + n, used_ - n);
+    used_ -= n;
+    current_ ^= 1;
+    writing_ = std::thread([this, buffer, n] { written_ = WriteAll(buffer, n); });
+    return Status::OK();
+  }
+  if (n > 0) {
+    if (Status s = WriteAll(buffer, n); !s.ok()) return error_ = s;
+  }
+  if (n < used_) {
+    // The tail is not a whole block: through the page cache.
+    if (direct_) {
       direct_ = false;
       if (::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_DIRECT) != 0) return error_ = ErrnoStatus("fcntl", path_);
-      std::memmove(buffer_.get(), buffer_.get() + n, used_ - n);
-      used_ -= n;
-      n = used_;
     }
+    if (Status s = WriteAll(buffer + n, used_ - n); !s.ok()) return error_ = s;
   }
-  if (Status s = WriteAll(buffer_.get(), n); !s.ok()) return s;
-  std::memmove(buffer_.get(), buffer_.get() + n, used_ - n);
-  used_ -= n;
+  used_ = 0;
   return Status::OK();
 }
 
 Status FileWriter::Append(std::string_view bytes) {
   if (!error_.ok()) return error_;
+  if (bytes.empty()) return Status::OK();
   bytes_ += bytes.size();
   while (used_ + bytes.size() > capacity_) {
     const size_t piece = capacity_ - used_;
-    std::memcpy(buffer_.get() + used_, bytes.data(), piece);
+    std::memcpy(buffers_[current_].get() + used_, bytes.data(), piece);
     used_ += piece;
     bytes.remove_prefix(piece);
     if (Status s = FlushBuffer(false); !s.ok()) return s;
   }
-  std::memcpy(buffer_.get() + used_, bytes.data(), bytes.size());
+  std::memcpy(buffers_[current_].get() + used_, bytes.data(), bytes.size());
   used_ += bytes.size();
   return Status::OK();
 }

@@ -24,10 +24,12 @@ namespace clickatron::rebuild {
 
 // Appends to a new file through a large buffer. Not thread-safe.
 //
-// A direct writer (Open with direct = true) writes its whole aligned blocks around the page
-// cache (O_DIRECT) and only the last partial block through it. For big sequential files
-// (runs, segments, merged files): on this VM a buffered write costs the kernel a copy into
-// freshly allocated page-cache pages, 0.73 GB/s against 2.4 GB/s direct (docs/benchmarks.md,
+// A full buffer is written by a helper thread while the caller fills the other one, so the
+// caller waits for the device only when it is the slower of the two. A direct writer
+// (Open with direct = true) writes its whole aligned blocks around the page cache
+// (O_DIRECT) and only the last partial block through it. For big sequential files (runs,
+// segments, merged files): on this VM a buffered write costs the kernel a copy into freshly
+// allocated page-cache pages, 0.73 GB/s against 2.4 GB/s direct (docs/benchmarks.md,
 // rebuild). A filesystem that refuses O_DIRECT (tmpfs) gets buffered writes instead.
 class FileWriter {
  public:
@@ -52,12 +54,16 @@ class FileWriter {
     void operator()(char* p) const;
   };
   Status FlushBuffer(bool last);
+  Status WaitForWrite();
   Status WriteAll(const char* data, size_t size);
   int fd_ = -1;
-  bool direct_ = false;
+  bool direct_ = false;  // read and changed only while no write is on its way
   std::string path_;
-  std::unique_ptr<char[], Free> buffer_;  // page-aligned, capacity_ bytes
+  std::unique_ptr<char[], Free> buffers_[2];  // page-aligned, capacity_ bytes each
+  int current_ = 0;                           // the one being filled
   size_t capacity_ = 0, used_ = 0;
+  std::thread writing_;  // writes the other buffer
+  Status written_;       // its result
   uint64_t bytes_ = 0;
   Status error_;
 };

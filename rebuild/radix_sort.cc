@@ -44,32 +44,36 @@ size_t FirstDifferingByte(const Range& r, size_t from) {
   return kInlineKeyBytes;
 }
 
-// American flag sort of one level: moves every entry of r into the bucket of its byte
-// r.depth; bounds[c] .. bounds[c + 1] is then bucket c.
+// One level, in place: moves every entry of r into the bucket of its byte r.depth;
+// bounds[c] .. bounds[c + 1] is then bucket c. Not the classic cycle-following American
+// flag loop, where each swap waits for the cache miss of the one before: every unplaced
+// entry is swapped straight to the next free slot of its bucket, entry after entry, so the
+// misses overlap; what a swap brings back is placed in a later pass (as in ska_sort).
+// 15M benchmark entries: 1.29-1.33 s -> 1.03-1.29 s.
 void Distribute(const Range& r, const size_t (&count)[256], size_t (&bounds)[257]) {
-  size_t head[256];
+  size_t next[256];  // bucket c holds its own entries below next[c]
   bounds[0] = 0;
   for (int c = 0; c < 256; ++c) {
-    head[c] = bounds[c];
+    next[c] = bounds[c];
     bounds[c + 1] = bounds[c] + count[c];
   }
   SortEntry* const b = r.begin;
   const size_t depth = r.depth;
+  int unfinished[256], n = 0;
   for (int c = 0; c < 256; ++c) {
-    while (head[c] < bounds[c + 1]) {
-      SortEntry x = b[head[c]];
-      int to = x.Byte(depth);
-      if (to == c) {
-        ++head[c];
-        continue;
-      }
-      // Follow the cycle: x goes to its bucket, the entry it displaces moves on.
-      do {
-        std::swap(x, b[head[to]++]);
-        to = x.Byte(depth);
-      } while (to != c);
-      b[head[c]++] = x;
+    if (count[c] != 0) unfinished[n++] = c;
+  }
+  while (n > 0) {
+    for (int i = 0; i < n; ++i) {
+      const int c = unfinished[i];
+      const size_t end = bounds[c + 1];
+      for (size_t p = next[c]; p < end; ++p) std::swap(b[p], b[next[b[p].Byte(depth)]++]);
     }
+    int kept = 0;
+    for (int i = 0; i < n; ++i) {
+      if (next[unfinished[i]] < bounds[unfinished[i] + 1]) unfinished[kept++] = unfinished[i];
+    }
+    n = kept;
   }
 }
 

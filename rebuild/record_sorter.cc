@@ -126,7 +126,7 @@ class RecordSorter::Batch : public TailOrder {
     const uint64_t entries_end = (n_ + 1) * sizeof(SortEntry);
     if (entries_end + tail > tails_) return false;
     tails_ -= tail;
-    std::memcpy(base_ + tails_, key.data() + kInlineKeyBytes * (tail != 0), tail);
+    if (tail != 0) std::memcpy(base_ + tails_, key.data() + kInlineKeyBytes, tail);
     char prefix[kInlineKeyBytes] = {};
     std::memcpy(prefix, key.data(), std::min(key.size(), kInlineKeyBytes));
     SortEntry& e = entries()[n_++];
@@ -137,12 +137,6 @@ class RecordSorter::Batch : public TailOrder {
     e.count = count;
     return true;
   }
-  // Whether a key of this size could ever fit.
-  bool Fits(size_t size) const {
-    const size_t tail = size > kInlineKeyBytes ? size - kInlineKeyBytes : 0;
-    return sizeof(SortEntry) + tail + kSlack <= bytes_;
-  }
-
   bool Less(const SortEntry& a, const SortEntry& b) const override {
     const uint32_t la = a.size(), lb = b.size();
     if (la <= kInlineKeyBytes || lb <= kInlineKeyBytes) return la < lb;
@@ -322,10 +316,10 @@ class RecordSorter::RunSource : public Source {
   bool Refill() {
     std::string_view block;
     if (status_ = reader_.Next(&block); !status_.ok() || block.empty()) return false;
+    if (buffer_.size() < end_ - pos_ + block.size()) buffer_.resize(end_ - pos_ + block.size());
     std::memmove(buffer_.data(), buffer_.data() + pos_, end_ - pos_);
     end_ -= pos_;
     pos_ = 0;
-    if (buffer_.size() < end_ + block.size()) buffer_.resize(end_ + block.size());
     std::memcpy(buffer_.data() + end_, block.data(), block.size());
     end_ += block.size();
     return true;

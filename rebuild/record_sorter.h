@@ -103,8 +103,11 @@ class RecordSorter {
   // REQUIRES: no feeder is adding.
   Status Finish(LineSink* sink, const std::function<void(const std::string&)>& on_collision);
 
+  // records_in and runs so far; the rest once Finish() is done.
   SorterStats stats() const;
 
+  // Receives the merged (entry key, summed count) stream inside Finish(); declared here
+  // only so that the .cc's helpers can implement it.
   class MergedSink;
 
  private:
