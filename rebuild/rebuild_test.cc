@@ -138,18 +138,30 @@ TEST(RecordSorter, NamesTheProblemOfAMalformedLine) {
   EXPECT_EQ(sorter.stats().records_in, 0u);
 }
 
-TEST(RecordSorter, SpillsRunsAndMergesThemToTheSameOutput) {
-  TempDir dir;
+// Realtime records of `users` users in three hours: totals, referrer subtotals (300 users,
+// one hashed referrer) and, with countries, country subtotals (every tenth user hashed);
+// then two different originals of one hash (a collision).
+std::vector<std::string> SorterInput(int users, bool countries) {
   std::vector<std::string> input;
-  for (int u = 0; u < 20000; ++u) {
+  for (int u = 0; u < users; ++u) {
     for (int h : {3, 0, 17}) {
       std::string t = std::string("c3p") + "0123456789abcdefghijklmn"[h];
-      input.push_back("u|user" + std::to_string(u * 7919 % 20000) + "." + t + "," + std::to_string(u % 5 + 1));
+      input.push_back("u|user" + std::to_string(u * 7919 % users) + "." + t + "," + std::to_string(u % 5 + 1));
       input.push_back("r.u|user" + std::to_string(u % 300) + ".HMCJVIkxxP4=." + t + ",1");
+      if (countries) {
+        input.push_back("c.u|" + std::string(u % 10 == 0 ? "HMCJVIkxxP4=" : "user" + std::to_string(u)) + ".US." + t +
+                        ",-1");
+      }
     }
   }
   input.push_back("_l|HMCJVIkxxP4=,http://twitter.com/");
-  input.push_back("_l|HMCJVIkxxP4=,http://other.example/");  // a collision
+  input.push_back("_l|HMCJVIkxxP4=,http://other.example/");
+  return input;
+}
+
+TEST(RecordSorter, SpillsRunsAndMergesThemToTheSameOutput) {
+  TempDir dir;
+  const std::vector<std::string> input = SorterInput(20000, /*countries=*/false);
   std::vector<std::string> outputs[2];
   for (int pass = 0; pass < 2; ++pass) {
     const std::string runs = dir.path() + "/" + std::to_string(pass);
@@ -173,17 +185,7 @@ TEST(RecordSorter, SpillsRunsAndMergesThemToTheSameOutput) {
 
 TEST(RecordSorter, FeedersOnSeveralThreadsSortLikeOne) {
   TempDir dir;
-  std::vector<std::string> input;
-  for (int u = 0; u < 50000; ++u) {
-    for (int h : {3, 0, 17}) {
-      std::string t = std::string("c3p") + "0123456789abcdefghijklmn"[h];
-      input.push_back("u|user" + std::to_string(u * 7919 % 50000) + "." + t + "," + std::to_string(u % 5 + 1));
-      input.push_back("r.u|user" + std::to_string(u % 300) + ".HMCJVIkxxP4=." + t + ",1");
-      input.push_back("c.u|" + std::string(u % 10 == 0 ? "HMCJVIkxxP4=" : "user" + std::to_string(u)) + ".US." + t + ",-1");
-    }
-  }
-  input.push_back("_l|HMCJVIkxxP4=,http://twitter.com/");
-  input.push_back("_l|HMCJVIkxxP4=,http://other.example/");  // a collision
+  const std::vector<std::string> input = SorterInput(50000, /*countries=*/true);
   std::vector<std::string> outputs[2];
   for (int pass = 0; pass < 2; ++pass) {
     const std::string runs = dir.path() + "/" + std::to_string(pass);
