@@ -5,9 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <queue>
 #include <thread>
 
@@ -15,6 +13,7 @@
 #include "keyformat/records.h"
 #include "keyformat/shard.h"
 #include "keyformat/ymdh.h"
+#include "rebuild/block_pipe.h"
 #include "rebuild/file.h"
 #include "rebuild/radix_sort.h"
 
@@ -585,76 +584,21 @@ class AssemblerSink : public RecordSorter::MergedSink {
 
 // The hand-off from the merging thread to the assembling one: blocks of records
 // (4-byte key size, key, 8-byte count), a few in flight, reused.
-class BlockPipe {
- public:
-  static constexpr size_t kBlockBytes = 1 << 20;
+constexpr size_t kRecordBlockBytes = 1 << 20;
+constexpr size_t kRecordBlocks = 4;
+using RecordPipe = BlockPipe<std::string>;
 
-  BlockPipe() : blocks_(4) {
-    for (std::string& b : blocks_) {
-      b.reserve(kBlockBytes);
-      free_.push_back(&b);
-    }
-  }
-  // Producer: an empty block to fill; nullptr once the consumer has given up.
-  std::string* TakeFree() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return !free_.empty() || cancelled_; });
-    if (cancelled_) return nullptr;
-    std::string* b = free_.front();
-    free_.pop_front();
-    return b;
-  }
-  void PushFull(std::string* block) {
-    std::lock_guard<std::mutex> lock(mu_);
-    full_.push_back(block);
-    cv_.notify_all();
-  }
-  // Producer: nothing more will come.
-  void Close() {
-    std::lock_guard<std::mutex> lock(mu_);
-    closed_ = true;
-    cv_.notify_all();
-  }
-  // Consumer: the next full block; nullptr after the last.
-  std::string* TakeFull() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return !full_.empty() || closed_; });
-    if (full_.empty()) return nullptr;
-    std::string* b = full_.front();
-    full_.pop_front();
-    return b;
-  }
-  void GiveBack(std::string* block) {
-    block->clear();
-    std::lock_guard<std::mutex> lock(mu_);
-    free_.push_back(block);
-    cv_.notify_all();
-  }
-  // Consumer: stop the producer (at its next block).
-  void Cancel() {
-    std::lock_guard<std::mutex> lock(mu_);
-    cancelled_ = true;
-    cv_.notify_all();
-  }
-
- private:
-  std::deque<std::string> blocks_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::string*> free_, full_;
-  bool closed_ = false, cancelled_ = false;
-};
-
-// The merged stream into blocks of a BlockPipe.
+// The merged stream into blocks of a RecordPipe.
 class PipeSink : public RecordSorter::MergedSink {
  public:
-  explicit PipeSink(BlockPipe* pipe) : pipe_(pipe) {}
+  explicit PipeSink(RecordPipe* pipe) : pipe_(pipe) {}
   Status Add(std::string_view key, int64_t count) override {
     const uint32_t size = uint32_t(key.size());
-    if (block_ == nullptr || (!block_->empty() && block_->size() + 12 + size > BlockPipe::kBlockBytes)) {
+    if (block_ == nullptr || (!block_->empty() && block_->size() + 12 + size > kRecordBlockBytes)) {
       if (block_ != nullptr) pipe_->PushFull(block_);
       block_ = pipe_->TakeFree();
       if (block_ == nullptr) return Status::Error("merge stopped");  // the consumer's error is reported
+      block_->reserve(kRecordBlockBytes);  // once: a block keeps its capacity when cleared
     }
     block_->append(reinterpret_cast<const char*>(&size), 4);
     block_->append(key);
@@ -669,7 +613,7 @@ class PipeSink : public RecordSorter::MergedSink {
   }
 
  private:
-  BlockPipe* pipe_;
+  RecordPipe* pipe_;
   std::string* block_ = nullptr;
 };
 
@@ -772,7 +716,7 @@ Status RecordSorter::Finish(LineSink* sink, const std::function<void(const std::
   }
   // Two threads: a helper merges (reading runs, comparing, summing), this one assembles
   // lines and writes them.
-  BlockPipe pipe;
+  RecordPipe pipe(kRecordBlocks);
   Status merged;
   std::thread merger([&] {
     PipeSink out(&pipe);
@@ -783,6 +727,7 @@ Status RecordSorter::Finish(LineSink* sink, const std::function<void(const std::
   while (std::string* block = pipe.TakeFull()) {
     if (assembled.ok()) assembled = AssembleBlock(*block, &assembler);
     if (!assembled.ok()) pipe.Cancel();
+    block->clear();
     pipe.GiveBack(block);
   }
   merger.join();

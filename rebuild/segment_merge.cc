@@ -2,15 +2,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
-#include <deque>
 #include <memory>
-#include <mutex>
 #include <queue>
 #include <thread>
 
 #include "keyformat/key_order.h"
 #include "keyformat/records.h"
+#include "rebuild/block_pipe.h"
 #include "rebuild/column_merge.h"
 
 namespace clickatron::rebuild {
@@ -42,11 +40,7 @@ class Input {
  public:
   ~Input() {
     if (thread_.joinable()) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        cancelled_ = true;
-      }
-      cv_.notify_all();
+      pipe_->Cancel();
       thread_.join();
     }
   }
@@ -54,7 +48,7 @@ class Input {
   Status Open(const std::string& path, size_t buffer_bytes, bool read_ahead) {
     if (Status s = reader_.Open(path, buffer_bytes); !s.ok()) return s;
     if (read_ahead) {
-      for (int i = 0; i < 3; ++i) free_.push_back(std::make_unique<LineBlock>());
+      pipe_ = std::make_unique<BlockPipe<LineBlock>>(3);
       thread_ = std::thread([this] { ReadAhead(); });
     }
     return Status::OK();
@@ -71,16 +65,12 @@ class Input {
       return true;
     }
     if (current_ == nullptr || pos_ == current_->lines.size()) {
-      std::unique_lock<std::mutex> lock(mu_);
       if (current_ != nullptr) {
         current_->Clear();
-        free_.push_back(std::move(current_));
-        cv_.notify_all();
+        pipe_->GiveBack(current_);
       }
-      cv_.wait(lock, [&] { return !full_.empty() || done_; });
-      if (full_.empty()) return false;
-      current_ = std::move(full_.front());
-      full_.pop_front();
+      current_ = pipe_->TakeFull();
+      if (current_ == nullptr) return false;
       pos_ = 0;
     }
     const LineBlock::Line& l = current_->lines[pos_++];
@@ -93,11 +83,8 @@ class Input {
   // Whether the next Next() may drop the memory of the lines returned so far (the lines
   // of one block stay, back to back, until the block is done).
   bool MayMoveOn() const { return !thread_.joinable() || pos_ == current_->lines.size(); }
-  Status status() const {
-    if (!thread_.joinable()) return reader_.status();
-    std::lock_guard<std::mutex> lock(mu_);
-    return status_;
-  }
+  // REQUIRES: Next() returned false.
+  Status status() const { return thread_.joinable() ? status_ : reader_.status(); }
   uint64_t bytes_read() const { return thread_.joinable() ? bytes_read_.load() : reader_.bytes_read(); }
   const std::string& path() const { return reader_.path(); }
 
@@ -108,46 +95,35 @@ class Input {
  private:
   // The reading thread: blocks of checked lines until the end, an error or cancel.
   void ReadAhead() {
-    std::unique_ptr<LineBlock> block;
     std::string_view k, v;
-    for (;;) {
-      if (block == nullptr) {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return !free_.empty() || cancelled_; });
-        if (cancelled_) return;
-        block = std::move(free_.front());
-        free_.pop_front();
-      }
-      const bool more = reader_.Next(&k, &v);
-      if (more) {
+    while (LineBlock* block = pipe_->TakeFree()) {
+      bool more;
+      while ((more = reader_.Next(&k, &v))) {
         const size_t offset = block->bytes.size();
         block->bytes.append(k).append(1, ',').append(v).append(1, '\n');
         block->lines.push_back({offset, k.size(), v.size(), k.starts_with(kLookupPrefix) ? 0 : CountColumns(v)});
         bytes_read_ = reader_.bytes_read();
+        if (block->bytes.size() >= kBlockBytes) break;
       }
-      if (!more || block->bytes.size() >= kBlockBytes) {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (!block->lines.empty()) full_.push_back(std::move(block));
-        block = nullptr;
-        if (!more) {
-          status_ = reader_.status();
-          done_ = true;
-        }
-        cv_.notify_all();
-        if (!more) return;
+      if (block->lines.empty()) {
+        pipe_->GiveBack(block);
+      } else {
+        pipe_->PushFull(block);
+      }
+      if (!more) {
+        status_ = reader_.status();  // read by the merge once TakeFull() says the end
+        pipe_->Close();
+        return;
       }
     }
   }
 
   SegmentReader reader_;
+  std::unique_ptr<BlockPipe<LineBlock>> pipe_;  // with read-ahead
   std::thread thread_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::unique_ptr<LineBlock>> free_, full_;  // guarded by mu_
-  bool done_ = false, cancelled_ = false;               // guarded by mu_
-  Status status_;                                       // guarded by mu_
+  Status status_;  // the reading thread's, at the end
   std::atomic<uint64_t> bytes_read_{0};
-  std::unique_ptr<LineBlock> current_;  // the block Next() is reading
+  LineBlock* current_ = nullptr;  // the block Next() is reading
   size_t pos_ = 0;
 };
 
