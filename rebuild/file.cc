@@ -30,9 +30,26 @@ namespace {
 // O_DIRECT wants file offsets, sizes and memory aligned to the logical block size; a page
 // covers every device here.
 constexpr size_t kDirectAlign = 4096;
+
+// bytes rounded up to whole blocks, at least one.
+size_t WholeBlocks(size_t bytes) {
+  return std::max((bytes + kDirectAlign - 1) / kDirectAlign * kDirectAlign, kDirectAlign);
+}
+
+// Fills buffers with aligned blocks of `bytes` each; false when memory runs out.
+bool AllocateAligned(AlignedBuffer (&buffers)[2], size_t bytes) {
+  for (AlignedBuffer& b : buffers) {
+    b.reset(static_cast<char*>(std::aligned_alloc(kDirectAlign, bytes)));
+    if (!b) return false;
+  }
+  return true;
+}
+
+// Turns O_DIRECT off on fd (the rest of the file goes through the page cache).
+bool ClearDirect(int fd) { return ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_DIRECT) == 0; }
 }  // namespace
 
-void FileWriter::Free::operator()(char* p) const { std::free(p); }
+void FreeAligned::operator()(char* p) const { std::free(p); }
 
 FileWriter::~FileWriter() {
   if (writing_.joinable()) writing_.join();
@@ -46,11 +63,8 @@ Status FileWriter::Open(const std::string& path, size_t buffer_size, bool direct
   direct_ = fd_ >= 0;
   if (fd_ < 0) fd_ = ::open(path.c_str(), flags, 0644);
   if (fd_ < 0) return error_ = ErrnoStatus("create", path);
-  capacity_ = std::max((buffer_size + kDirectAlign - 1) / kDirectAlign * kDirectAlign, kDirectAlign);
-  for (auto& b : buffers_) {
-    b.reset(static_cast<char*>(std::aligned_alloc(kDirectAlign, capacity_)));
-    if (!b) return error_ = Status::Error("create " + path + ": no memory for a write buffer");
-  }
+  capacity_ = WholeBlocks(buffer_size);
+  if (!AllocateAligned(buffers_, capacity_)) return error_ = Status::Error("create " + path + ": no memory for a write buffer");
   return Status::OK();
 }
 
@@ -62,7 +76,7 @@ Status FileWriter::WriteAll(const char* data, size_t size) {
       if (errno == EINTR) continue;
       if (errno == EINVAL && direct_) {  // accepted at open, refused at write: go buffered
         direct_ = false;
-        if (::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_DIRECT) != 0) return ErrnoStatus("fcntl", path_);
+        if (!ClearDirect(fd_)) return ErrnoStatus("fcntl", path_);
         continue;
       }
       return ErrnoStatus("write", path_);
@@ -99,7 +113,7 @@ Status FileWriter::FlushBuffer(bool last) {
     // The tail is not a whole block: through the page cache.
     if (direct_) {
       direct_ = false;
-      if (::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_DIRECT) != 0) return error_ = ErrnoStatus("fcntl", path_);
+      if (!ClearDirect(fd_)) return error_ = ErrnoStatus("fcntl", path_);
     }
     if (Status s = WriteAll(buffer + n, used_ - n); !s.ok()) return error_ = s;
   }
@@ -142,8 +156,6 @@ Status FileWriter::Close() {
   return Status::OK();
 }
 
-void BlockReader::Free::operator()(char* p) const { std::free(p); }
-
 BlockReader::~BlockReader() {
   if (pending_.joinable()) pending_.join();
   if (fd_ >= 0) ::close(fd_);
@@ -156,11 +168,8 @@ Status BlockReader::Open(const std::string& path, size_t block_bytes) {
   if (fd_ < 0) fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) return ErrnoStatus("open", path);
   if (!direct_) ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
-  block_bytes_ = std::max((block_bytes + kDirectAlign - 1) / kDirectAlign * kDirectAlign, kDirectAlign);
-  for (auto& b : buffers_) {
-    b.reset(static_cast<char*>(std::aligned_alloc(kDirectAlign, block_bytes_)));
-    if (!b) return Status::Error("open " + path + ": no memory for read buffers");
-  }
+  block_bytes_ = WholeBlocks(block_bytes);
+  if (!AllocateAligned(buffers_, block_bytes_)) return Status::Error("open " + path + ": no memory for read buffers");
   StartRead();
   return Status::OK();
 }
@@ -174,7 +183,7 @@ ssize_t BlockReader::ReadAt(char* buffer, uint64_t offset) {
       if (errno == EINTR) continue;
       if (errno == EINVAL && direct_) {  // accepted at open, refused at read: go buffered
         direct_ = false;
-        if (::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_DIRECT) == 0) continue;
+        if (ClearDirect(fd_)) continue;
       }
       return -1;
     }

@@ -22,6 +22,12 @@
 
 namespace clickatron::rebuild {
 
+// Memory from std::aligned_alloc (the 4 KiB alignment O_DIRECT wants), freed with free().
+struct FreeAligned {
+  void operator()(char* p) const;
+};
+using AlignedBuffer = std::unique_ptr<char[], FreeAligned>;
+
 // Appends to a new file through a large buffer. Not thread-safe.
 //
 // A full buffer is written by a helper thread while the caller fills the other one, so the
@@ -50,16 +56,13 @@ class FileWriter {
   const std::string& path() const { return path_; }
 
  private:
-  struct Free {
-    void operator()(char* p) const;
-  };
   Status FlushBuffer(bool last);
   Status WaitForWrite();
   Status WriteAll(const char* data, size_t size);
   int fd_ = -1;
   bool direct_ = false;  // read and changed only while no write is on its way
   std::string path_;
-  std::unique_ptr<char[], Free> buffers_[2];  // page-aligned, capacity_ bytes each
+  AlignedBuffer buffers_[2];  // capacity_ bytes each
   int current_ = 0;                           // the one being filled
   size_t capacity_ = 0, used_ = 0;
   std::thread writing_;  // writes the other buffer
@@ -88,16 +91,13 @@ class BlockReader {
   const std::string& path() const { return path_; }
 
  private:
-  struct Free {
-    void operator()(char* p) const;
-  };
   void StartRead();
   ssize_t ReadAt(char* buffer, uint64_t offset);
   int fd_ = -1;
   bool direct_ = false;
   std::string path_;
   size_t block_bytes_ = 0;
-  std::unique_ptr<char[], Free> buffers_[2];
+  AlignedBuffer buffers_[2];  // block_bytes_ each
   int next_ = 0;           // the buffer being read into
   uint64_t offset_ = 0;    // of the block being read
   std::thread pending_;    // reads buffers_[next_]
