@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "keyformat/records.h"
-#include "keyformat/status.h"
+#include "base/status.h"
 
 namespace clickatron {
 

@@ -19,7 +19,7 @@
 
 #include "net/host_port.h"
 #include "net/http_client.h"
-#include "net/status.h"
+#include "base/status.h"
 
 namespace clickatron::net {
 

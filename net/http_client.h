@@ -39,7 +39,7 @@
 #include <vector>
 
 #include "net/host_port.h"
-#include "net/status.h"
+#include "base/status.h"
 
 struct event;
 struct event_base;

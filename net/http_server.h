@@ -46,7 +46,7 @@
 #include "net/json.h"
 #include "net/latency.h"
 #include "net/request.h"
-#include "net/status.h"
+#include "base/status.h"
 
 struct event_base;
 

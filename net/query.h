@@ -27,7 +27,7 @@
 #include <string_view>
 #include <vector>
 
-#include "net/status.h"
+#include "base/status.h"
 
 namespace clickatron::net {
 

@@ -11,7 +11,7 @@
 
 #include "net/latency.h"
 #include "net/query.h"
-#include "net/status.h"
+#include "base/status.h"
 
 struct event;
 struct event_base;

@@ -13,7 +13,7 @@ import urllib.parse
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("CLICKATRON_BIN") or os.path.join(ROOT, "build", "asan", "bin")
-GOLDEN = os.environ.get("CLICKATRON_GOLDEN_DIR") or os.path.join(os.path.dirname(ROOT), "shared", "golden")
+GOLDEN = os.environ.get("CLICKATRON_GOLDEN_DIR") or os.path.join(ROOT, "tests", "golden")
 
 
 def binary(name):
