@@ -8,10 +8,16 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.parse
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# ops/lib holds the Python helpers the ops scripts and the tests share (ymdh.py: the hour
+# token), so each exists once.
+OPS_LIB = os.path.join(ROOT, "ops", "lib")
+if OPS_LIB not in sys.path:
+    sys.path.insert(0, OPS_LIB)
 BIN = os.environ.get("CLICKATRON_BIN") or os.path.join(ROOT, "build", "asan", "bin")
 GOLDEN = os.environ.get("CLICKATRON_GOLDEN_DIR") or os.path.join(ROOT, "tests", "golden")
 

@@ -1,4 +1,4 @@
-"""clickatron-api read path (issue 7): /series, /breakdown and /lookup over both tiers.
+"""clickatron-api read path (docs/api-read.md): /series, /breakdown and /lookup over both tiers.
 
 A real cluster on 127.0.0.1: archive servers serving files built by clickatron-rebuild
 import/merge/publish, realtime shards fed through their own /incr and /set, and the API in
@@ -12,6 +12,7 @@ import zlib
 import pytest
 
 from harness import GOLDEN, free_port, get, post, run, wait_until
+from ymdh import day_text as ymdh_day_text
 
 SEED = os.path.join(GOLDEN, "seed-example")
 
@@ -19,7 +20,7 @@ SEED = os.path.join(GOLDEN, "seed-example")
 # ---- building a cluster -------------------------------------------------------------------
 
 def shard_key(realtime_key):
-    """SPEC 2.5 shard key of a realtime key: `{ns}|{key}` for totals/subtotals, `_l|hash`."""
+    """The shard key (docs/formats.md#sharding) of a realtime key: `{ns}|{key}` for totals/subtotals, `_l|hash`."""
     if realtime_key.startswith("_l|"):
         return realtime_key
     head, _, rest = realtime_key.partition("|")
@@ -32,9 +33,7 @@ def shard_of(realtime_key, shards):
 
 def day_of(realtime_key):
     """YYYY-MM-DD of a realtime total/subtotal key (its last 4 bytes are the YMDH token)."""
-    alphabet = "0123456789abcdefghijklmnopqrstuv"
-    t = realtime_key[-4:]
-    return "%04d-%02d-%02d" % (2000 + alphabet.index(t[0]), alphabet.index(t[1]), alphabet.index(t[2]))
+    return ymdh_day_text(realtime_key[-4:])
 
 
 def publish_archive(tmp_path, lines, shards, name="work"):

@@ -1,11 +1,11 @@
-"""clickatron-api read path against an independent model (issue 7).
+"""clickatron-api read path against an independent model.
 
 Random events over 60 days (2013-02-18 .. 2013-04-18: the US, UK, Sydney and Auckland DST
 changes fall inside), stored the way the cluster stores them: the first 57 days built into a
 2-shard archive (shard 0 with two replicas) by clickatron-rebuild, the last 3 days in two
 realtime shards. Then random /series and /breakdown queries — every unit, fixed offsets and
 IANA zones of both hemispheres, random reference times and unit counts (including -1) — are
-answered by the API and by a model written here from the SPEC's words: a bucket is the set of
+answered by the API and by a model written here from docs/api.md's words: a bucket is the set of
 UTC hours whose local calendar label (hour, day, Sunday week, Monday week, month) is the same,
 its dt is its first hour. The two must agree exactly.
 
@@ -21,30 +21,25 @@ from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 from harness import get
+from ymdh import encode as ymdh
 from test_api_read import Cluster, publish_archive
 
 SEED = int(os.environ.get("CLICKATRON_MODEL_SEED", "20130218"))
 START = int(datetime(2013, 2, 18, tzinfo=timezone.utc).timestamp())
 DAYS = 60
 ARCHIVE_DAYS = 57
-ALPHABET = "0123456789abcdefghijklmnopqrstuv"
 ZONES = ["0", "-5", "3", "9", "14", "-14", "UTC", "America/New_York", "Europe/London",
          "Australia/Sydney", "Pacific/Auckland", "America/Sao_Paulo", "Asia/Tokyo"]
 UNITS = ["hour", "day", "week", "mweek", "month"]
 
 
-# ---- the stored form (SPEC 2) -------------------------------------------------------------
+# ---- the stored form (docs/formats.md) ------------------------------------------------------
 
 def stored(value):
     b = value.encode()
     if 1 <= len(b) <= 11 and all(0x21 <= c <= 0x7E and chr(c) not in ":,.|" for c in b):
         return value
     return base64.b64encode(hashlib.md5(b).digest()[:8]).decode()
-
-
-def ymdh(ts):
-    t = datetime.fromtimestamp(ts, timezone.utc)
-    return "".join(ALPHABET[n] for n in (t.year - 2000, t.month, t.day, t.hour))
 
 
 def escape(original):
@@ -182,7 +177,7 @@ class Model:
         archive_end = START + ARCHIVE_DAYS * 86400
         for _, hours in buckets:
             for h in hours:
-                # SPEC 2.3: the archive total record is the index of its subtotal records, and
+                # The archive total record is the index of its subtotal records, and
                 # an hour whose total nets to 0 has no column — so its subtotals are not found.
                 if h < archive_end and totals.get(h, 0) == 0:
                     continue

@@ -1,4 +1,4 @@
-"""clickatron-api, write path (issue 6, SPEC 3.3 increments and 4): /incr validation, the
+"""clickatron-api, write path (docs/api-write.md): /incr validation, the
 oplog, delivery to the realtime shards, and the faults — a shard down, kill -9 of the API
 or of a shard, a full disk.
 
@@ -18,6 +18,7 @@ import pytest
 import requests
 
 from harness import free_port, get, post, request, wait_until
+from ymdh import encode as ymdh
 
 SHARDS = 2
 
@@ -32,14 +33,6 @@ def today():
 
 def day_text(day):
     return time.strftime("%Y-%m-%d", time.gmtime(day * 86400))
-
-
-B32 = "0123456789abcdefghijklmnopqrstuv"
-
-
-def ymdh(ts):
-    t = time.gmtime(ts)
-    return B32[t.tm_year - 2000] + B32[t.tm_mon] + B32[t.tm_mday] + B32[t.tm_hour]
 
 
 def key_hash(value):

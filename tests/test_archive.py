@@ -1,4 +1,4 @@
-"""clickatron-archive end to end (issue 3): the sortdb golden answers, misses, limits, bad
+"""clickatron-archive end to end: the sortdb golden answers, misses, limits, bad
 requests, refusal of bad files at startup and reload, the manifest header, and the
 `mv new data && kill -HUP` swap under load with zero failed or wrong answers."""
 import email.utils

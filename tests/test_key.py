@@ -1,4 +1,6 @@
-"""clickatron-key: the command-line face of keyformat (issue 2 acceptance, SPEC 3.5/6)."""
+"""clickatron-key: the command-line face of keyformat (docs/api.md#clickatron-key): the
+examples of docs/formats.md, every golden keyformat row through the tool, records in key
+order, and one-line errors with exit status 2."""
 import csv
 import os
 

@@ -1,5 +1,4 @@
-"""clickatron-oplog replay end to end (SPEC 3.5, docs/operations.md "Replaying an oplog after
-losing a realtime host"): an API and two realtime shards, the real binaries.
+"""clickatron-oplog replay end to end (docs/operations.md#replaying-an-oplog-after-losing-a-realtime-host): an API and two realtime shards, the real binaries.
 
 Increments are delivered, everything stops, one shard's data dir is wiped (a lost host),
 `clickatron-oplog replay` rewinds that shard's cursor, everything restarts: every total on

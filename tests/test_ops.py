@@ -20,7 +20,6 @@ import pytest
 from harness import BIN, ROOT, free_port, get, post, run, wait_until
 
 OPS = os.path.join(ROOT, "ops")
-B32 = "0123456789abcdefghijklmnopqrstuv"
 
 
 def sh(args, timeout=120, env=None):
@@ -142,7 +141,7 @@ def test_gen_demo_data_history_is_consistent_and_deterministic(tmp_path):
     # Exactly --clicks clicks, counted once per link and once per owner.
     assert sum(v for (ns, _, _), v in totals.items() if ns == "l") == 5000
     assert sum(v for (ns, _, _), v in totals.items() if ns == "u") == 5000
-    # Every subtotal namespace sums to the total of its hour (SPEC 2.3).
+    # Every subtotal namespace sums to the total of its hour (docs/formats.md#archive-records).
     for (ns, user_key, token), n in totals.items():
         assert sums[("c", ns, user_key, token)] == n
         assert sums[("r", ns, user_key, token)] == n

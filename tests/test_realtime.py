@@ -1,4 +1,4 @@
-"""clickatron-realtime: the Tokyo Cabinet day ring of one realtime shard (issue 4, SPEC 3.2).
+"""clickatron-realtime: the Tokyo Cabinet day ring of one realtime shard (docs/realtime.md).
 
 Every test runs the real binary on 127.0.0.1 with its own data directory.
 """
@@ -12,8 +12,8 @@ import urllib.parse
 import requests
 
 from harness import free_port, get, post, wait_until
+from ymdh import encode as ymdh_of_ts
 
-B32 = "0123456789abcdefghijklmnopqrstuv"
 DAY0 = calendar.timegm((2026, 11, 20, 0, 0, 0)) // 86400  # a Friday; slot DAY0 % 3
 
 
@@ -22,8 +22,7 @@ def day_text(day):
 
 
 def ymdh(day, hour=0):
-    t = time.gmtime(day * 86400 + hour * 3600)
-    return B32[t.tm_year - 2000] + B32[t.tm_mon] + B32[t.tm_mday] + B32[t.tm_hour]
+    return ymdh_of_ts(day * 86400 + hour * 3600)
 
 
 def key(name, day, hour=0, sub=None):

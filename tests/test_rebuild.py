@@ -1,7 +1,7 @@
 """clickatron-rebuild offline steps: import, merge, compact, and their failure modes.
 
 Runs the real binary on temp work directories; the golden seed example must come out of
-import + merge byte for byte (SPEC 3.4, shared/golden/seed-example).
+import + merge byte for byte (tests/golden/seed-example).
 """
 import os
 import zlib
@@ -26,7 +26,7 @@ def read(path):
 
 
 def shard_key(archive_key):
-    """SPEC 2.5 shard key of an archive key: `{ns}|{key}` or the whole `_l|hash`."""
+    """The shard key (docs/formats.md#sharding) of an archive key: `{ns}|{key}` or the whole `_l|hash`."""
     if archive_key.startswith("_l|"):
         return archive_key
     head, _, rest = archive_key.partition("|")

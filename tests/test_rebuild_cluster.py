@@ -1,6 +1,6 @@
 """clickatron-rebuild against a running cluster: export, nightly, publish, release, faults.
 
-Real clickatron-realtime and clickatron-archive binaries on 127.0.0.1 (issue 8 acceptance):
+Real clickatron-realtime and clickatron-archive binaries on 127.0.0.1:
 increments over 3 days, `nightly` for the first day, the archive replicas serve the new
 generation, the realtime slot is released, and every total reads the same before (realtime)
 and after (archive). Then `kill -9` of nightly at random points, and a truncated export.
@@ -18,8 +18,8 @@ import urllib.parse
 import zlib
 
 from harness import BIN, GOLDEN, free_port, get, post, wait_until, binary
+from ymdh import encode as ymdh_of_ts
 
-B32 = "0123456789abcdefghijklmnopqrstuv"
 DAY0 = calendar.timegm((2013, 5, 10, 0, 0, 0)) // 86400
 SEED = os.path.join(GOLDEN, "seed-example")
 
@@ -29,8 +29,7 @@ def day_text(day):
 
 
 def ymdh(day, hour):
-    t = time.gmtime(day * 86400 + hour * 3600)
-    return B32[t.tm_year - 2000] + B32[t.tm_mon] + B32[t.tm_mday] + B32[t.tm_hour]
+    return ymdh_of_ts(day * 86400 + hour * 3600)
 
 
 def stored(value):

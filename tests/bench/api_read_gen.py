@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Data for the clickatron-api read-path benchmark (issue 7).
+"""Data for the clickatron-api read-path benchmark (docs/benchmarks.md#api-read-path).
 
 Writes, into OUT_DIR:
-  shard-0.csv     one archive file of LINES records (SPEC 2.3, sorted by key, SPEC 2.4): the
-                  archive benchmark's filler (tests/bench/archive_gen.py: users with totals,
+  shard-0.csv     one archive file of LINES records (docs/formats.md#archive-records, sorted
+                  by key): the archive benchmark's filler (tests/bench/archive_gen.py: users with totals,
                   country subtotals and lookups) merged with the query keys below
   manifest        generation + last_day = 2024-06-29 (the watermark W)
   realtime.csv    realtime-format lines of 2024-06-30 00:00..20:00 for the query keys
@@ -27,17 +27,14 @@ import sys
 import time
 from datetime import datetime, timezone
 
-ALPHABET = "0123456789abcdefghijklmnopqrstuv"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ops", "lib"))
+from ymdh import encode as ymdh  # noqa: E402  (docs/formats.md#hours-ymdh)
+
 W = datetime(2024, 6, 29, tzinfo=timezone.utc)
 REF = int(datetime(2024, 6, 30, 20, tzinfo=timezone.utc).timestamp())
 SERIES_KEYS = 1000
 BREAKDOWN_KEYS = 20
 SUBKEYS = 50
-
-
-def ymdh(ts):
-    t = datetime.fromtimestamp(ts, timezone.utc)
-    return "".join(ALPHABET[n] for n in (t.year - 2000, t.month, t.day, t.hour))
 
 
 def hashed(value):

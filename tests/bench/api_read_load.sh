@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# clickatron-api read-path load benchmark (issue 7), with nginx and the archive's own /get
+# clickatron-api read-path load benchmark (docs/benchmarks.md#api-read-path), with nginx and the archive's own /get
 # measured in the same run.
 #
 #   tests/bench/api_read_load.sh [BUILD_DIR]        (default build/release)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Load test of clickatron-api's write path (issue 6), against nginx's `return 200` ceiling.
+"""Load test of clickatron-api's write path (docs/benchmarks.md#api-write-path), against nginx's `return 200` ceiling.
 
     /usr/bin/python3 tests/bench/api_write_bench.py [--bin build/apiw-release/bin] [--seconds 10]
 
@@ -36,6 +36,9 @@ import time
 import urllib.parse
 import urllib.request
 import zlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ops", "lib"))
+from ymdh import encode as ymdh_of_ts  # noqa: E402  (docs/formats.md#hours-ymdh)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TICK = os.sysconf("SC_CLK_TCK")
@@ -189,9 +192,7 @@ def lag_probe(c, samples, background_events_per_s):
     lags = []
     ts = int(time.time())
     tok = time.strftime("%Y%m%d%H", time.gmtime(ts))
-    B32 = "0123456789abcdefghijklmnopqrstuv"
-    t = time.gmtime(ts)
-    ymdh = B32[t.tm_year - 2000] + B32[t.tm_mon] + B32[t.tm_mday] + B32[t.tm_hour]
+    ymdh = ymdh_of_ts(ts)
     try:
         for i in range(samples):
             key = f"p{i}"

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Generates a realistic archive file for the clickatron-archive benchmark (issue 3).
+"""Generates a realistic archive file for the clickatron-archive benchmark (docs/benchmarks.md#archive).
 
 Writes, into OUT_DIR:
-  data.csv      LINES archive records (SPEC 2.3), sorted by key (SPEC 2.4): per user a total
-                record `u|KEY` with 1-40 hour columns, one subtotal record per hour
+  data.csv      LINES archive records (docs/formats.md#archive-records), sorted by key: per
+                user a total record `u|KEY` with 1-40 hour columns, one subtotal record per hour
                 `c.u|KEY.YMDH` (country) with 1-5 columns, and for hashed keys (30%) the
                 lookup record `_l|HASH`.
   keys.txt      a random sample of existing keys, percent-encoded for a query string
@@ -19,14 +19,12 @@ import random
 import sys
 import time
 
-ALPHABET = "0123456789abcdefghijklmnopqrstuv"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ops", "lib"))
+from ymdh import encode_fields as ymdh  # noqa: E402  (docs/formats.md#hours-ymdh)
+
 COUNTRIES = sorted(["US", "DE", "GB", "FR", "CA", "JP", "BR", "IN", "None", "AU", "NL", "ES",
                     "IT", "SE", "MX", "KR", "RU", "PL", "AR", "ZA"])
 LITERAL = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-
-
-def ymdh(year, month, day, hour):
-    return ALPHABET[year - 2000] + ALPHABET[month] + ALPHABET[day] + ALPHABET[hour]
 
 
 def hours_from(rng, count):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# clickatron-archive load benchmark (issue 3), with nginx as the HTTP ceiling in the same run.
+# clickatron-archive load benchmark (docs/benchmarks.md#archive), with nginx as the HTTP ceiling in the same run.
 #
 #   tests/bench/archive_load.sh [BUILD_DIR]        (default build/release)
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The import + merge benchmark of issue 8 (figures: docs/benchmarks.md, section rebuild).
+# The import + merge benchmark (figures: docs/benchmarks.md#rebuild).
 #
 #   tests/bench/rebuild_bench.sh [RECORDS] [DIR]     default 100000000 records in /tmp/clickatron-rebuild-bench
 #
