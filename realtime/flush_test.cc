@@ -109,7 +109,9 @@ TEST_F(FlushTest, WritesDuringAFlushLandInTheNextAndReadsSeeEverything) {
   EXPECT_EQ(Get(Key("new")), "2");
   EXPECT_EQ(ring_->Records(1), 20001u);
   std::string out;
-  EXPECT_EQ(ring_->Fwmatch(Key("k0", kDay, 0), 10, &out), 1u);
+  bool more = true;
+  EXPECT_EQ(ring_->Fwmatch(Key("k0", kDay, 0), "", 10, &out, &more), 1u);
+  EXPECT_FALSE(more);
   EXPECT_EQ(out, Key("k0", kDay, 0) + ",6\n");
   WaitRetired();
   EXPECT_EQ(ring_->committed_generation(), first);

@@ -445,7 +445,10 @@ uint64_t Ring::Records(int i) {
   return n;
 }
 
-uint64_t Ring::Fwmatch(std::string_view prefix, uint64_t limit, std::string* out) {
+uint64_t Ring::Fwmatch(std::string_view prefix, std::string_view after, uint64_t limit, std::string* out,
+                       bool* more) {
+  // A page starts after `after` when that is inside the prefix's range, else at the prefix.
+  const bool resume = !after.empty() && after >= prefix;
   std::unique_ptr<MergedCursor> cursors[kSlots];
   int64_t days[kSlots];
   int n = 0;
@@ -454,7 +457,11 @@ uint64_t Ring::Fwmatch(std::string_view prefix, uint64_t limit, std::string* out
     if (s.state() == SlotState::kEmpty) continue;
     WaitFor(i);
     cursors[n] = std::make_unique<MergedCursor>(s, state_[static_cast<size_t>(i)].active);
-    cursors[n]->Seek(prefix, prefix);
+    if (resume) {
+      cursors[n]->Seek(after, prefix, /*after=*/true);
+    } else {
+      cursors[n]->Seek(prefix, prefix);
+    }
     days[n] = s.day();
     ++n;
   }
@@ -484,6 +491,8 @@ uint64_t Ring::Fwmatch(std::string_view prefix, uint64_t limit, std::string* out
     }
     cursors[best]->Next();
   }
+  *more = false;
+  for (int i = 0; i < n && !*more; ++i) *more = cursors[i]->Valid() && cursors[i]->key().starts_with(prefix);
   return written;
 }
 

@@ -97,10 +97,13 @@ class Ring {
   // Appends key's value to *out; false when absent. A counter is looked up only in the
   // slot of its day, if that slot holds that day; a lookup in every slot, newest day first.
   bool Get(std::string_view key, std::string* out);
-  // Appends `key,value\n` for every record whose key starts with prefix, in key order,
-  // merged over the slots that hold a day (a lookup present in several appears once, the
-  // newest day's value). At most limit lines; returns how many were written.
-  uint64_t Fwmatch(std::string_view prefix, uint64_t limit, std::string* out);
+  // Appends `key,value\n` for every record whose key starts with prefix and sorts after
+  // `after` (all of them when after is empty), in key order, merged over the slots that hold
+  // a day (a lookup present in several appears once, the newest day's value). At most limit
+  // lines; returns how many were written. *more says whether records were left out by the
+  // limit: the next page starts after the last key written.
+  uint64_t Fwmatch(std::string_view prefix, std::string_view after, uint64_t limit, std::string* out,
+                   bool* more);
   // A cursor over the slot holding day (file + memtable), or nullptr if no slot holds it.
   // Valid until the next write to the ring or the next flush started (BeginFlush).
   std::unique_ptr<MergedCursor> Cursor(int64_t day);

@@ -410,8 +410,12 @@ void RealtimeServer::OnFwmatch(net::Request& req) {
     }
     limit = std::min(limit, n);  // larger limits are capped at --fwmatch-limit
   }
+  const std::string_view after = req.Param("after").value_or(std::string_view());
   out_.clear();
-  counters_.fwmatch_lines += ring_->Fwmatch(*prefix, limit, &out_);
+  bool more = false;
+  counters_.fwmatch_lines += ring_->Fwmatch(*prefix, after, limit, &out_, &more);
+  // The limit cut the answer: the client asks again with after=<the last key it got>.
+  if (more) req.AddHeader(kFwmatchMoreHeader, "1");
   req.Reply(200, out_);
   if (out_.capacity() > (1u << 20)) std::string().swap(out_);  // don't pin a rare huge answer
 }

@@ -553,3 +553,32 @@ def test_synced_seq_waits_for_fsync_and_a_kill_before_it_loses_nothing(procs, tm
     assert stats(port)["slots"][DAY0 % 3]["sources"]["api-1"] == 2
     assert synced_seq(port) == 2
     assert get(port, f"/get?key={q(k)}").body == b"10\n"
+
+
+def test_fwmatch_pages_to_the_end(procs, tmp_path):
+    """An answer cut by the limit says so (X-Fwmatch-More); asking again after the last key
+    got continues exactly where it stopped, and the last page says nothing more."""
+    _, port, _ = start(procs, tmp_path)
+    names = [f"n{i:05d}" for i in range(10100)]
+    assert incr(port, [(key("big", DAY0, 4, sub=n), 1) for n in names] +
+                [(key("big", DAY0, 4, sub="zz"), 500)], seq=1).status == 200
+    prefix = "ref.u|big."
+    got, after, pages = [], "", 0
+    while True:
+        r = get(port, f"/fwmatch?key={q(prefix)}" + (f"&after={q(after)}" if after else ""))
+        assert r.status == 200, r
+        lines = r.text.splitlines()
+        got += lines
+        pages += 1
+        if r.headers.get("x-fwmatch-more") != "1":
+            break
+        assert len(lines) == 10000
+        after = lines[-1].split(",", 1)[0]
+    assert pages == 2
+    assert len(got) == 10101
+    assert got[-1] == f"{key('big', DAY0, 4, sub='zz')},500"
+    assert [line.split(",")[0] for line in got] == sorted(line.split(",")[0] for line in got)
+    r = get(port, f"/fwmatch?key={q(prefix)}&limit=20000")  # capped at --fwmatch-limit, and says so
+    assert r.headers.get("x-fwmatch-more") == "1" and len(r.text.splitlines()) == 10000
+    r = get(port, f"/fwmatch?key={q(prefix)}&after={q(got[-2].split(',')[0])}")
+    assert "x-fwmatch-more" not in r.headers and r.text == got[-1] + "\n"
