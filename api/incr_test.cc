@@ -271,5 +271,25 @@ TEST(AppendTimes, OldestUndeliveredRecord) {
   EXPECT_EQ(t.TimeAfter(8), 2000u);
 }
 
+// A shard down for an hour at 2,000 records/s: nothing is trimmed, yet the index stays within
+// kMaxEntries, and TimeAfter is still an upper bound of every record's age (never later than
+// the record's own append time), exact for the newest.
+TEST(AppendTimes, BoundedWhileNothingIsTrimmed) {
+  AppendTimes t;
+  const uint64_t kRecords = 2000ull * 3600;
+  size_t most = 0;
+  for (uint64_t seq = 1; seq <= kRecords; ++seq) {
+    t.Add(seq, seq * 500);  // one record every 0.5 ms: one index entry per ms
+    most = std::max(most, t.size());
+  }
+  EXPECT_LE(most, AppendTimes::kMaxEntries);
+  EXPECT_GT(t.size(), AppendTimes::kMaxEntries / 2);
+  EXPECT_EQ(t.TimeAfter(0), 500u);
+  for (uint64_t seq = 0; seq < kRecords; seq += 9973) {
+    EXPECT_LE(t.TimeAfter(seq), (seq + 1) * 500) << seq;
+  }
+  EXPECT_EQ(t.TimeAfter(kRecords - 1), kRecords * 500);  // the newest entry, exact
+}
+
 }  // namespace
 }  // namespace clickatron

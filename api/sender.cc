@@ -50,6 +50,14 @@ std::string Trimmed(std::string_view body) {
 
 void AppendTimes::Add(uint64_t seq, uint64_t micros) {
   if (!entries_.empty() && entries_.back().second / 1000 == micros / 1000) return;
+  if (entries_.size() >= kMaxEntries) {
+    // Keep entries 0, 2, 4, ... and the newest: any entry kept is still one at or before
+    // the records it was found for, only an earlier one.
+    size_t kept = 0;
+    for (size_t i = 0; i < entries_.size(); i += 2) entries_[kept++] = entries_[i];
+    if (entries_.size() % 2 == 0) entries_[kept++] = entries_.back();
+    entries_.resize(kept);
+  }
   entries_.emplace_back(seq, micros);
 }
 

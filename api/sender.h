@@ -79,13 +79,22 @@ struct SenderOptions {
 
 // Records appended to the oplog and when (a sparse index, one entry per millisecond at
 // most), shared by the senders for backlog seconds and delivery lag.
+//
+// Bounded: while a shard is down nothing is trimmed, and one entry per millisecond would be
+// ~1.4 GB a day. At kMaxEntries the index drops every other entry (the first and the last
+// stay), so it never holds more than kMaxEntries (about 1 MiB) and its resolution halves
+// each time: an hour's outage at any rate keeps one entry per 55-110 ms. TimeAfter stays an upper
+// bound of a record's age, just a looser one for old records (docs/operations.md#bounds).
 class AppendTimes {
  public:
+  static constexpr size_t kMaxEntries = 65536;
+
   void Add(uint64_t seq, uint64_t micros);
   // When the first record after `seq` was appended (an upper bound of its age), or 0.
   uint64_t TimeAfter(uint64_t seq) const;
   // Forgets entries for records <= seq.
   void TrimThrough(uint64_t seq);
+  size_t size() const { return entries_.size(); }
 
  private:
   std::deque<std::pair<uint64_t, uint64_t>> entries_;  // (seq, monotonic micros)

@@ -1,6 +1,7 @@
 #include "realtime/file_syncer.h"
 
 #include <fcntl.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,7 +12,7 @@
 
 namespace clickatron::realtime {
 
-FileSyncer::FileSyncer() : thread_([this] { Run(); }) {}
+FileSyncer::FileSyncer() : notify_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)), thread_([this] { Run(); }) {}
 
 FileSyncer::~FileSyncer() {
   Flush();
@@ -21,15 +22,33 @@ FileSyncer::~FileSyncer() {
   }
   wake_.notify_one();
   thread_.join();
+  if (notify_fd_ >= 0) ::close(notify_fd_);
 }
 
-void FileSyncer::Request(const std::string& path) {
+uint64_t FileSyncer::Request(const std::string& path) {
+  uint64_t round;
   {
     std::lock_guard<std::mutex> lock(mu_);
     queued_.insert(path);
-    ++requested_rounds_;
+    round = ++requested_rounds_;
   }
   wake_.notify_one();
+  return round;
+}
+
+uint64_t FileSyncer::synced_round() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return synced_rounds_;
+}
+
+uint64_t FileSyncer::requested_round() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return requested_rounds_;
+}
+
+void FileSyncer::DrainNotify() {
+  uint64_t n;
+  if (notify_fd_ >= 0) (void)!::read(notify_fd_, &n, sizeof n);
 }
 
 void FileSyncer::Flush() {
@@ -51,6 +70,7 @@ void FileSyncer::Run() {
     std::set<std::string> paths;
     paths.swap(queued_);
     const uint64_t round = requested_rounds_;
+    bool round_ok = true;
     lock.unlock();
     for (const std::string& path : paths) {
       auto start = std::chrono::steady_clock::now();
@@ -61,6 +81,7 @@ void FileSyncer::Run() {
       auto micros = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                               std::chrono::steady_clock::now() - start).count());
       if (!ok) std::fprintf(stderr, "realtime: fsync %s: %s\n", path.c_str(), std::strerror(err));
+      round_ok = round_ok && ok;
       std::lock_guard<std::mutex> stats_lock(mu_);
       ++stats_.fsyncs;
       stats_.errors += ok ? 0 : 1;
@@ -69,7 +90,13 @@ void FileSyncer::Run() {
     }
     lock.lock();
     finished_rounds_ = round;
+    failed_ = failed_ || !round_ok;
+    if (!failed_) synced_rounds_ = round;
     done_.notify_all();
+    if (notify_fd_ >= 0) {
+      const uint64_t one = 1;
+      (void)!::write(notify_fd_, &one, sizeof one);
+    }
   }
 }
 

@@ -2,14 +2,17 @@
 // a flush, and kill -9 while a flush is committing.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <string>
 
 #include "keyformat/ymdh.h"
+#include "realtime/file_syncer.h"
 #include "realtime/ring.h"
 #include "realtime/test_dir.h"
 
@@ -21,6 +24,38 @@ constexpr int64_t kDay = 15424;  // 2012-03-25, slot 1
 std::string Key(std::string_view name, int64_t day = kDay, int hour = 1) {
   return "u|" + std::string(name) + "." +
          std::string(EncodeYmdh(day * kSecondsPerDay + hour * kSecondsPerHour).value().view());
+}
+
+bool Readable(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) == 1;
+}
+
+// What the shard reports as synced follows synced_round(): it advances only over fsyncs that
+// succeeded, and an fsync that fails stops it for good (the kernel reports a lost write once).
+TEST(FileSyncerTest, SyncedRoundFollowsSuccessfulFsyncsAndStopsAtTheFirstFailure) {
+  TestDir dir;
+  const std::string good = dir.path() + "/good";
+  std::ofstream(good) << "x";
+  FileSyncer syncer;
+  ASSERT_GE(syncer.notify_fd(), 0);
+  EXPECT_EQ(syncer.synced_round(), 0u);
+  EXPECT_EQ(syncer.requested_round(), 0u);
+  const uint64_t first = syncer.Request(good);
+  EXPECT_EQ(syncer.requested_round(), first);
+  syncer.Flush();
+  EXPECT_EQ(syncer.synced_round(), first);
+  EXPECT_TRUE(Readable(syncer.notify_fd()));
+  syncer.DrainNotify();
+  EXPECT_FALSE(Readable(syncer.notify_fd()));
+
+  syncer.Request(dir.path() + "/missing");  // cannot be opened, so not on the device
+  syncer.Flush();
+  const uint64_t after = syncer.Request(good);
+  syncer.Flush();
+  EXPECT_EQ(syncer.synced_round(), first);
+  EXPECT_LT(syncer.synced_round(), after);
+  EXPECT_EQ(syncer.stats().errors, 1u);
 }
 
 class FlushTest : public ::testing::Test {
@@ -74,16 +109,18 @@ TEST_F(FlushTest, WritesDuringAFlushLandInTheNextAndReadsSeeEverything) {
   EXPECT_EQ(Get(Key("new")), "2");
   EXPECT_EQ(ring_->Records(1), 20001u);
   std::string out;
-  EXPECT_EQ(ring_->Fwmatch(Key("k0", kDay, 0), 10, &out), 1u);
+  bool more = true;
+  EXPECT_EQ(ring_->Fwmatch(Key("k0", kDay, 0), "", 10, &out, &more), 1u);
+  EXPECT_FALSE(more);
   EXPECT_EQ(out, Key("k0", kDay, 0) + ",6\n");
   WaitRetired();
-  EXPECT_EQ(ring_->durable_generation(), first);
+  EXPECT_EQ(ring_->committed_generation(), first);
   EXPECT_FALSE(ring_->slot(1).pending());
   // Only seq 1 is in the file: seq 2 waits for the next flush.
   EXPECT_EQ(ring_->slot(1).records(), 20000u);
   ASSERT_TRUE(ring_->BeginFlush());
   WaitRetired();
-  EXPECT_EQ(ring_->durable_generation(), first + 1);
+  EXPECT_EQ(ring_->committed_generation(), first + 1);
   EXPECT_EQ(ring_->slot(1).records(), 20001u);
   EXPECT_FALSE(ring_->BeginFlush());  // nothing pending
   EXPECT_GE(ring_->stats().syncs, 2u);

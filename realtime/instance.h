@@ -1,4 +1,5 @@
-// What a realtime shard's /incr and /set answers tell a sender about its durability.
+// What a realtime shard's answers tell their readers beyond the body: for /incr and /set,
+// the shard's durability; for /fwmatch, whether the answer is whole.
 //
 // Every answer carries `X-Realtime-Instance: <16 hex digits>`, new at every start of the
 // process. A sender that sees it change knows the shard restarted and may have lost the
@@ -18,5 +19,11 @@ inline constexpr char kInstanceHeader[] = "X-Realtime-Instance";
 // kill -9 of the shard. A sender keeps the rounds above it in doubt — to re-send after a
 // restart — however long the shard's sync interval or its commits take.
 inline constexpr char kSyncedSeqHeader[] = "X-Realtime-Synced-Seq";
+
+// A /fwmatch answer that the limit cut short carries `X-Fwmatch-More: 1`; the reader asks
+// again with `after=<the last key it got>` until an answer comes without it. A reader that
+// sums what it lists (the API's breakdowns) must read to the end or fail, never add up a
+// first page as if it were everything (docs/api.md#get-get-mget-fwmatch--read-records).
+inline constexpr char kFwmatchMoreHeader[] = "X-Fwmatch-More";
 
 }  // namespace clickatron::realtime

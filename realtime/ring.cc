@@ -310,10 +310,11 @@ bool Ring::BeginFlush() {
     any = true;
   }
   if (!any) {
-    durable_generation_ = started_generation_;
+    committed_generation_ = started_generation_;
     return false;
   }
   ++started_generation_;
+  flush_fsync_round_ = 0;
   in_flight_ = true;
   flush_started_us_ = NowMicros();
   frozen_oldest_write_us_ = oldest_write_us_;
@@ -325,7 +326,9 @@ bool Ring::BeginFlush() {
       SlotWork& w = state_[static_cast<size_t>(i)];
       if (!w.frozen) continue;
       w.result = slots_[static_cast<size_t>(i)]->Apply(*w.frozen);
-      if (w.result.ok() && syncer_) syncer_->Request(slots_[static_cast<size_t>(i)]->path());
+      if (w.result.ok() && syncer_) {
+        flush_fsync_round_ = std::max(flush_fsync_round_, syncer_->Request(slots_[static_cast<size_t>(i)]->path()));
+      }
     }
   });
   return true;
@@ -377,7 +380,8 @@ void Ring::Retire() {
     w.frozen.reset();
   }
   if (ok) {
-    durable_generation_ = started_generation_;
+    committed_generation_ = started_generation_;
+    if (syncer_) awaiting_fsync_.push_back({started_generation_, flush_fsync_round_});
     if (frozen_oldest_write_us_ >= 0) {
       stats_.durable_lag_micros_max =
           std::max(stats_.durable_lag_micros_max, static_cast<uint64_t>(now - frozen_oldest_write_us_));
@@ -441,7 +445,10 @@ uint64_t Ring::Records(int i) {
   return n;
 }
 
-uint64_t Ring::Fwmatch(std::string_view prefix, uint64_t limit, std::string* out) {
+uint64_t Ring::Fwmatch(std::string_view prefix, std::string_view after, uint64_t limit, std::string* out,
+                       bool* more) {
+  // A page starts after `after` when that is inside the prefix's range, else at the prefix.
+  const bool resume = !after.empty() && after >= prefix;
   std::unique_ptr<MergedCursor> cursors[kSlots];
   int64_t days[kSlots];
   int n = 0;
@@ -450,7 +457,11 @@ uint64_t Ring::Fwmatch(std::string_view prefix, uint64_t limit, std::string* out
     if (s.state() == SlotState::kEmpty) continue;
     WaitFor(i);
     cursors[n] = std::make_unique<MergedCursor>(s, state_[static_cast<size_t>(i)].active);
-    cursors[n]->Seek(prefix, prefix);
+    if (resume) {
+      cursors[n]->Seek(after, prefix, /*after=*/true);
+    } else {
+      cursors[n]->Seek(prefix, prefix);
+    }
     days[n] = s.day();
     ++n;
   }
@@ -480,15 +491,36 @@ uint64_t Ring::Fwmatch(std::string_view prefix, uint64_t limit, std::string* out
     }
     cursors[best]->Next();
   }
+  *more = false;
+  for (int i = 0; i < n && !*more; ++i) *more = cursors[i]->Valid() && cursors[i]->key().starts_with(prefix);
   return written;
+}
+
+uint64_t Ring::DurableGeneration() {
+  if (!syncer_) return committed_generation_;
+  const uint64_t synced = syncer_->synced_round();
+  while (!awaiting_fsync_.empty() && awaiting_fsync_.front().round <= synced) {
+    durable_generation_ = awaiting_fsync_.front().generation;
+    awaiting_fsync_.pop_front();
+  }
+  // A flush that failed left no entry; the one that committed its writes did.
+  if (awaiting_fsync_.empty()) durable_generation_ = committed_generation_;
+  return durable_generation_;
 }
 
 Status Ring::Sync() {
   WaitIdle();
-  if (!BeginFlush()) return Status::OK();
-  WaitIdle();
-  if (durable_generation_ != started_generation_) {
-    return Status::Error("flush failed; the writes stay pending (see the log)");
+  if (BeginFlush()) {
+    WaitIdle();
+    if (committed_generation_ != started_generation_) {
+      return Status::Error("flush failed; the writes stay pending (see the log)");
+    }
+  }
+  if (syncer_) {
+    syncer_->Flush();
+    if (syncer_->synced_round() < syncer_->requested_round()) {
+      return Status::Error("fsync failed; what was written since is not known to be on the device (see the log)");
+    }
   }
   return Status::OK();
 }

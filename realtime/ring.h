@@ -21,6 +21,7 @@
 #pragma once
 
 #include <array>
+#include <deque>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -96,10 +97,13 @@ class Ring {
   // Appends key's value to *out; false when absent. A counter is looked up only in the
   // slot of its day, if that slot holds that day; a lookup in every slot, newest day first.
   bool Get(std::string_view key, std::string* out);
-  // Appends `key,value\n` for every record whose key starts with prefix, in key order,
-  // merged over the slots that hold a day (a lookup present in several appears once, the
-  // newest day's value). At most limit lines; returns how many were written.
-  uint64_t Fwmatch(std::string_view prefix, uint64_t limit, std::string* out);
+  // Appends `key,value\n` for every record whose key starts with prefix and sorts after
+  // `after` (all of them when after is empty), in key order, merged over the slots that hold
+  // a day (a lookup present in several appears once, the newest day's value). At most limit
+  // lines; returns how many were written. *more says whether records were left out by the
+  // limit: the next page starts after the last key written.
+  uint64_t Fwmatch(std::string_view prefix, std::string_view after, uint64_t limit, std::string* out,
+                   bool* more);
   // A cursor over the slot holding day (file + memtable), or nullptr if no slot holds it.
   // Valid until the next write to the ring or the next flush started (BeginFlush).
   std::unique_ptr<MergedCursor> Cursor(int64_t day);
@@ -124,13 +128,26 @@ class Ring {
   bool Poll();
   uint64_t started_generation() const { return started_generation_; }
   // Every flush up to this generation is committed (a failed one is covered by a later one).
-  uint64_t durable_generation() const { return durable_generation_; }
+  // A commit survives kill -9, not power loss: see DurableGeneration().
+  uint64_t committed_generation() const { return committed_generation_; }
+  // Every flush up to this generation is committed and on the device: with the FileSyncer,
+  // only once the fsyncs requested after its commit have finished (docs/realtime.md#durability).
+  // Without it (inline fsync, or none) the same as committed_generation().
+  uint64_t DurableGeneration();
+  // The FileSyncer's rounds: requested so far, and synced (0 and 0 without it). Writes
+  // committed outside a flush (release, a slot flushed for a read) are on the device once
+  // fsync_synced_round() reaches the fsync_requested_round() read after them.
+  uint64_t fsync_requested_round() const { return syncer_ ? syncer_->requested_round() : 0; }
+  uint64_t fsync_synced_round() const { return syncer_ ? syncer_->synced_round() : 0; }
   // The flusher's eventfd (readable when a flush finished) and its drain.
   int flush_notify_fd() const { return flusher_->notify_fd(); }
   void DrainFlushNotify() { flusher_->DrainNotify(); }
+  // The FileSyncer's eventfd (readable when a round of fsyncs finished; -1 without it).
+  int fsync_notify_fd() const { return syncer_ ? syncer_->notify_fd() : -1; }
+  void DrainFsyncNotify() { if (syncer_) syncer_->DrainNotify(); }
 
   // Group commit, synchronous: waits for a running flush, flushes everything pending and
-  // waits for it (fsyncs: inline, or queued for the FileSyncer when background_fsync).
+  // waits for it and for its fsyncs (inline, or the FileSyncer's when background_fsync).
   // Returns the first error.
   Status Sync();
   // Sync() then closes every slot; with background_fsync, waits for the last fsyncs.
@@ -170,7 +187,15 @@ class Ring {
   std::unique_ptr<FileSyncer> syncer_;  // with options.fsync && options.background_fsync
   std::unique_ptr<Flusher> flusher_;
   bool in_flight_ = false;
-  uint64_t started_generation_ = 0, durable_generation_ = 0;
+  uint64_t started_generation_ = 0, committed_generation_ = 0, durable_generation_ = 0;
+  // Written by the flusher while a flush runs, read by the loop after Retire(): the
+  // FileSyncer round that covers the running flush's files.
+  uint64_t flush_fsync_round_ = 0;
+  struct AwaitingFsync {
+    uint64_t generation;
+    uint64_t round;
+  };
+  std::deque<AwaitingFsync> awaiting_fsync_;  // committed flushes whose fsyncs are not done
   int64_t flush_started_us_ = 0, oldest_write_us_ = -1, frozen_oldest_write_us_ = -1;
   struct Accepted {
     int slot;

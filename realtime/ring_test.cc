@@ -139,18 +139,49 @@ TEST_F(RingTest, LookupsNewestDayWinsAndFwmatchMerges) {
                    "api-1", 1)
                   .ok());
   std::string out;
-  EXPECT_EQ(ring_->Fwmatch("_l|", 100, &out), 2u);
+  bool more = true;
+  EXPECT_EQ(ring_->Fwmatch("_l|", "", 100, &out, &more), 2u);
   EXPECT_EQ(out, "_l|AAAAAAAAAAA=,x\n_l|h0aMB8AuNw4=,new\n");
+  EXPECT_FALSE(more);
   out.clear();
-  EXPECT_EQ(ring_->Fwmatch("u|", 100, &out), 4u);
+  EXPECT_EQ(ring_->Fwmatch("u|", "", 100, &out, &more), 4u);
   EXPECT_EQ(out, Key("a", kDay) + ",1\n" + Key("ab", kDay) + ",4\n" + Key("b", kDay + 1) + ",2\n" +
                      Key("c", kDay + 2) + ",3\n");
+  EXPECT_FALSE(more);
   out.clear();
-  EXPECT_EQ(ring_->Fwmatch("", 3, &out), 3u);
+  EXPECT_EQ(ring_->Fwmatch("", "", 3, &out, &more), 3u);
   EXPECT_EQ(out, "_l|AAAAAAAAAAA=,x\n_l|h0aMB8AuNw4=,new\n" + Key("a", kDay) + ",1\n");
+  EXPECT_TRUE(more);
   out.clear();
-  EXPECT_EQ(ring_->Fwmatch("#", 10, &out), 0u);  // metadata is never visible
+  EXPECT_EQ(ring_->Fwmatch("#", "", 10, &out, &more), 0u);  // metadata is never visible
+  EXPECT_FALSE(more);
   EXPECT_EQ(ring_->Records(1), 4u);
+}
+
+// Pages of one record each, across three slots (file and pending), walk the prefix exactly
+// once; `more` is false only on the page that reaches the end, even when it is full.
+TEST_F(RingTest, FwmatchPagesAfterTheLastKeyToTheEnd) {
+  ASSERT_TRUE(Incr(Key("a", kDay) + ",1\n" + Key("c", kDay + 2) + ",3\n", "api-1", 1).ok());
+  ASSERT_TRUE(ring_->Sync().ok());
+  ASSERT_TRUE(Incr(Key("b", kDay + 1) + ",2\n" + Key("d", kDay) + ",4\n", "api-1", 2).ok());
+  std::string all;
+  std::string after;
+  bool more = true;
+  int pages = 0;
+  while (more) {
+    std::string out;
+    ASSERT_EQ(ring_->Fwmatch("u|", after, 1, &out, &more), 1u);
+    all += out;
+    after = out.substr(0, out.find(','));
+    ++pages;
+  }
+  EXPECT_EQ(pages, 4);
+  EXPECT_EQ(all, Key("a", kDay) + ",1\n" + Key("b", kDay + 1) + ",2\n" + Key("c", kDay + 2) + ",3\n" +
+                     Key("d", kDay) + ",4\n");
+  std::string out;
+  EXPECT_EQ(ring_->Fwmatch("u|", after, 1, &out, &more), 0u);  // after the last: nothing
+  EXPECT_FALSE(more);
+  EXPECT_EQ(ring_->Fwmatch("u|", "a", 10, &out, &more), 4u);  // before the prefix: from its start
 }
 
 }  // namespace

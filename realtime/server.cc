@@ -51,6 +51,9 @@ std::string Upper(std::string_view s) {
   return u;
 }
 
+// Snapshots waiting to become durable; more only delays synced_seq, never loses it.
+constexpr size_t kMaxDurableSnapshots = 64;
+
 std::string Shown(std::string_view s) { return std::string(s.substr(0, 64)); }
 
 // 16 hex digits, different for every start of the process: what a sender compares to
@@ -79,6 +82,7 @@ RealtimeServer::~RealtimeServer() {
   exports_.clear();
   if (sync_timer_ != nullptr) event_free(sync_timer_);
   if (flushed_event_ != nullptr) event_free(flushed_event_);
+  if (fsynced_event_ != nullptr) event_free(fsynced_event_);
   if (ring_ != nullptr) {
     Status s = ring_->Close();
     if (!s.ok()) std::fprintf(stderr, "clickatron-realtime: close: %s\n", s.message().c_str());
@@ -136,6 +140,11 @@ Status RealtimeServer::Start() {
                                &RealtimeServer::OnFlushed, this);
     event_add(flushed_event_, nullptr);
   }
+  if (ring_->fsync_notify_fd() >= 0) {
+    fsynced_event_ = event_new(server_->base(0), ring_->fsync_notify_fd(), EV_READ | EV_PERSIST,
+                               &RealtimeServer::OnFsynced, this);
+    event_add(fsynced_event_, nullptr);
+  }
   std::fprintf(stderr, "clickatron-realtime: listening on %s:%u, data in %s, sync every %gs\n",
                options_.address.c_str(), static_cast<unsigned>(server_->port()),
                options_.data_dir.c_str(), options_.sync_interval_seconds);
@@ -160,24 +169,34 @@ void RealtimeServer::OnFlushed(int, short, void* arg) {
   if (self->flush_wanted_) self->TryFlush();
 }
 
-void RealtimeServer::NoteDurable() {
-  if (flush_snapshot_generation_ == 0) return;
-  if (ring_->durable_generation() >= flush_snapshot_generation_) {
-    for (const auto& [source, acked] : flush_snapshot_) {
-      SourceSeq& ss = sources_[source];
-      ss.synced = std::max(ss.synced, acked);
-    }
-  } else if (!ring_->flushing()) {
-    ++counters_.sync_errors;  // it failed; its writes ride with the next flush
-  } else {
-    return;
-  }
-  flush_snapshot_generation_ = 0;
-  flush_snapshot_.clear();
+void RealtimeServer::OnFsynced(int, short, void* arg) {
+  auto* self = static_cast<RealtimeServer*>(arg);
+  self->ring_->DrainFsyncNotify();
+  self->NoteDurable();
 }
 
-// Group commit: everything acknowledged so far goes to the flusher at once; it is durable
-// when the flusher is done (OnFlushed), about one flush time later.
+void RealtimeServer::NoteDurable() {
+  const uint64_t durable = ring_->DurableGeneration();
+  const uint64_t synced_round = ring_->fsync_synced_round();
+  while (!snapshots_.empty()) {
+    DurableSnapshot& snap = snapshots_.front();
+    if (durable >= snap.generation && synced_round >= snap.fsync_round) {
+      for (const auto& [source, acked] : snap.acked) {
+        SourceSeq& ss = sources_[source];
+        ss.synced = std::max(ss.synced, acked);
+      }
+    } else if (ring_->committed_generation() < snap.generation && !ring_->flushing()) {
+      ++counters_.sync_errors;  // the flush failed; its writes ride with the next flush
+    } else {
+      return;  // still committing, or committed and waiting for its fsyncs
+    }
+    snapshots_.pop_front();
+  }
+}
+
+// Group commit: everything acknowledged so far goes to the flusher at once; it is committed
+// when the flusher is done (OnFlushed), about one flush time later, and durable when the
+// FileSyncer has fsynced the files it touched (OnFsynced).
 void RealtimeServer::TryFlush() {
   ring_->Poll();
   NoteDurable();
@@ -186,16 +205,25 @@ void RealtimeServer::TryFlush() {
     return;
   }
   flush_wanted_ = false;
-  std::vector<std::pair<std::string, int64_t>> snapshot;
-  snapshot.reserve(sources_.size());
-  for (const auto& [source, seq] : sources_) snapshot.emplace_back(source, seq.acked);
-  if (!ring_->BeginFlush()) {
-    // Nothing pending and nothing running: everything acknowledged is in the files.
-    for (auto& [source, seq] : sources_) seq.synced = seq.acked;
-    return;
+  DurableSnapshot snap;
+  snap.acked.reserve(sources_.size());
+  for (const auto& [source, seq] : sources_) {
+    if (seq.synced < seq.acked) snap.acked.emplace_back(source, seq.acked);
   }
-  flush_snapshot_ = std::move(snapshot);
-  flush_snapshot_generation_ = ring_->started_generation();
+  if (ring_->BeginFlush()) {
+    snap.generation = ring_->started_generation();
+  } else {
+    // Nothing pending and nothing running: everything acknowledged is committed, and on the
+    // device once the fsyncs requested so far are done.
+    if (snap.acked.empty()) return;
+    snap.generation = ring_->committed_generation();
+    snap.fsync_round = ring_->fsync_requested_round();
+  }
+  // The newest snapshot covers every older one (acked only grows, and its flush or round
+  // comes later), so while the device is slow the queue keeps its oldest and newest ends.
+  if (snapshots_.size() >= kMaxDurableSnapshots) snapshots_.pop_back();
+  snapshots_.push_back(std::move(snap));
+  NoteDurable();
 }
 
 void RealtimeServer::SyncAll() {
@@ -382,8 +410,12 @@ void RealtimeServer::OnFwmatch(net::Request& req) {
     }
     limit = std::min(limit, n);  // larger limits are capped at --fwmatch-limit
   }
+  const std::string_view after = req.Param("after").value_or(std::string_view());
   out_.clear();
-  counters_.fwmatch_lines += ring_->Fwmatch(*prefix, limit, &out_);
+  bool more = false;
+  counters_.fwmatch_lines += ring_->Fwmatch(*prefix, after, limit, &out_, &more);
+  // The limit cut the answer: the client asks again with after=<the last key it got>.
+  if (more) req.AddHeader(kFwmatchMoreHeader, "1");
   req.Reply(200, out_);
   if (out_.capacity() > (1u << 20)) std::string().swap(out_);  // don't pin a rare huge answer
 }

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <deque>
 #include <map>
 #include <vector>
 
@@ -72,8 +73,8 @@ class RealtimeServer {
     uint64_t refused_instance = 0, refused_behind = 0;
     uint64_t storage_errors = 0, sync_errors = 0;
   };
-  // Per source: the highest seq acknowledged, and the highest acknowledged before the
-  // freeze of the last completed flush (what survives a kill -9 now).
+  // Per source: the highest seq acknowledged, and the highest whose writes are committed
+  // and on the device (what survives kill -9 and power loss: docs/realtime.md#durability).
   struct SourceSeq {
     int64_t acked = -1;
     int64_t synced = -1;
@@ -99,10 +100,11 @@ class RealtimeServer {
   void TryFlush();
   // Synchronous: everything acknowledged is durable when it returns (shutdown).
   void SyncAll();
-  // Moves synced_seq up to the snapshot of a flush that completed.
+  // Moves synced_seq up to every snapshot whose writes are now durable.
   void NoteDurable();
   static void OnSyncTimer(int fd, short what, void* arg);
   static void OnFlushed(int fd, short what, void* arg);
+  static void OnFsynced(int fd, short what, void* arg);
 
   RealtimeOptions options_;
   std::string instance_;  // instance.h
@@ -110,10 +112,17 @@ class RealtimeServer {
   std::unique_ptr<Ring> ring_;
   event* sync_timer_ = nullptr;
   event* flushed_event_ = nullptr;
+  event* fsynced_event_ = nullptr;
   bool flush_wanted_ = false;  // the timer fired while a flush was running
-  // The acked seqs when the running flush froze its tables, and that flush's generation.
-  std::vector<std::pair<std::string, int64_t>> flush_snapshot_;
-  uint64_t flush_snapshot_generation_ = 0;
+  // The acked seqs at one moment, and what must be durable for them to be: the flush
+  // started then (its generation), or, when nothing was pending, the FileSyncer round
+  // requested by then. Oldest first; at most one per flush or sync tick.
+  struct DurableSnapshot {
+    uint64_t generation = 0;
+    uint64_t fsync_round = 0;
+    std::vector<std::pair<std::string, int64_t>> acked;
+  };
+  std::deque<DurableSnapshot> snapshots_;
   Counters counters_;
   std::map<std::string, SourceSeq, std::less<>> sources_;  // sorted for /stats
   std::vector<std::unique_ptr<ExportStream>> exports_;

@@ -3,6 +3,7 @@
 Every test runs the real binary on 127.0.0.1 with its own data directory.
 """
 import calendar
+import os
 import random
 import struct
 import threading
@@ -11,7 +12,7 @@ import urllib.parse
 
 import requests
 
-from harness import free_port, get, post, wait_until
+from harness import binary, free_port, get, post, wait_until
 from ymdh import encode as ymdh_of_ts
 
 DAY0 = calendar.timegm((2026, 11, 20, 0, 0, 0)) // 86400  # a Friday; slot DAY0 % 3
@@ -502,3 +503,81 @@ def test_export_of_a_day_the_shard_got_no_traffic_for_is_empty(procs, tmp_path):
     r = get(port, f"/export?day={day_text(DAY0 - 3)}")  # older than the slot's day: gone
     assert (r.status, r.json()["status_txt"]) == (404, "DAY_NOT_HELD")
     assert export(port, DAY0) == {key("a", DAY0): "5"}  # the held day is untouched
+
+
+def synced_seq(port, source="api-1"):
+    return stats(port)["sources"].get(source, {}).get("synced_seq", -1)
+
+
+def test_synced_seq_waits_for_fsync_and_a_kill_before_it_loses_nothing(procs, tmp_path):
+    """Power loss hits the window between Tokyo Cabinet's commit (page cache) and the fsync
+    (device). A preloaded fault injector holds every fsync of the slot files while a file
+    exists: the shard commits but cannot reach the device. The synced_seq it reports (and
+    the API's oplog cursor follows) must not move in that window; it moves once the fsync
+    is let go. A kill -9 inside the window loses nothing a process death can lose, and the
+    restarted shard reports exactly what its files hold."""
+    hold = tmp_path / "hold-fsync"
+    held = tmp_path / "hold-fsync.held"
+    data = tmp_path / "data"
+    data.mkdir()
+    port = free_port()
+    env = dict(os.environ, LD_PRELOAD=binary("libclickatron_hold_fsync.so"), CLICKATRON_HOLD_FSYNC=str(hold),
+               ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0")
+    proc = procs.start("clickatron-realtime", ["--data-dir", data, "--port", port, "--sync-interval", "50ms"],
+                       ready_port=port, env=env)
+    k = key("p", DAY0, 3)
+
+    def committed_and_held(seq):
+        hold.touch()
+        r = incr(port, [(k, 5)], seq=seq)
+        assert r.status == 200, r
+        wait_until(held.exists, what="the shard's fsync to be held")
+        wait_until(lambda: stats(port)["slots"][DAY0 % 3]["sources"].get("api-1") == seq
+                   and stats(port)["counters"]["pending_bytes"] == 0, what="the commit")
+
+    committed_and_held(1)
+    syncs = stats(port)["counters"]["syncs"]
+    assert syncs >= 1
+    assert synced_seq(port) == -1  # committed, not on the device
+    hold.unlink()
+    wait_until(lambda: synced_seq(port) == 1, what="synced_seq to follow the fsync")
+
+    committed_and_held(2)
+    assert synced_seq(port) == 1
+    assert get(port, f"/get?key={q(k)}").body == b"10\n"
+    proc.kill9()
+    hold.unlink()
+
+    _, port, _ = start(procs, tmp_path, data=data)
+    assert stats(port)["slots"][DAY0 % 3]["sources"]["api-1"] == 2
+    assert synced_seq(port) == 2
+    assert get(port, f"/get?key={q(k)}").body == b"10\n"
+
+
+def test_fwmatch_pages_to_the_end(procs, tmp_path):
+    """An answer cut by the limit says so (X-Fwmatch-More); asking again after the last key
+    got continues exactly where it stopped, and the last page says nothing more."""
+    _, port, _ = start(procs, tmp_path)
+    names = [f"n{i:05d}" for i in range(10100)]
+    assert incr(port, [(key("big", DAY0, 4, sub=n), 1) for n in names] +
+                [(key("big", DAY0, 4, sub="zz"), 500)], seq=1).status == 200
+    prefix = "ref.u|big."
+    got, after, pages = [], "", 0
+    while True:
+        r = get(port, f"/fwmatch?key={q(prefix)}" + (f"&after={q(after)}" if after else ""))
+        assert r.status == 200, r
+        lines = r.text.splitlines()
+        got += lines
+        pages += 1
+        if r.headers.get("x-fwmatch-more") != "1":
+            break
+        assert len(lines) == 10000
+        after = lines[-1].split(",", 1)[0]
+    assert pages == 2
+    assert len(got) == 10101
+    assert got[-1] == f"{key('big', DAY0, 4, sub='zz')},500"
+    assert [line.split(",")[0] for line in got] == sorted(line.split(",")[0] for line in got)
+    r = get(port, f"/fwmatch?key={q(prefix)}&limit=20000")  # capped at --fwmatch-limit, and says so
+    assert r.headers.get("x-fwmatch-more") == "1" and len(r.text.splitlines()) == 10000
+    r = get(port, f"/fwmatch?key={q(prefix)}&after={q(got[-2].split(',')[0])}")
+    assert "x-fwmatch-more" not in r.headers and r.text == got[-1] + "\n"
