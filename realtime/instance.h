@@ -23,7 +23,7 @@ inline constexpr char kSyncedSeqHeader[] = "X-Realtime-Synced-Seq";
 // A /fwmatch answer that the limit cut short carries `X-Fwmatch-More: 1`; the reader asks
 // again with `after=<the last key it got>` until an answer comes without it. A reader that
 // sums what it lists (the API's breakdowns) must read to the end or fail, never add up a
-// first page as if it were everything (docs/api.md#get-get-mget-fwmatch--read-records).
+// first page as if it were everything (docs/api.md#realtime-get-mget-fwmatch).
 inline constexpr char kFwmatchMoreHeader[] = "X-Fwmatch-More";
 
 }  // namespace clickatron::realtime
