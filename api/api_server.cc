@@ -80,7 +80,7 @@ Status ApiServer::Init() {
   server_->Handle("/ping", [](net::Request& req) { req.Reply(200, "OK\n"); });
   QueryService::Register(server_.get(), &queries_);  // answered once queries_ is set below
   server_->OnStop([this] { OnStop(); });
-  if (net::Status s = server_->Listen(); !s.ok()) return Status::Error(s.message());
+  if (clickatron::Status s = server_->Listen(); !s.ok()) return Status::Error(s.message());
 
   event_base* base = server_->base(0);
   waker_ = std::make_unique<net::LoopWaker>(base, [this] { OnSynced(); });
@@ -169,7 +169,7 @@ bool ApiServer::EncodeRequest(net::Request& req, uint64_t* events) {
       Reject(req, 400, "INVALID_ARG_BODY", where + "empty line (one event per line)");
       return false;
     }
-    if (net::Status s = line_query_.Parse(line); !s.ok()) {
+    if (clickatron::Status s = line_query_.Parse(line); !s.ok()) {
       error = QueryDecodeError(line_query_.bad_param(), s.message());
       Reject(req, error.code, error.status_txt, where + error.message);
       return false;

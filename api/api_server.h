@@ -34,7 +34,7 @@
 #include "api/cluster_config.h"
 #include "api/sender.h"
 #include "keyformat/event.h"
-#include "keyformat/status.h"
+#include "base/status.h"
 #include "net/query.h"
 #include "oplog/oplog.h"
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "api/timezone.h"
-#include "keyformat/status.h"
+#include "base/status.h"
 
 namespace clickatron {
 

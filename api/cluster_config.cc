@@ -54,7 +54,7 @@ Status ParseClusterConfig(int argc, const char* const* argv, ClusterConfig* out,
   if (vm.count("realtime")) {
     for (const std::string& text : vm["realtime"].as<std::vector<std::string>>()) {
       net::HostPort hp;
-      net::Status s = net::ParseHostPort(text, &hp);
+      clickatron::Status s = net::ParseHostPort(text, &hp);
       if (!s.ok()) return Status::Error("realtime: " + s.message());
       out->realtime.push_back(hp);
     }
@@ -62,7 +62,7 @@ Status ParseClusterConfig(int argc, const char* const* argv, ClusterConfig* out,
   if (vm.count("archive")) {
     for (const std::string& text : vm["archive"].as<std::vector<std::string>>()) {
       std::vector<net::HostPort> replicas;
-      net::Status s = net::ParseHostPortList(text, &replicas);
+      clickatron::Status s = net::ParseHostPortList(text, &replicas);
       if (!s.ok()) return Status::Error("archive: " + s.message());
       out->archive.push_back(std::move(replicas));
     }

@@ -25,7 +25,7 @@
 #include <deque>
 #include <string>
 
-#include "keyformat/status.h"
+#include "base/status.h"
 
 namespace clickatron {
 

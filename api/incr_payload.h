@@ -22,7 +22,7 @@
 #include <string_view>
 
 #include "keyformat/event.h"
-#include "keyformat/status.h"
+#include "base/status.h"
 
 namespace clickatron {
 

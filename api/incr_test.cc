@@ -37,7 +37,7 @@ struct Parsed {
 // Parses a query string the way the server does. The Query must outlive the Event.
 Parsed ParseQs(net::Query* q, std::string_view qs, int64_t now = kNow) {
   Parsed p;
-  net::Status s = q->Parse(qs);
+  clickatron::Status s = q->Parse(qs);
   if (!s.ok()) {
     p.ok = false;
     p.error = QueryDecodeError(q->bad_param(), s.message());

@@ -22,7 +22,7 @@
 
 #include "api/query_params.h"
 #include "api/query_plan.h"
-#include "keyformat/status.h"
+#include "base/status.h"
 
 namespace clickatron {
 

@@ -26,7 +26,7 @@
 #include "api/cluster_config.h"
 #include "api/lookup_cache.h"
 #include "api/query_service.h"
-#include "keyformat/status.h"
+#include "base/status.h"
 
 namespace clickatron {
 

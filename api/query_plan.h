@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "api/buckets.h"
-#include "keyformat/status.h"
+#include "base/status.h"
 
 namespace clickatron {
 

@@ -15,7 +15,7 @@
 #include "api/buckets.h"
 #include "api/query_params.h"
 #include "api/query_plan.h"
-#include "keyformat/status.h"
+#include "base/status.h"
 
 namespace clickatron {
 

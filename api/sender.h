@@ -45,7 +45,7 @@
 #include <vector>
 
 #include "api/delivery_rounds.h"
-#include "keyformat/status.h"
+#include "base/status.h"
 #include "net/host_port.h"
 #include "net/latency.h"
 

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "keyformat/status.h"
+#include "base/status.h"
 #include "net/host_port.h"
 
 namespace clickatron {

@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "keyformat/status.h"
+#include "base/status.h"
 
 namespace date {
 class time_zone;

@@ -61,7 +61,7 @@ Status ArchiveServer::Start() {
                db->path().c_str(), static_cast<unsigned long long>(db->records()), db->size(),
                db->has_manifest() ? ", generation " : "",
                db->has_manifest() ? db->manifest().generation.c_str() : "");
-  net::Status ls = server_.Listen();
+  clickatron::Status ls = server_.Listen();
   if (!ls.ok()) return Status::Error(ls.message());
   std::fprintf(stderr, "clickatron-archive: listening on %s:%u with %d thread(s)\n",
                options_.address.c_str(), static_cast<unsigned>(server_.port()),

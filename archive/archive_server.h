@@ -43,7 +43,7 @@
 #include "archive/key_params.h"
 #include "archive/live_db.h"
 #include "archive/reloader.h"
-#include "keyformat/status.h"
+#include "base/status.h"
 #include "net/http_server.h"
 #include "net/loop_waker.h"
 #include "net/request.h"

@@ -44,7 +44,7 @@
 #include <vector>
 
 #include "archive/manifest.h"
-#include "keyformat/status.h"
+#include "base/status.h"
 
 namespace clickatron::archive {
 

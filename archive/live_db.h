@@ -20,7 +20,7 @@
 #include <string>
 
 #include "archive/db_file.h"
-#include "keyformat/status.h"
+#include "base/status.h"
 
 namespace clickatron::archive {
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "archive/live_db.h"
-#include "keyformat/status.h"
+#include "base/status.h"
 
 namespace clickatron::archive {
 

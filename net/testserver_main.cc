@@ -202,7 +202,7 @@ int main(int argc, char** argv) {
 
   server.OnSighup([&] { ++sighups; });
 
-  net::Status s = server.Listen();
+  clickatron::Status s = server.Listen();
   if (!s.ok()) {
     std::cerr << "clickatron-net-testserver: " << s.message() << "\n";
     return 1;

@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "keyformat/status.h"
+#include "base/status.h"
 
 namespace clickatron::oplog {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "keyformat/status.h"
+#include "base/status.h"
 
 namespace clickatron::oplog {
 

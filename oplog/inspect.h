@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "keyformat/status.h"
+#include "base/status.h"
 
 namespace clickatron::oplog {
 

@@ -68,7 +68,7 @@
 #include <thread>
 #include <vector>
 
-#include "keyformat/status.h"
+#include "base/status.h"
 #include "oplog/cursors.h"
 #include "oplog/prepared_segment.h"
 #include "oplog/sync_latency.h"

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "keyformat/status.h"
+#include "base/status.h"
 #include "oplog/oplog.h"
 
 namespace clickatron::oplog {

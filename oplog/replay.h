@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "keyformat/status.h"
+#include "base/status.h"
 
 namespace clickatron::oplog {
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "keyformat/status.h"
+#include "base/status.h"
 
 namespace clickatron::realtime {
 

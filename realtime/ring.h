@@ -27,7 +27,7 @@
 #include <string_view>
 #include <vector>
 
-#include "keyformat/status.h"
+#include "base/status.h"
 #include "realtime/batch.h"
 #include "realtime/file_syncer.h"
 #include "realtime/flusher.h"

@@ -124,7 +124,7 @@ Status RealtimeServer::Start() {
   server_->Handle("/ping", bind(&RealtimeServer::OnPing));
   server_->OnStop([this] { SyncAll(); });
 
-  net::Status ls = server_->Listen();
+  clickatron::Status ls = server_->Listen();
   if (!ls.ok()) return Status::Error(ls.message());
   sync_timer_ = event_new(server_->base(0), -1, EV_PERSIST, &RealtimeServer::OnSyncTimer, this);
   double whole = std::floor(options_.sync_interval_seconds);

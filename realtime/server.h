@@ -25,7 +25,7 @@
 #include <map>
 #include <vector>
 
-#include "keyformat/status.h"
+#include "base/status.h"
 #include "net/http_server.h"
 #include "realtime/batch.h"
 #include "realtime/instance.h"

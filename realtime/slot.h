@@ -40,7 +40,7 @@
 
 #include <tcbdb.h>  // TCBDB and BDBCUR are typedefs of unnamed structs: no forward declaration
 
-#include "keyformat/status.h"
+#include "base/status.h"
 #include "realtime/day_state.h"
 #include "realtime/memtable.h"
 

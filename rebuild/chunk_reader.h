@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "keyformat/status.h"
+#include "base/status.h"
 
 namespace clickatron::rebuild {
 

@@ -10,7 +10,7 @@ Result<HttpResult> HttpCall(const std::string& host_port, const std::string& met
   request.method = method;
   request.timeout_ms = timeout_ms;
   net::HttpResponse response;
-  net::Status s = net::Fetch(host_port, path, request, &response);
+  clickatron::Status s = net::Fetch(host_port, path, request, &response);
   if (!s.ok()) return Status::Error(method + " " + path + " to " + host_port + ": " + s.message());
   return HttpResult{response.status, std::move(response.body)};
 }

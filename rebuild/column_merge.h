@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "keyformat/status.h"
+#include "base/status.h"
 
 namespace clickatron::rebuild {
 

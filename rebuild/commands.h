@@ -4,7 +4,7 @@
 // one-line summary at its end, and returns the error a user should see.
 #pragma once
 
-#include "keyformat/status.h"
+#include "base/status.h"
 #include "rebuild/options.h"
 
 namespace clickatron::rebuild {

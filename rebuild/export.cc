@@ -104,7 +104,7 @@ Status RunExport(const Options& options, WorkDir* work) {
       std::fprintf(stderr, "clickatron-rebuild: %s: fetching again\n", s.message().c_str());
     }
     net::HostPort to;
-    if (net::Status ps = net::ParseHostPort(host, &to); !ps.ok()) return Status::Error(what + ": " + ps.message());
+    if (clickatron::Status ps = net::ParseHostPort(host, &to); !ps.ok()) return Status::Error(what + ": " + ps.message());
     const std::string tmp = path + ".tmp";
     FileWriter out;
     if (Status s = out.Open(tmp); !s.ok()) return s;
@@ -114,7 +114,7 @@ Status RunExport(const Options& options, WorkDir* work) {
     net::RequestOptions request;
     request.timeout_ms = 0;  // a day can be GBs: only the idle timeout applies
     net::HttpResponse response;
-    net::Status fetch = net::FetchStream(
+    clickatron::Status fetch = net::FetchStream(
         to, "/export?day=" + FormatDay(day), request,
         [&](std::string_view chunk) {
           if (error_body.size() < 512) error_body.append(chunk.substr(0, 512));

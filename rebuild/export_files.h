@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "keyformat/status.h"
+#include "base/status.h"
 #include "rebuild/record_sorter.h"
 #include "rebuild/work_dir.h"
 

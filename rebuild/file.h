@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "keyformat/status.h"
+#include "base/status.h"
 
 namespace clickatron::rebuild {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "keyformat/status.h"
+#include "base/status.h"
 #include "rebuild/sorted_file.h"
 #include "rebuild/work_dir.h"
 

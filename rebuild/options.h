@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "keyformat/status.h"
+#include "base/status.h"
 #include "rebuild/record_sorter.h"
 
 namespace clickatron::rebuild {

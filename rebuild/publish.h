@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "keyformat/status.h"
+#include "base/status.h"
 #include "rebuild/work_dir.h"
 
 namespace clickatron::rebuild {

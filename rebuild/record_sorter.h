@@ -32,7 +32,7 @@
 #include <string_view>
 #include <vector>
 
-#include "keyformat/status.h"
+#include "base/status.h"
 #include "rebuild/sort_entry.h"
 
 namespace clickatron::rebuild {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "keyformat/status.h"
+#include "base/status.h"
 #include "rebuild/sorted_file.h"
 
 namespace clickatron::rebuild {

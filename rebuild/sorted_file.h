@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "keyformat/status.h"
+#include "base/status.h"
 #include "rebuild/file.h"
 #include "rebuild/footer.h"
 

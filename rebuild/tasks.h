@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "keyformat/status.h"
+#include "base/status.h"
 
 namespace clickatron::rebuild {
 

@@ -29,7 +29,7 @@
 #include <string_view>
 #include <vector>
 
-#include "keyformat/status.h"
+#include "base/status.h"
 #include "rebuild/record_sorter.h"
 #include "rebuild/sorted_file.h"
 
