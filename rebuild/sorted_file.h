@@ -15,8 +15,8 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "keyformat/footer.h"
 #include "rebuild/file.h"
-#include "rebuild/footer.h"
 
 namespace clickatron::rebuild {
 
