@@ -1,5 +1,5 @@
 // The `#END` footer: the last line of a realtime export and of every segment file, so that
-// a reader knows it got every byte (docs/formats.md#the-end-footer).
+// a reader knows it got every byte (docs/formats.md#export-footer).
 //
 //   key,value\n ... key,value\n#END count=<records> xxh64=<Hex64>\n
 //

@@ -1,5 +1,6 @@
 // `key = value` text: the syntax of the generation manifest (manifest.h), a segment's
-// `meta` and `merged/meta` of clickatron-rebuild (docs/formats.md#metadata-files).
+// `meta` and `merged/meta` of clickatron-rebuild (docs/formats.md#manifest,
+// docs/formats.md#rebuild-metadata).
 //
 //   key = value        split at the first '='; key and value trimmed of ' ', '\t', '\r'
 //   # anything         a comment (after leading blanks)

@@ -1,6 +1,6 @@
 // The generation manifest: the file `manifest` that clickatron-rebuild publish writes
 // beside the shard files of a generation, and that the archive server reads beside the
-// file it serves (docs/formats.md#metadata-files). `key = value` lines (key_value.h):
+// file it serves (docs/formats.md#manifest). `key = value` lines (key_value.h):
 //
 //   generation = 20260321-8c1f...   required; an opaque id
 //   last_day = 2026-03-20           required; the newest day the generation holds

@@ -1,6 +1,6 @@
 // Per-shard metadata: what the generation manifest (manifest.h), a segment's `meta` and
 // `merged/meta` of clickatron-rebuild say about each shard file, as `key = value` lines
-// (key_value.h) for K = 0 .. shards-1 (docs/formats.md#metadata-files):
+// (key_value.h) for K = 0 .. shards-1 (docs/formats.md#rebuild-metadata):
 //
 //   shard.K.file     plain file name, no '/'   the manifest only
 //   shard.K.records  count (ParseCount)        lines of the file, a footer excluded

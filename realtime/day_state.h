@@ -2,7 +2,8 @@
 //
 // Day d (days since 1970-01-01 UTC, from a key's ymdh) lives in slot SlotOfDay(d) of the
 // day ring (keyformat/day_ring.h). A slot holds one day and a state: empty (a new
-// database), open, or released (the nightly rebuild has archived the day). What a write for day d does depends only on what its slot holds:
+// database), open, or released (the nightly rebuild has archived the day). What a write
+// for day d does depends only on what its slot holds:
 //
 //   slot holds d                      → apply (whatever the state: the day is still live)
 //   slot empty, or an older released  → reset: wipe the slot and open it for d, then apply
