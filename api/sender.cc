@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "api/incr_payload.h"
+#include "keyformat/day_ring.h"
 #include "keyformat/records.h"
 #include "keyformat/ymdh.h"
 #include "net/http_client.h"
@@ -19,7 +20,6 @@
 namespace clickatron {
 namespace {
 
-constexpr int kSlots = 3;                  // the realtime day ring (SPEC 3.2)
 constexpr int kPersistIntervalMs = 200;    // how often the lagging saved cursor moves
 constexpr size_t kReadBytes = 4u << 20;    // payload bytes per oplog Read
 
@@ -193,7 +193,8 @@ Status Sender::CollectRecords(uint64_t* end, bool* any_lines) {
   const uint64_t limit = replay_.empty() ? UINT64_MAX : replay_.front();
   const bool forced = limit != UINT64_MAX;
   const bool single = !forced && cursor_ < singles_until_;
-  int64_t slot_day[kSlots] = {-1, -1, -1};
+  int64_t slot_day[kRingSlots];
+  std::fill_n(slot_day, kRingSlots, -1);
   uint64_t after = cursor_;
   std::vector<oplog::Reader::Record> records;
   for (;;) {
@@ -205,13 +206,14 @@ Status Sender::CollectRecords(uint64_t* end, bool* any_lines) {
       if (single && *end > cursor_) return Status::OK();
       const size_t arena_mark = arena_.size();
       const size_t entries_mark = entries_.size();
-      int64_t days[kSlots] = {slot_day[0], slot_day[1], slot_day[2]};
+      int64_t days[kRingSlots];
+      std::copy_n(slot_day, kRingSlots, days);
       bool conflict = false;
       PayloadReader reader(rec.payload);
       PayloadLine line;
       while (reader.Next(&line)) {
         if (line.shard != shard_) continue;
-        int64_t& held = days[line.day % kSlots];
+        int64_t& held = days[SlotOfDay(line.day)];
         if (held == -1) held = line.day;
         if (held != line.day) conflict = true;
         Entry e;
@@ -240,7 +242,7 @@ Status Sender::CollectRecords(uint64_t* end, bool* any_lines) {
         entries_.resize(entries_mark);
         return Status::OK();
       }
-      std::copy(days, days + kSlots, slot_day);
+      std::copy(days, days + kRingSlots, slot_day);
       if (entries_.size() > entries_mark) *any_lines = true;
       *end = rec.seq;
       if (rec.seq == limit) return Status::OK();

@@ -17,8 +17,9 @@
 #include "archive/db_file.h"
 #include "archive/key_params.h"
 #include "archive/live_db.h"
-#include "archive/reloader.h"
 #include "archive/manifest.h"
+#include "archive/reloader.h"
+#include "keyformat/hex64.h"
 
 namespace clickatron::archive {
 namespace {
@@ -232,49 +233,13 @@ TEST(DbFile, EveryKeyOfALargerFileIsFound) {
   EXPECT_EQ(got, want);
 }
 
-TEST(Manifest, Parses) {
-  auto m = ParseManifest(
-      "# written by rebuild\ngeneration = 20260321-1\nlast_day = 2026-03-20\nshards = 2\n"
-      "shard.0.file = shard-0.csv\nshard.0.records = 3\nshard.0.bytes = 12\n"
-      "shard.0.xxh64 = 00000000000000ff\nshard.1.file = shard-1.csv\nfuture = ignored\n");
-  ASSERT_TRUE(m.ok()) << m.status().message();
-  EXPECT_EQ(m->generation, "20260321-1");
-  EXPECT_EQ(m->last_day, "2026-03-20");
-  EXPECT_EQ(m->shards, 2);
-  const ManifestShard* s = m->FindFile("shard-0.csv");
-  ASSERT_NE(s, nullptr);
-  EXPECT_EQ(s->records, 3u);
-  EXPECT_EQ(s->bytes, 12u);
-  EXPECT_EQ(s->xxh64, 0xffu);
-  EXPECT_EQ(m->FindFile("shard-9.csv"), nullptr);
-}
-
-TEST(Manifest, Errors) {
-  EXPECT_EQ(ParseManifest("generation = 1\n").status().message(), "no 'last_day' line");
-  EXPECT_EQ(ParseManifest("last_day = 2026-01-01\n").status().message(), "no 'generation' line");
-  EXPECT_EQ(ParseManifest("generation = 1\nlast_day = 2026-13-01\n").status().message(),
-            "line 2: last_day '2026-13-01' is not a valid YYYY-MM-DD day");
-  EXPECT_EQ(ParseManifest("generation = 1\nlast_day 2026-01-01\n").status().message(),
-            "line 2: 'last_day 2026-01-01' is not 'key = value'");
-  EXPECT_EQ(ParseManifest("generation = 1\nlast_day = 2026-01-01\nshard.0.xxh64 = 12\n")
-                .status()
-                .message(),
-            "line 3: shard.0.xxh64 '12' is not 16 hex digits");
-}
-
-std::string Hex(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 TEST(DbFile, ManifestBesideFileIsReadAndChecked) {
   TempDir dir;
   std::string content = "a,1\nb,2\n";
   std::string p = dir.Write("shard-0.csv", content);
   dir.Write("manifest", "generation = g7\nlast_day = 2026-03-20\nshards = 1\n"
                         "shard.0.file = shard-0.csv\nshard.0.records = 2\nshard.0.bytes = 8\n"
-                        "shard.0.xxh64 = " + Hex(XXH64(content.data(), content.size(), 0)) + "\n");
+                        "shard.0.xxh64 = " + Hex64(XXH64(content.data(), content.size(), 0)) + "\n");
   auto db = MustOpen(p);
   ASSERT_TRUE(db);
   EXPECT_TRUE(db->has_manifest());

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "keyformat/hex64.h"
 #include "keyformat/key_order.h"
 
 namespace clickatron::archive {
@@ -104,29 +105,25 @@ Result<std::shared_ptr<const DbFile>> DbFile::Open(const std::string& path,
   Status s = db->Verify();
   if (!s.ok()) return s.Prefixed(path + ": ");
 
-  Result<Manifest> manifest = ReadManifest(DirOf(db->real_path_));
+  Result<std::optional<Manifest>> manifest = ReadManifest(DirOf(db->real_path_));
   if (!manifest.ok()) return manifest.status();
-  db->manifest_ = std::move(manifest).value();
-  if (const ManifestShard* entry = db->manifest_.FindFile(BaseOf(db->real_path_))) {
+  db->has_manifest_ = manifest->has_value();
+  if (db->has_manifest_) db->manifest_ = **manifest;
+  if (const ShardMeta* entry = db->manifest_.FindFile(BaseOf(db->real_path_))) {
     auto mismatch = [&](const char* what, const std::string& want, const std::string& got) {
       return Status::Error(path + ": " + what + " " + got + " does not match the manifest's " +
                            want + " (generation " + db->manifest_.generation + ")");
     };
-    if (entry->has_bytes && entry->bytes != db->size_) {
-      return mismatch("size", std::to_string(entry->bytes), std::to_string(db->size_));
+    if (entry->bytes && *entry->bytes != db->size_) {
+      return mismatch("size", std::to_string(*entry->bytes), std::to_string(db->size_));
     }
-    if (entry->has_records && entry->records != db->records_) {
-      return mismatch("record count", std::to_string(entry->records),
+    if (entry->records && *entry->records != db->records_) {
+      return mismatch("record count", std::to_string(*entry->records),
                       std::to_string(db->records_));
     }
-    if (entry->has_xxh64) {
-      uint64_t h = XXH64(db->data_, db->size_, 0);
-      if (h != entry->xxh64) {
-        char want[17], got[17];
-        std::snprintf(want, sizeof(want), "%016llx", static_cast<unsigned long long>(entry->xxh64));
-        std::snprintf(got, sizeof(got), "%016llx", static_cast<unsigned long long>(h));
-        return mismatch("xxh64", want, got);
-      }
+    if (entry->xxh64) {
+      const uint64_t h = XXH64(db->data_, db->size_, 0);
+      if (h != *entry->xxh64) return mismatch("xxh64", Hex64(*entry->xxh64), Hex64(h));
     }
   }
 

@@ -135,7 +135,7 @@ class DbFile {
   uint64_t records() const { return records_; }
   char separator() const { return separator_; }
   // The manifest beside the file (has_manifest() false when there is none).
-  bool has_manifest() const { return manifest_.present; }
+  bool has_manifest() const { return has_manifest_; }
   const Manifest& manifest() const { return manifest_; }
 
  private:
@@ -167,7 +167,8 @@ class DbFile {
   size_t size_ = 0;
   uint64_t records_ = 0;
   char separator_ = ',';
-  Manifest manifest_;
+  bool has_manifest_ = false;
+  Manifest manifest_;  // empty when there is none
   // The sparse sample: line start offsets, and their keys back to back in sample_keys_
   // (key i spans [sample_key_ends_[i], sample_key_ends_[i + 1]); one more end than keys).
   std::vector<uint64_t> sample_offsets_;

@@ -1,8 +1,9 @@
 // The day state machine of one ring slot (SPEC 3.2).
 //
-// Day d (days since 1970-01-01 UTC, from a key's ymdh) lives in slot d % 3. A slot holds
-// one day and a state: empty (a new database), open, or released (the nightly rebuild has
-// archived the day). What a write for day d does depends only on what its slot holds:
+// Day d (days since 1970-01-01 UTC, from a key's ymdh) lives in slot SlotOfDay(d) of the
+// day ring (keyformat/day_ring.h). A slot holds one day and a state: empty (a new
+// database), open, or released (the nightly rebuild has archived the day). What a write
+// for day d does depends only on what its slot holds:
 //
 //   slot holds d                      → apply (whatever the state: the day is still live)
 //   slot empty, or an older released  → reset: wipe the slot and open it for d, then apply
@@ -15,16 +16,14 @@
 #include <cstdint>
 #include <string_view>
 
+#include "keyformat/day_ring.h"
+
 namespace clickatron::realtime {
 
-inline constexpr int kSlots = 3;
 inline constexpr int64_t kNoDay = -1;
 
 enum class SlotState { kEmpty, kOpen, kReleased };
 enum class DayAction { kApply, kReset, kNotReleased, kExpired };
-
-// The slot that holds day d. REQUIRES: day >= 0.
-inline int SlotOfDay(int64_t day) { return static_cast<int>(day % kSlots); }
 
 // What a write for `day` does to a slot holding (slot_day, state). slot_day is kNoDay
 // exactly when state is kEmpty.

@@ -2,8 +2,8 @@
 
 #include <cstdio>
 
+#include "keyformat/footer.h"
 #include "keyformat/ymdh.h"
-#include "realtime/export_footer.h"
 
 namespace clickatron::realtime {
 
@@ -11,7 +11,7 @@ ExportStream::ExportStream(Ring* ring, int64_t day, std::unique_ptr<net::AsyncRe
                            std::function<void(ExportStream*)> on_done)
     : ring_(ring), day_(day), reply_(std::move(reply)), on_done_(std::move(on_done)),
       hash_(XXH64_createState()) {
-  XXH64_reset(hash_, kExportHashSeed);
+  XXH64_reset(hash_, kFooterHashSeed);
   reply_->SetOnClose([this] { Done(); });
 }
 
@@ -55,7 +55,7 @@ void ExportStream::Pump() {
     reply_->SendChunk(chunk_, [this] { Pump(); });
     return;
   }
-  AppendExportFooter(&chunk_, ExportFooter{records_, XXH64_digest(hash_)});
+  chunk_ += FormatFooter(Footer{records_, XXH64_digest(hash_)});
   reply_->SendChunk(chunk_);
   reply_->EndChunked();
   Done();

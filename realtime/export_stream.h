@@ -5,7 +5,7 @@
 // the slot's size. Between chunks the loop serves other requests (increments keep
 // arriving), so every chunk re-seeks its cursor just past the last key sent rather than
 // keeping a cursor across writes or flushes. The bytes sent are hashed as they go and
-// the `#END` footer (export_footer.h) closes the stream. If the slot stops holding the day
+// the `#END` footer (keyformat/footer.h) closes the stream. If the slot stops holding the day
 // mid-stream the connection is closed without a footer: the reader sees a truncated export,
 // never a wrong one.
 #pragma once

@@ -65,7 +65,7 @@ Result<std::unique_ptr<Ring>> Ring::Open(const std::string& dir, const SlotOptio
   if (options.fsync && options.background_fsync && !options.power_safe) {
     ring->syncer_ = std::make_unique<FileSyncer>();
   }
-  for (int i = 0; i < kSlots; ++i) {
+  for (int i = 0; i < kRingSlots; ++i) {
     Result<std::unique_ptr<Slot>> slot =
         Slot::Open(i, dir + "/slot-" + std::to_string(i) + ".tcb", options);
     if (!slot.ok()) return slot.status();
@@ -139,7 +139,8 @@ WriteOutcome Ring::StorageError(const Status& s) {
 }
 
 WriteOutcome Ring::Incr(std::vector<IncrLine>* lines, std::string_view source, int64_t seq) {
-  int64_t want[kSlots] = {kNoDay, kNoDay, kNoDay};
+  int64_t want[kRingSlots];
+  std::fill_n(want, kRingSlots, kNoDay);
   for (const IncrLine& l : *lines) {
     int64_t& w = want[SlotOfDay(l.day)];
     w = std::max(w, l.day);
@@ -153,7 +154,7 @@ WriteOutcome Ring::Incr(std::vector<IncrLine>* lines, std::string_view source, i
                                            " of the same batch takes its slot");
     }
   }
-  WriteOutcome out = AdmitDays(want, kSlots);
+  WriteOutcome out = AdmitDays(want, kRingSlots);
   if (!out.ok()) return out;
 
   // Accept on the bounds alone (no file read); in the rare case they cannot decide (a
@@ -162,7 +163,7 @@ WriteOutcome Ring::Incr(std::vector<IncrLine>* lines, std::string_view source, i
     accepted_.clear();
     out = WriteOutcome();
     bool need_exact = false;
-    for (int s = 0; s < kSlots && !need_exact; ++s) {
+    for (int s = 0; s < kRingSlots && !need_exact; ++s) {
       if (want[s] == kNoDay) continue;
       if (Mark(s, source) >= seq) {
         for (const IncrLine& l : *lines) out.duplicate += SlotOfDay(l.day) == s ? 1 : 0;
@@ -179,7 +180,7 @@ WriteOutcome Ring::Incr(std::vector<IncrLine>* lines, std::string_view source, i
     UndoAccepted();
     WaitIdle();
   }
-  for (int s = 0; s < kSlots; ++s) {
+  for (int s = 0; s < kRingSlots; ++s) {
     if (want[s] == kNoDay || Mark(s, source) >= seq) continue;
     SlotWork& w = state_[static_cast<size_t>(s)];
     w.active.SetMark(source, seq);
@@ -245,9 +246,10 @@ void Ring::UndoAccepted() {
 }
 
 WriteOutcome Ring::SetLookups(int64_t day, const std::vector<LookupLine>& lines) {
-  int64_t want[kSlots] = {kNoDay, kNoDay, kNoDay};
+  int64_t want[kRingSlots];
+  std::fill_n(want, kRingSlots, kNoDay);
   want[SlotOfDay(day)] = day;
-  WriteOutcome out = AdmitDays(want, kSlots);
+  WriteOutcome out = AdmitDays(want, kRingSlots);
   if (!out.ok()) return out;
   MemTable& t = state_[static_cast<size_t>(SlotOfDay(day))].active;
   for (const LookupLine& l : lines) {
@@ -322,7 +324,7 @@ bool Ring::BeginFlush() {
   // The flusher touches only the frozen slots' files and results; the loop leaves them
   // alone until Retire().
   flusher_->Start([this] {
-    for (int i = 0; i < kSlots; ++i) {
+    for (int i = 0; i < kRingSlots; ++i) {
       SlotWork& w = state_[static_cast<size_t>(i)];
       if (!w.frozen) continue;
       w.result = slots_[static_cast<size_t>(i)]->Apply(*w.frozen);
@@ -364,7 +366,7 @@ void Ring::Retire() {
   stats_.sync_micros_total += micros;
   stats_.sync_micros_max = std::max(stats_.sync_micros_max, micros);
   bool ok = true;
-  for (int i = 0; i < kSlots; ++i) {
+  for (int i = 0; i < kRingSlots; ++i) {
     SlotWork& w = state_[static_cast<size_t>(i)];
     if (!w.frozen) continue;
     if (w.result.ok()) {
@@ -397,9 +399,9 @@ const Slot* Ring::SlotHolding(int64_t day) const {
 
 bool Ring::Get(std::string_view key, std::string* out) {
   if (key.starts_with(kLookupPrefix)) {
-    int order[kSlots];
+    int order[kRingSlots];
     int n = 0;
-    for (int i = 0; i < kSlots; ++i) {
+    for (int i = 0; i < kRingSlots; ++i) {
       if (slots_[static_cast<size_t>(i)]->state() != SlotState::kEmpty) order[n++] = i;
     }
     for (int i = 1; i < n; ++i) {  // newest day first; three elements at most
@@ -449,10 +451,10 @@ uint64_t Ring::Fwmatch(std::string_view prefix, std::string_view after, uint64_t
                        bool* more) {
   // A page starts after `after` when that is inside the prefix's range, else at the prefix.
   const bool resume = !after.empty() && after >= prefix;
-  std::unique_ptr<MergedCursor> cursors[kSlots];
-  int64_t days[kSlots];
+  std::unique_ptr<MergedCursor> cursors[kRingSlots];
+  int64_t days[kRingSlots];
   int n = 0;
-  for (int i = 0; i < kSlots; ++i) {
+  for (int i = 0; i < kRingSlots; ++i) {
     const Slot& s = slot(i);
     if (s.state() == SlotState::kEmpty) continue;
     WaitFor(i);

@@ -181,8 +181,8 @@ class Ring {
     MemTable::Marks marks;             // accepted marks: the file's and every table's
     uint64_t abs_max = 0;              // slot's abs_max() when no flush runs on it
   };
-  std::array<std::unique_ptr<Slot>, kSlots> slots_;
-  std::array<SlotWork, kSlots> state_;
+  std::array<std::unique_ptr<Slot>, kRingSlots> slots_;
+  std::array<SlotWork, kRingSlots> state_;
   size_t max_pending_bytes_ = kDefaultMaxPendingBytes;
   std::unique_ptr<FileSyncer> syncer_;  // with options.fsync && options.background_fsync
   std::unique_ptr<Flusher> flusher_;

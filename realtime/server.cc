@@ -14,10 +14,10 @@
 
 #include <unistd.h>
 
+#include "keyformat/footer.h"
 #include "keyformat/records.h"
 #include "keyformat/ymdh.h"
 #include "net/json.h"
-#include "realtime/export_footer.h"
 #include "realtime/export_stream.h"
 
 namespace clickatron::realtime {
@@ -101,7 +101,7 @@ Status RealtimeServer::Start() {
   Result<std::unique_ptr<Ring>> ring = Ring::Open(options_.data_dir, options_.slot, options_.max_pending_bytes);
   if (!ring.ok()) return ring.status();
   ring_ = std::move(ring).value();
-  for (int i = 0; i < kSlots; ++i) {
+  for (int i = 0; i < kRingSlots; ++i) {
     const Slot& s = ring_->slot(i);
     for (const auto& [source, seq] : s.marks()) {
       SourceSeq& ss = sources_[source];
@@ -434,8 +434,7 @@ void RealtimeServer::OnExport(net::Request& req) {
     // saying so lets the nightly job archive a day this shard got no traffic for. (An older
     // *unreleased* day is different: writes for `day` may be waiting in an API's oplog.)
     ++counters_.exports;
-    out_.clear();
-    AppendExportFooter(&out_, ExportFooter{0, XXH64(nullptr, 0, kExportHashSeed)});
+    out_ = FormatFooter(Footer{0, XXH64(nullptr, 0, kFooterHashSeed)});
     return req.Reply(200, out_);
   }
   ++counters_.exports;
@@ -476,7 +475,7 @@ void RealtimeServer::OnStats(net::Request& req) {
   w.BeginObject();
   w.Key("slots");
   w.BeginArray();
-  for (int i = 0; i < kSlots; ++i) {
+  for (int i = 0; i < kRingSlots; ++i) {
     const uint64_t records = ring_->Records(i);  // first: waits for a flush of this slot
     const Slot& s = ring_->slot(i);
     w.BeginObject();

@@ -2,8 +2,8 @@
 // DIR/export/D/shard-N.csv (shards in parallel with --jobs).
 //
 // The body is streamed to a temp file while its lines are counted and hashed; the last
-// line must be the `#END` footer matching them (footer.h), else the export is refused and
-// the step fails naming the shard. Only a verified file is fsynced and renamed into place,
+// line must be the `#END` footer matching them (keyformat/footer.h), else the export is
+// refused and the step fails naming the shard. Only a verified file is fsynced and renamed into place,
 // so a file that exists is complete; re-running skips shards whose file is already there
 // (checked again against its footer).
 #include <fcntl.h>
@@ -11,13 +11,13 @@
 
 #include <cstdio>
 
+#include "keyformat/footer.h"
 #include "keyformat/ymdh.h"
 #include "net/fetch.h"
 #include "rebuild/cluster_http.h"
 #include "rebuild/commands.h"
 #include "rebuild/export_files.h"
 #include "rebuild/file.h"
-#include "rebuild/footer.h"
 #include "rebuild/progress.h"
 #include "rebuild/tasks.h"
 #include "rebuild/work_dir.h"
@@ -25,47 +25,8 @@
 namespace clickatron::rebuild {
 namespace {
 
-// Checks a footed byte stream as it arrives in arbitrary chunks: every line but the last
-// is counted and hashed; the last one is kept back, since it must be the footer.
-class StreamFooterCheck {
- public:
-  void Add(std::string_view chunk) {
-    held_.append(chunk);
-    const size_t last_nl = held_.rfind('\n');
-    if (last_nl == std::string::npos || last_nl == 0) return;
-    const size_t prev_nl = held_.rfind('\n', last_nl - 1);
-    if (prev_nl == std::string::npos) return;
-    // held_[0..prev_nl] are whole lines that are not the last line of the stream so far.
-    const std::string_view done(held_.data(), prev_nl + 1);
-    uint64_t lines = 0;
-    for (char c : done) lines += c == '\n';
-    check_.AddBytes(done, lines);
-    held_.erase(0, prev_nl + 1);
-  }
-  // OK when the stream ended with a footer that matches everything before it.
-  Status Finish() const {
-    if (held_.empty()) return Status::Error("the answer is empty (no #END footer)");
-    if (held_.back() != '\n') return Status::Error("the answer ends in the middle of a line (truncated)");
-    std::string_view rest(held_);
-    rest.remove_suffix(1);
-    const size_t nl = rest.rfind('\n');
-    FooterCheck check = check_;
-    if (nl != std::string_view::npos) {
-      check.AddBytes(rest.substr(0, nl + 1), 1);
-      rest = rest.substr(nl + 1);
-    }
-    if (!FooterCheck::IsFooter(rest)) return Status::Error("the answer does not end with an #END footer (truncated)");
-    return check.Verify(rest);
-  }
-  uint64_t records() const { return check_.count(); }
-
- private:
-  FooterCheck check_;
-  std::string held_;
-};
-
 Status VerifyExportFile(const std::string& path, uint64_t* records) {
-  StreamFooterCheck check;
+  FootedStreamCheck check;
   std::vector<char> buf(4 << 20);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("open", path);
@@ -108,7 +69,7 @@ Status RunExport(const Options& options, WorkDir* work) {
     const std::string tmp = path + ".tmp";
     FileWriter out;
     if (Status s = out.Open(tmp); !s.ok()) return s;
-    StreamFooterCheck check;
+    FootedStreamCheck check;
     Status write_error;
     std::string error_body;
     net::RequestOptions request;

@@ -3,9 +3,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "keyformat/footer.h"
+#include "keyformat/hex64.h"
 #include "keyformat/ymdh.h"
 #include "rebuild/file.h"
-#include "rebuild/footer.h"
 
 namespace clickatron::rebuild {
 

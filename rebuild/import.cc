@@ -18,11 +18,11 @@
 #include <set>
 #include <thread>
 
+#include "keyformat/hex64.h"
 #include "keyformat/ymdh.h"
 #include "rebuild/chunk_reader.h"
 #include "rebuild/commands.h"
 #include "rebuild/file.h"
-#include "rebuild/footer.h"
 #include "rebuild/progress.h"
 #include "rebuild/record_sorter.h"
 #include "rebuild/segment_sink.h"

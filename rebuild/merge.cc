@@ -8,10 +8,10 @@
 #include <cstdio>
 #include <mutex>
 
+#include "keyformat/hex64.h"
 #include "keyformat/ymdh.h"
 #include "rebuild/commands.h"
 #include "rebuild/file.h"
-#include "rebuild/footer.h"
 #include "rebuild/merged.h"
 #include "rebuild/progress.h"
 #include "rebuild/segment_merge.h"

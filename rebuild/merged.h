@@ -2,7 +2,7 @@
 //
 //   merged/shard-K.csv   plain SPEC 2.4 files, one per archive shard
 //   merged/meta          inputs = <segment set fingerprint>, shards, last_day, collisions,
-//                        shard.K.records / bytes / xxh64 / columns
+//                        shard.K.records / bytes / xxh64 / columns (keyformat/shard_meta.h)
 #pragma once
 
 #include <cstdint>

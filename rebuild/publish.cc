@@ -6,7 +6,8 @@
 // The generation id is `<last day as YYYYMMDD>-<xxh64 over the shard checksums>`: it
 // names the content, so publishing the same merge twice is a no-op and a re-run after a
 // crash produces the very same generation. Shard files are hard links of the merged ones
-// (no copy). The manifest (SPEC 6) is what the archive server checks the file against.
+// (no copy). The manifest (keyformat/manifest.h) is what the archive server checks the
+// file against.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,10 +16,11 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "keyformat/hex64.h"
+#include "keyformat/manifest.h"
 #include "rebuild/cluster_http.h"
 #include "rebuild/commands.h"
 #include "rebuild/file.h"
-#include "rebuild/footer.h"
 #include "rebuild/merged.h"
 #include "rebuild/progress.h"
 #include "rebuild/publish.h"
@@ -117,18 +119,15 @@ Status GzipFile(const std::string& from, const std::string& to, Progress* progre
 }
 
 std::string ManifestText(const std::string& generation, const MergedInfo& merged) {
-  KeyValueFile f;
-  f.Add("generation", generation);
-  f.Add("last_day", merged.last_day);
-  f.Add("shards", std::to_string(merged.shards));
+  Manifest m;
+  m.generation = generation;
+  m.last_day = merged.last_day;
+  m.shards = merged.shards;
   for (uint32_t k = 0; k < merged.shards; ++k) {
-    const std::string p = "shard." + std::to_string(k) + ".";
-    f.Add(p + "file", MergedFileName(k));
-    f.Add(p + "records", std::to_string(merged.files[k].records));
-    f.Add(p + "bytes", std::to_string(merged.files[k].bytes));
-    f.Add(p + "xxh64", Hex64(merged.files[k].xxh64));
+    const FileSummary& f = merged.files[k];
+    m.shard_files[k] = ShardMeta{MergedFileName(k), f.records, f.bytes, f.xxh64, std::nullopt};
   }
-  return f.Format();
+  return FormatManifest(m);
 }
 
 // Points DIR/current at target ("gen/<id>") atomically; "" removes it.
@@ -208,7 +207,7 @@ Status RunPublish(const Options& options, WorkDir* work) {
   std::vector<std::string> done;
 
   // 1. The generation directory (verified merged files, hard-linked, and the manifest).
-  if (!Exists(gen_dir + "/manifest")) {
+  if (!Exists(gen_dir + "/" + kManifestName)) {
     if (Status s = MakeDirs(work->Path("gen")); !s.ok()) return s;
     Result<std::vector<std::string>> names = ListDir(work->Path("gen"));
     if (!names.ok()) return names.status();
@@ -223,7 +222,7 @@ Status RunPublish(const Options& options, WorkDir* work) {
       if (Status v = VerifyMergedFile(from, merged->files[k], &progress); !v.ok()) return v;
       return LinkOrCopy(from, tmp + "/" + MergedFileName(uint32_t(k)));
     });
-    if (s.ok()) s = WriteFileAtomic(tmp + "/manifest", ManifestText(generation, *merged));
+    if (s.ok()) s = WriteFileAtomic(tmp + "/" + kManifestName, ManifestText(generation, *merged));
     if (s.ok()) s = SyncDir(tmp);
     if (s.ok()) s = RenameDurable(tmp, gen_dir);
     if (!s.ok()) {
@@ -236,7 +235,7 @@ Status RunPublish(const Options& options, WorkDir* work) {
   // 2. The gzip backup copy.
   if (!options.backup.empty()) {
     const std::string backup_dir = options.backup + "/" + generation;
-    if (!Exists(backup_dir + "/manifest")) {
+    if (!Exists(backup_dir + "/" + kManifestName)) {
       const std::string tmp = options.backup + "/.tmp-" + generation + "-" + WorkDir::NewId();
       if (Status s = MakeDirs(tmp); !s.ok()) return s;
       uint64_t gz_bytes = 0;
@@ -246,7 +245,7 @@ Status RunPublish(const Options& options, WorkDir* work) {
       });
       if (s.ok()) {
         for (uint32_t k = 0; k < merged->shards; ++k) gz_bytes += FileSize(tmp + "/" + MergedFileName(k) + ".gz");
-        s = WriteFileAtomic(tmp + "/manifest", ManifestText(generation, *merged));
+        s = WriteFileAtomic(tmp + "/" + kManifestName, ManifestText(generation, *merged));
       }
       if (s.ok()) s = SyncDir(tmp);
       if (s.ok() && Exists(backup_dir)) s = RemoveAll(backup_dir);

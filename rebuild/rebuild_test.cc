@@ -1,4 +1,4 @@
-// Unit tests of the rebuild library's pieces: footer, column merge, the external sort,
+// Unit tests of the rebuild library's pieces: column merge, the external sort,
 // segment files (checksums, truncation, order), metadata files, transactions.
 #include <gtest/gtest.h>
 
@@ -9,12 +9,14 @@
 #include <fstream>
 #include <map>
 #include <thread>
+#include <tuple>
 
+#include "keyformat/footer.h"
 #include "keyformat/ymdh.h"
 #include "rebuild/cluster_http.h"
 #include "rebuild/column_merge.h"
 #include "rebuild/file.h"
-#include "rebuild/footer.h"
+#include "rebuild/merged.h"
 #include "rebuild/record_sorter.h"
 #include "rebuild/segment_merge.h"
 #include "rebuild/sorted_file.h"
@@ -39,27 +41,6 @@ class TempDir {
 };
 
 std::string ReadAll(const std::string& path) { return *ReadSmallFile(path); }
-
-TEST(Footer, FormatsParsesAndChecks) {
-  EXPECT_EQ(FormatFooter(Footer{3, 0x0123456789abcdefull}), "#END count=3 xxh64=0123456789abcdef\n");
-  Result<Footer> f = ParseFooter("#END count=3 xxh64=0123456789abcdef");
-  ASSERT_TRUE(f.ok());
-  EXPECT_EQ(f->count, 3u);
-  EXPECT_EQ(f->xxh64, 0x0123456789abcdefull);
-  for (const char* bad : {"#END count=3", "#END count=x xxh64=0123456789abcdef", "#END count=3 xxh64=0123",
-                          "#END count=3 xxh64=0123456789ABCDEF", "END count=3 xxh64=0123456789abcdef"}) {
-    EXPECT_FALSE(ParseFooter(bad).ok()) << bad;
-  }
-  const std::string body = "a,1\nb,2\n";
-  FooterCheck check;
-  check.AddLineWithNewline(std::string_view(body.data(), 3));
-  check.AddLineWithNewline(std::string_view(body.data() + 4, 3));
-  const std::string footer = FormatFooter(Footer{2, XXH64(body.data(), body.size(), 0)});
-  EXPECT_TRUE(check.Verify(footer.substr(0, footer.size() - 1)).ok());
-  EXPECT_EQ(check.Verify("#END count=3 xxh64=0000000000000000").message(), "footer says 3 records but 2 were read");
-  EXPECT_NE(check.Verify("#END count=2 xxh64=0000000000000000").message().find("checksum mismatch"),
-            std::string::npos);
-}
 
 TEST(ColumnMerge, ConcatenatesInterleavesSumsAndDropsZeros) {
   std::string acc, scratch;
@@ -335,16 +316,73 @@ TEST(SegmentMerge, ReadingAheadMergesAndFailsLikeReadingInLine) {
   EXPECT_EQ(e1.message(), e2.message());
 }
 
-TEST(KeyValueFile, ParsesAndFormats) {
-  Result<KeyValueFile> f = KeyValueFile::Parse("# c\n a = 1 \n\nb=two words\na = 3\n", "x");
-  ASSERT_TRUE(f.ok());
-  EXPECT_EQ(f->Get("a"), "1");
-  EXPECT_EQ(f->GetAll("a"), (std::vector<std::string>{"1", "3"}));
-  EXPECT_EQ(f->Get("b"), "two words");
-  EXPECT_FALSE(f->Has("c"));
-  EXPECT_EQ(f->Format(), "a = 1\nb = two words\na = 3\n");
-  EXPECT_EQ(KeyValueFile::Parse("a = 1\nnonsense\n", "meta").status().message(),
-            "meta line 2 is not 'key = value'");
+TEST(MetaFiles, MergedMetaRoundTripsAndRefusesDamage) {
+  TempDir dir;
+  MergedInfo info;
+  info.inputs = "0123456789abcdef";
+  info.shards = 2;
+  info.last_day = "2012-04-01";
+  info.collisions = 1;
+  info.files = {FileSummary{3, 45, 0xff, 6}, FileSummary{0, 0, 0xef46db3751d8e999ull, 0}};
+  ASSERT_TRUE(WriteMergedInfo(dir.path(), info).ok());
+  EXPECT_EQ(ReadAll(dir.path() + "/meta"),
+            "inputs = 0123456789abcdef\nshards = 2\nlast_day = 2012-04-01\ncollisions = 1\n"
+            "shard.0.records = 3\nshard.0.bytes = 45\nshard.0.xxh64 = 00000000000000ff\nshard.0.columns = 6\n"
+            "shard.1.records = 0\nshard.1.bytes = 0\nshard.1.xxh64 = ef46db3751d8e999\nshard.1.columns = 0\n");
+  Result<MergedInfo> back = ReadMergedInfo(dir.path());
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->inputs, info.inputs);
+  EXPECT_EQ(back->shards, 2u);
+  EXPECT_EQ(back->last_day, info.last_day);
+  EXPECT_EQ(back->collisions, 1u);
+  ASSERT_EQ(back->files.size(), 2u);
+  EXPECT_EQ(back->files[0].bytes, 45u);
+  EXPECT_EQ(back->files[1].xxh64, 0xef46db3751d8e999ull);
+  // The counts are read like every other metadata count (keyformat/key_value.h ParseCount).
+  const std::string good = ReadAll(dir.path() + "/meta");
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"shard.0.records = 3", "shard.0.records = 3x"}, {"shard.0.bytes = 45", "shard.0.bytes = -45"},
+           {"shard.0.columns = 6\n", ""}, {"shards = 2", "shards = 0"}, {"collisions = 1", "collisions = +1"},
+           {"shard.1.xxh64 = ef46db3751d8e999", "shard.1.xxh64 = EF46DB3751D8E999"}, {"inputs = 0123456789abcdef\n", ""}}) {
+    std::string damaged = good;
+    damaged.replace(damaged.find(from), from.size(), to);
+    std::ofstream(dir.path() + "/meta", std::ios::trunc) << damaged;
+    EXPECT_EQ(ReadMergedInfo(dir.path()).status().message(), dir.path() + "/meta is damaged") << to;
+  }
+  std::ofstream(dir.path() + "/meta", std::ios::trunc) << "inputs = x\nnonsense\n";
+  EXPECT_EQ(ReadMergedInfo(dir.path()).status().message(), dir.path() + "/meta: line 2: 'nonsense' is not 'key = value'");
+}
+
+TEST(MetaFiles, SegmentMetaRoundTripsAndRefusesDamage) {
+  TempDir dir;
+  SegmentInfo info;
+  info.dir = dir.path();
+  info.name = "2012-03-25.1";
+  info.span = "2012-03-25";
+  info.shards = 1;
+  info.covers = {{"2012-03-25", "export-0123456789abcdef"}};
+  info.files = {FileSummary{2, 21, 0xabc, 2}};
+  const std::string text = FormatSegmentMeta(info);
+  EXPECT_EQ(text, "span = 2012-03-25\nshards = 1\ncovers = 2012-03-25 export-0123456789abcdef\n"
+                  "shard.0.records = 2\nshard.0.bytes = 21\nshard.0.xxh64 = 0000000000000abc\nshard.0.columns = 2\n");
+  std::ofstream(dir.path() + "/meta") << text;
+  Result<SegmentInfo> back = ReadSegmentInfo(dir.path(), info.name);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(FormatSegmentMeta(*back), text);
+  const std::string what = "segment " + dir.path() + ": ";
+  for (const auto& [from, to, error] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"shards = 1", "shards = 1x", "bad 'shards'"},
+           {"shards = 1", "shards = 65536", "bad 'shards'"},
+           {"shard.0.records = 2", "shard.0.records = 2.0", "bad metadata for shard 0"},
+           {"shard.0.xxh64 = 0000000000000abc", "shard.0.xxh64 = abc", "bad metadata for shard 0"},
+           {"shard.0.columns = 2\n", "", "bad metadata for shard 0"},
+           {"covers = 2012-03-25 export-0123456789abcdef", "covers = 2012-03-25",
+            "bad 'covers' line '2012-03-25'"}}) {
+    std::string damaged = text;
+    damaged.replace(damaged.find(from), from.size(), to);
+    std::ofstream(dir.path() + "/meta", std::ios::trunc) << damaged;
+    EXPECT_EQ(ReadSegmentInfo(dir.path(), info.name).status().message(), what + error) << to;
+  }
 }
 
 Status MakeSegment(const std::string& dir, const std::string& name, const std::string& day) {

@@ -9,9 +9,12 @@
 #include <cstdio>
 #include <set>
 
+#include "keyformat/day_ring.h"
+#include "keyformat/manifest.h"
 #include "keyformat/ymdh.h"
 #include "rebuild/cluster_http.h"
 #include "rebuild/commands.h"
+#include "rebuild/file.h"
 #include "rebuild/progress.h"
 #include "rebuild/publish.h"
 #include "rebuild/tasks.h"
@@ -25,9 +28,12 @@ Status RunRelease(const Options& options, WorkDir* work) {
   Result<std::string> live = LiveGeneration(*work);
   if (!live.ok()) return live.status();
   if (live->empty()) return Status::Error("nothing is published in " + work->root() + ": refusing to release " + through);
-  Result<KeyValueFile> manifest = KeyValueFile::Read(work->Path("current/manifest"));
-  if (!manifest.ok()) return manifest.status();
-  const std::string last_day = manifest->Get("last_day");
+  const std::string manifest_path = work->Path(std::string("current/") + kManifestName);
+  Result<std::string> manifest_text = ReadSmallFile(manifest_path);
+  if (!manifest_text.ok()) return manifest_text.status();
+  Result<Manifest> manifest = ParseManifest(*manifest_text);
+  if (!manifest.ok()) return manifest.status().Prefixed(manifest_path + ": ");
+  const std::string last_day = manifest->last_day;
   if (last_day < through) {
     return Status::Error("the live generation " + *live + " holds days through " + last_day +
                          " only: refusing to release " + through);
@@ -56,8 +62,8 @@ Status RunRelease(const Options& options, WorkDir* work) {
         if (!slot_days[i].empty() && slot_days[i] <= through && states[i] == "open") days.insert(slot_days[i]);
       }
     } else {
-      // Unknown /stats shape: the ring holds 3 days, so try the last 3 up to D.
-      for (int back = 0; back < 3; ++back) days.insert(FormatDay(int64_t(options.through) - back));
+      // Unknown /stats shape: try every day the ring can hold up to D.
+      for (int back = 0; back < kRingSlots; ++back) days.insert(FormatDay(int64_t(options.through) - back));
     }
     for (const std::string& day : days) {
       Result<HttpResult> r = HttpCall(host, "POST", "/release?day=" + day, options.timeout_ms);

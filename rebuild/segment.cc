@@ -9,11 +9,11 @@
 // then holds that day — it had no data — and its realtime slot can be released.
 #include <cstdio>
 
+#include "keyformat/footer.h"
 #include "keyformat/ymdh.h"
 #include "rebuild/commands.h"
 #include "rebuild/export_files.h"
 #include "rebuild/file.h"
-#include "rebuild/footer.h"
 #include "rebuild/progress.h"
 #include "rebuild/record_sorter.h"
 #include "rebuild/segment_sink.h"
@@ -66,7 +66,7 @@ Status RunSegment(const Options& options, WorkDir* work) {
     bool footer = false;
     uint64_t since_tick = 0, last_bytes = 0;
     while (reader.Next(&line)) {
-      if (FooterCheck::IsFooter(line)) {
+      if (IsFooter(line)) {
         footer = true;
         if (Status s = check.Verify(line); !s.ok()) return Status::Error("export " + path + " is corrupt: " + s.message());
         if (reader.Next(&line)) return Status::Error("export " + path + " has data after its #END footer");

@@ -58,7 +58,7 @@ bool SegmentReader::Next(std::string_view* key, std::string_view* value) {
     }
     return Fail("it ends without its #END footer (truncated?)");
   }
-  if (FooterCheck::IsFooter(line)) {
+  if (IsFooter(line)) {
     done_ = true;
     if (!reader_.has_final_newline()) return Fail("the footer has no final newline (truncated?)");
     if (Status s = check_.Verify(line); !s.ok()) return Fail(s.message());

@@ -1,10 +1,10 @@
 // Sorted record files: the segments of the work directory and the merged archive files.
 //
 // Both hold `key,value\n` lines in SPEC 2.4 key order. A segment ends with the `#END`
-// footer (footer.h) so a truncated or corrupted segment is found by its checksum when it
-// is read; a merged file is a plain SPEC 2.4 file (the archive server serves it as is) and
-// its checksum goes into the manifest instead. Readers check the order of keys as well,
-// which costs one comparison per line and catches a file written by something else.
+// footer (keyformat/footer.h) so a truncated or corrupted segment is found by its checksum
+// when it is read; a merged file is a plain SPEC 2.4 file (the archive server serves it as
+// is) and its checksum goes into the manifest instead. Readers check the order of keys as
+// well, which costs one comparison per line and catches a file written by something else.
 #pragma once
 
 #define XXH_STATIC_LINKING_ONLY  // XXH64_state_t on the stack, no malloc per hash
@@ -15,8 +15,8 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "keyformat/footer.h"
 #include "rebuild/file.h"
-#include "rebuild/footer.h"
 
 namespace clickatron::rebuild {
 

@@ -8,83 +8,35 @@
 #include <atomic>
 #include <cstdio>
 
+#include "keyformat/shard_meta.h"
 #include "rebuild/file.h"
-#include "rebuild/footer.h"
 
 namespace clickatron::rebuild {
 namespace {
-
-std::string Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return std::string(s);
-}
-
-Result<uint64_t> ParseU64(const std::string& text, const std::string& what) {
-  uint64_t v = 0;
-  if (text.empty()) return Status::Error(what + " is missing");
-  for (char c : text) {
-    if (c < '0' || c > '9' || v > (UINT64_MAX - 9) / 10) return Status::Error(what + " '" + text + "' is not a number");
-    v = v * 10 + uint64_t(c - '0');
-  }
-  return v;
-}
 
 constexpr char kCommitFile[] = "COMMIT";
 
 }  // namespace
 
-Result<KeyValueFile> KeyValueFile::Parse(std::string_view text, const std::string& what) {
-  KeyValueFile f;
-  size_t line_no = 0;
-  while (!text.empty()) {
-    const size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    ++line_no;
-    const std::string t = Trim(line);
-    if (t.empty() || t[0] == '#') continue;
-    const size_t eq = t.find('=');
-    if (eq == std::string::npos) {
-      return Status::Error(what + " line " + std::to_string(line_no) + " is not 'key = value'");
-    }
-    f.Add(Trim(std::string_view(t).substr(0, eq)), Trim(std::string_view(t).substr(eq + 1)));
-  }
-  return f;
-}
-
-Result<KeyValueFile> KeyValueFile::Read(const std::string& path) {
+Result<KeyValueText> ReadKeyValueFile(const std::string& path) {
   Result<std::string> text = ReadSmallFile(path);
   if (!text.ok()) return text.status();
-  return Parse(*text, path);
+  Result<KeyValueText> kv = KeyValueText::Parse(*text);
+  if (!kv.ok()) return kv.status().Prefixed(path + ": ");
+  return kv;
 }
 
-std::string KeyValueFile::Get(std::string_view key) const {
-  for (const auto& [k, v] : entries_) {
-    if (k == key) return v;
+void AddFileSummary(uint32_t shard, const FileSummary& summary, KeyValueText* out) {
+  AddShardMeta(shard, ShardMeta{"", summary.records, summary.bytes, summary.xxh64, summary.columns}, out);
+}
+
+Result<FileSummary> FileSummaryOf(const KeyValueText& meta, uint32_t shard) {
+  Result<ShardMeta> m = ShardMetaOf(meta, shard);
+  if (!m.ok()) return m.status();
+  if (!m->records || !m->bytes || !m->xxh64 || !m->columns) {
+    return Status::Error("shard " + std::to_string(shard) + " lacks one of records, bytes, xxh64, columns");
   }
-  return "";
-}
-
-std::vector<std::string> KeyValueFile::GetAll(std::string_view key) const {
-  std::vector<std::string> out;
-  for (const auto& [k, v] : entries_) {
-    if (k == key) out.push_back(v);
-  }
-  return out;
-}
-
-bool KeyValueFile::Has(std::string_view key) const {
-  for (const auto& e : entries_) {
-    if (e.first == key) return true;
-  }
-  return false;
-}
-
-std::string KeyValueFile::Format() const {
-  std::string out;
-  for (const auto& [k, v] : entries_) out += k + " = " + v + "\n";
-  return out;
+  return FileSummary{*m->records, *m->bytes, *m->xxh64, *m->columns};
 }
 
 std::string SegmentInfo::ShardPath(uint32_t shard) const {
@@ -92,51 +44,36 @@ std::string SegmentInfo::ShardPath(uint32_t shard) const {
 }
 
 std::string FormatSegmentMeta(const SegmentInfo& info) {
-  KeyValueFile f;
+  KeyValueText f;
   f.Add("span", info.span);
   f.Add("shards", std::to_string(info.shards));
   for (const auto& [unit, source] : info.covers) f.Add("covers", unit + " " + source);
-  for (uint32_t k = 0; k < info.files.size(); ++k) {
-    const std::string p = "shard." + std::to_string(k) + ".";
-    f.Add(p + "records", std::to_string(info.files[k].records));
-    f.Add(p + "bytes", std::to_string(info.files[k].bytes));
-    f.Add(p + "xxh64", Hex64(info.files[k].xxh64));
-    f.Add(p + "columns", std::to_string(info.files[k].columns));
-  }
+  for (uint32_t k = 0; k < info.files.size(); ++k) AddFileSummary(k, info.files[k], &f);
   return f.Format();
 }
 
 Result<SegmentInfo> ReadSegmentInfo(const std::string& dir, const std::string& name) {
-  Result<KeyValueFile> meta = KeyValueFile::Read(dir + "/meta");
+  Result<KeyValueText> meta = ReadKeyValueFile(dir + "/meta");
   if (!meta.ok()) return meta.status();
   SegmentInfo info;
   info.name = name;
   info.dir = dir;
   info.span = meta->Get("span");
   const std::string what = "segment " + dir + ": ";
-  Result<uint64_t> shards = ParseU64(meta->Get("shards"), "shards");
-  if (!shards.ok() || *shards == 0 || *shards > 65535) return Status::Error(what + "bad 'shards'");
-  info.shards = uint32_t(*shards);
+  uint64_t shards;
+  if (!ParseCount(meta->Get("shards"), &shards) || shards == 0 || shards > 65535) {
+    return Status::Error(what + "bad 'shards'");
+  }
+  info.shards = uint32_t(shards);
   for (const std::string& c : meta->GetAll("covers")) {
     const size_t space = c.find(' ');
     if (space == std::string::npos) return Status::Error(what + "bad 'covers' line '" + c + "'");
     info.covers[c.substr(0, space)] = c.substr(space + 1);
   }
   for (uint32_t k = 0; k < info.shards; ++k) {
-    const std::string p = "shard." + std::to_string(k) + ".";
-    FileSummary s;
-    Result<uint64_t> records = ParseU64(meta->Get(p + "records"), p + "records");
-    Result<uint64_t> bytes = ParseU64(meta->Get(p + "bytes"), p + "bytes");
-    Result<uint64_t> columns = ParseU64(meta->Get(p + "columns"), p + "columns");
-    Result<uint64_t> xxh = ParseHex64(meta->Get(p + "xxh64"));
-    if (!records.ok() || !bytes.ok() || !xxh.ok() || !columns.ok()) {
-      return Status::Error(what + "bad metadata for shard " + std::to_string(k));
-    }
-    s.records = *records;
-    s.bytes = *bytes;
-    s.xxh64 = *xxh;
-    s.columns = *columns;
-    info.files.push_back(s);
+    Result<FileSummary> s = FileSummaryOf(*meta, k);
+    if (!s.ok()) return Status::Error(what + "bad metadata for shard " + std::to_string(k));
+    info.files.push_back(*s);
   }
   return info;
 }

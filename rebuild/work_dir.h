@@ -30,26 +30,19 @@
 #include <vector>
 
 #include "base/status.h"
+#include "keyformat/key_value.h"
 #include "rebuild/record_sorter.h"
 #include "rebuild/sorted_file.h"
 
 namespace clickatron::rebuild {
 
-// `key = value` lines (manifests, metadata); '#' starts a comment line.
-class KeyValueFile {
- public:
-  static Result<KeyValueFile> Parse(std::string_view text, const std::string& what);
-  static Result<KeyValueFile> Read(const std::string& path);
-  // First value of key, or "" when absent.
-  std::string Get(std::string_view key) const;
-  std::vector<std::string> GetAll(std::string_view key) const;
-  bool Has(std::string_view key) const;
-  void Add(std::string key, std::string value) { entries_.emplace_back(std::move(key), std::move(value)); }
-  std::string Format() const;
+// Reads a `key = value` file (keyformat/key_value.h); errors name the path.
+Result<KeyValueText> ReadKeyValueFile(const std::string& path);
 
- private:
-  std::vector<std::pair<std::string, std::string>> entries_;
-};
+// The shard.K lines of a segment's meta and of merged/meta (keyformat/shard_meta.h): all
+// four fields of a FileSummary, each required.
+void AddFileSummary(uint32_t shard, const FileSummary& summary, KeyValueText* out);
+Result<FileSummary> FileSummaryOf(const KeyValueText& meta, uint32_t shard);
 
 struct SegmentInfo {
   std::string name;                          // directory name: <span>.<id>

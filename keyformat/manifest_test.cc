@@ -1,0 +1,89 @@
+#include "keyformat/manifest.h"
+
+#include <gtest/gtest.h>
+
+namespace clickatron {
+namespace {
+
+TEST(Manifest, Parses) {
+  auto m = ParseManifest(
+      "# written by rebuild\ngeneration = 20260321-1\nlast_day = 2026-03-20\nshards = 2\n"
+      "shard.0.file = shard-0.csv\nshard.0.records = 3\nshard.0.bytes = 12\n"
+      "shard.0.xxh64 = 00000000000000ff\nshard.1.file = shard-1.csv\nfuture = ignored\n");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->generation, "20260321-1");
+  EXPECT_EQ(m->last_day, "2026-03-20");
+  EXPECT_EQ(m->shards, 2u);
+  const ShardMeta* s = m->FindFile("shard-0.csv");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->records, 3u);
+  EXPECT_EQ(s->bytes, 12u);
+  EXPECT_EQ(s->xxh64, 0xffu);
+  const ShardMeta* s1 = m->FindFile("shard-1.csv");
+  ASSERT_NE(s1, nullptr);
+  EXPECT_FALSE(s1->records || s1->bytes || s1->xxh64);  // optional, each on its own
+  EXPECT_EQ(m->FindFile("shard-9.csv"), nullptr);
+}
+
+TEST(Manifest, RequiresOnlyGenerationAndLastDay) {
+  auto m = ParseManifest("generation = g\nlast_day = 2026-01-01\n");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->shards, 0u);
+  EXPECT_TRUE(m->shard_files.empty());
+}
+
+TEST(Manifest, Errors) {
+  EXPECT_EQ(ParseManifest("").status().message(), "no 'generation' line");
+  EXPECT_EQ(ParseManifest("generation = 1\n").status().message(), "no 'last_day' line");
+  EXPECT_EQ(ParseManifest("last_day = 2026-01-01\n").status().message(), "no 'generation' line");
+  EXPECT_EQ(ParseManifest("generation = 1\nlast_day = 2026-13-01\n").status().message(),
+            "line 2: last_day '2026-13-01' is not a valid YYYY-MM-DD day");
+  EXPECT_EQ(ParseManifest("generation = 1\nlast_day = 2026-1-01\n").status().message(),
+            "line 2: last_day '2026-1-01' is not a valid YYYY-MM-DD day");
+  EXPECT_EQ(ParseManifest("generation = 1\nlast_day 2026-01-01\n").status().message(),
+            "line 2: 'last_day 2026-01-01' is not 'key = value'");
+  EXPECT_EQ(ParseManifest("generation = 1\nlast_day = 2026-01-01\nshard.0.xxh64 = 12\n")
+                .status()
+                .message(),
+            "line 3: shard.0.xxh64 '12' is not 16 hex digits");
+  EXPECT_EQ(ParseManifest("generation =\n").status().message(), "line 1: generation is empty");
+  for (const char* shards : {"0", "-1", "x", "1000001", ""}) {
+    EXPECT_EQ(ParseManifest("generation = 1\nlast_day = 2026-01-01\nshards = " + std::string(shards) + "\n")
+                  .status()
+                  .message(),
+              "line 3: shards '" + std::string(shards) + "' is not a positive count");
+  }
+  EXPECT_EQ(ParseManifest("generation = 1\nshard.x.file = a\n").status().message(),
+            "line 2: 'shard.x.file' is not shard.K.<field>");
+  EXPECT_EQ(ParseManifest("generation = 1\nshard.0.file = ../a\n").status().message(),
+            "line 2: shard.0.file must be a plain file name");
+  EXPECT_EQ(ParseManifest("generation = 1\nshard.0.records = 1x\n").status().message(),
+            "line 2: shard.0.records '1x' is not a count");
+  EXPECT_EQ(ParseManifest("generation = 1\nshard.0.bytes = -5\n").status().message(),
+            "line 2: shard.0.bytes '-5' is not a count");
+}
+
+TEST(Manifest, FormatsWhatRebuildPublishes) {
+  Manifest m;
+  m.generation = "20120401-0123456789abcdef";
+  m.last_day = "2012-04-01";
+  m.shards = 2;
+  m.shard_files[0] = ShardMeta{"shard-0.csv", 3, 12, 0xff, std::nullopt};
+  m.shard_files[1] = ShardMeta{"shard-1.csv", 0, 0, 0xef46db3751d8e999ull, std::nullopt};
+  const std::string text = FormatManifest(m);
+  EXPECT_EQ(text,
+            "generation = 20120401-0123456789abcdef\nlast_day = 2012-04-01\nshards = 2\n"
+            "shard.0.file = shard-0.csv\nshard.0.records = 3\nshard.0.bytes = 12\nshard.0.xxh64 = 00000000000000ff\n"
+            "shard.1.file = shard-1.csv\nshard.1.records = 0\nshard.1.bytes = 0\nshard.1.xxh64 = ef46db3751d8e999\n");
+  Result<Manifest> back = ParseManifest(text);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->generation, m.generation);
+  EXPECT_EQ(back->last_day, m.last_day);
+  EXPECT_EQ(back->shards, 2u);
+  ASSERT_EQ(back->shard_files.size(), 2u);
+  EXPECT_EQ(back->shard_files.at(1).xxh64, 0xef46db3751d8e999ull);
+  EXPECT_EQ(FormatManifest(*back), text);
+}
+
+}  // namespace
+}  // namespace clickatron
