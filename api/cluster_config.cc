@@ -1,72 +1,25 @@
 #include "api/cluster_config.h"
 
-#include <boost/program_options.hpp>
-
-#include <fstream>
-#include <iostream>
-
+#include "config/option_loader.h"
 #include "keyformat/stored_key.h"
-
-namespace po = boost::program_options;
 
 namespace clickatron {
 
+namespace po = boost::program_options;
+
 Status ParseClusterConfig(int argc, const char* const* argv, ClusterConfig* out, bool* help_shown) {
-  *help_shown = false;
-  po::options_description options("clickatron-api options (also settable as `name = value` in --config)");
-  options.add_options()
-      ("help,h", "show this help")
-      ("config", po::value<std::string>(), "cluster config file")
-      ("address", po::value<std::string>()->default_value(out->address), "address to listen on")
-      ("port", po::value<uint16_t>()->default_value(out->port), "port to listen on")
-      ("realtime", po::value<std::vector<std::string>>()->composing(),
-       "realtime shard host:port, repeated in shard order")
-      ("archive", po::value<std::vector<std::string>>()->composing(),
-       "archive shard host:port[,host:port...] (replicas), repeated in shard order")
-      ("oplog-dir", po::value<std::string>()->default_value(out->oplog_dir), "oplog directory")
-      ("oplog-sync", po::value<std::string>()->default_value(out->oplog_sync), "always | batch | none")
-      ("node-id", po::value<std::string>()->default_value(out->node_id), "this API's source id");
+  config::OptionLoader loader("", "clickatron-api options (also settable as `name = value` in --config)");
+  loader.Add()
+      ("address", po::value(&out->address)->default_value(out->address), "address to listen on")
+      ("port", po::value(&out->port)->default_value(out->port), "port to listen on")
+      ("oplog-dir", po::value(&out->oplog_dir)->default_value(out->oplog_dir), "oplog directory")
+      ("oplog-sync", po::value(&out->oplog_sync)->default_value(out->oplog_sync), "always | batch | none")
+      ("node-id", po::value(&out->node_id)->default_value(out->node_id), "this API's source id");
+  config::AddClusterLayoutOptions(&loader);
   po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, options), vm);
-    if (vm.count("help")) {
-      std::cout << options << "\n";
-      *help_shown = true;
-      return Status::OK();
-    }
-    if (vm.count("config")) {
-      out->config_path = vm["config"].as<std::string>();
-      std::ifstream file(out->config_path);
-      if (!file) return Status::Error("cannot read config file '" + out->config_path + "'");
-      po::store(po::parse_config_file(file, options, /*allow_unregistered=*/true), vm);
-    }
-    po::notify(vm);
-  } catch (const po::error& e) {
-    return Status::Error(e.what());
-  }
-  out->address = vm["address"].as<std::string>();
-  out->port = vm["port"].as<uint16_t>();
-  out->oplog_dir = vm["oplog-dir"].as<std::string>();
-  out->oplog_sync = vm["oplog-sync"].as<std::string>();
-  out->node_id = vm["node-id"].as<std::string>();
-  out->realtime.clear();
-  out->archive.clear();
-  if (vm.count("realtime")) {
-    for (const std::string& text : vm["realtime"].as<std::vector<std::string>>()) {
-      net::HostPort hp;
-      clickatron::Status s = net::ParseHostPort(text, &hp);
-      if (!s.ok()) return Status::Error("realtime: " + s.message());
-      out->realtime.push_back(hp);
-    }
-  }
-  if (vm.count("archive")) {
-    for (const std::string& text : vm["archive"].as<std::vector<std::string>>()) {
-      std::vector<net::HostPort> replicas;
-      clickatron::Status s = net::ParseHostPortList(text, &replicas);
-      if (!s.ok()) return Status::Error("archive: " + s.message());
-      out->archive.push_back(std::move(replicas));
-    }
-  }
+  if (Status s = loader.Load(argc, argv, &vm, help_shown); !s.ok() || *help_shown) return s;
+  out->config_path = loader.config_path();
+  if (Status s = config::ReadClusterLayout(vm, out); !s.ok()) return s;
   return ValidateClusterConfig(*out);
 }
 

@@ -1,12 +1,14 @@
-// ClusterConfig: what clickatron-api (and clickatron-rebuild) know of the cluster (SPEC 6).
+// ClusterConfig: what clickatron-api knows of the cluster (docs/operations.md#deploying-n-shards-on-n-hosts):
+// the layout every reader of the cluster config shares (config/cluster_layout.h) and the
+// API's own settings.
 //
 //   realtime = 127.0.0.1:7101              one line per realtime shard, in shard order
 //   archive  = 127.0.0.1:7201,127.0.0.1:7211  one line per archive shard; replicas by comma
 //   oplog-dir = var/oplog   oplog-sync = batch   node-id = api-1   port = 8000
 //
 // Every option may come from the command line or from the file named by --config
-// (Boost.Program_options syntax); the command line wins. Options other processes use in
-// the same file are ignored here.
+// (config/option_loader.h); the command line wins. Options other processes use in the
+// same file are ignored here.
 #pragma once
 
 #include <cstdint>
@@ -14,15 +16,13 @@
 #include <vector>
 
 #include "base/status.h"
-#include "net/host_port.h"
+#include "config/cluster_layout.h"
 
 namespace clickatron {
 
-struct ClusterConfig {
+struct ClusterConfig : config::ClusterLayout {  // realtime and archive shards
   std::string address = "127.0.0.1";
   uint16_t port = 8000;
-  std::vector<net::HostPort> realtime;               // index = realtime shard
-  std::vector<std::vector<net::HostPort>> archive;   // index = archive shard; replicas
   std::string oplog_dir = "var/oplog";
   std::string oplog_sync = "batch";                  // always | batch | none
   std::string node_id = "api-1";

@@ -4,17 +4,14 @@
 // Every flag may also be given as `name = value` in the file named by --config (options
 // this program does not know are ignored there, so a cluster config can be shared).
 // A bad flag or a file that fails verification: one line on stderr, exit status 2 / 1.
-#include <boost/program_options.hpp>
-
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <iostream>
 #include <string>
 
 #include "archive/archive_server.h"
+#include "config/option_loader.h"
 
-namespace po = boost::program_options;
+namespace po = clickatron::config::po;
 using clickatron::archive::ArchiveOptions;
 using clickatron::archive::ArchiveServer;
 
@@ -42,14 +39,11 @@ bool ParseSeparator(const std::string& text, char* out) {
 
 int main(int argc, char** argv) {
   ArchiveOptions o;
-  std::string separator = ",", config;
+  std::string separator = ",";
   int port = 8080;
-  po::options_description desc(
-      "clickatron-archive: serves a sorted key,value file over HTTP (sortdb-compatible)\n"
-      "options");
-  desc.add_options()
-      ("help", "show this help")
-      ("config", po::value<std::string>(&config), "read options from this file (name = value)")
+  clickatron::config::OptionLoader loader(
+      "clickatron-archive: serves a sorted key,value file over HTTP (sortdb-compatible)\n", "options");
+  loader.Add()
       ("db-file", po::value<std::string>(&o.db_file), "the sorted file to serve (required)")
       ("field-separator", po::value<std::string>(&separator)->default_value(","),
        "the character between key and value (one literal character; \\t or tab for a tab)")
@@ -64,22 +58,11 @@ int main(int argc, char** argv) {
        "pre-fault the mapping (MAP_POPULATE, MADV_WILLNEED) at start and on every reload")
       ("log-requests", po::bool_switch(&o.log_requests), "one stderr line per request");
   po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, desc), vm);
-    if (vm.count("help")) {
-      std::cout << desc << "\n";
-      return 0;
-    }
-    if (vm.count("config")) {
-      const std::string path = vm["config"].as<std::string>();
-      std::ifstream in(path);
-      if (!in) return Fail("cannot read config file " + path, 2);
-      po::store(po::parse_config_file(in, desc, /*allow_unregistered=*/true), vm);
-    }
-    po::notify(vm);
-  } catch (const po::error& e) {
-    return Fail(std::string(e.what()) + " (see --help)", 2);
+  bool help = false;
+  if (clickatron::Status s = loader.Load(argc, argv, &vm, &help); !s.ok()) {
+    return Fail(s.message() + " (see --help)", 2);
   }
+  if (help) return 0;
   if (o.db_file.empty()) return Fail("--db-file is required (see --help)", 2);
   if (!ParseSeparator(separator, &o.separator)) {
     return Fail("--field-separator must be a single character, got '" + separator + "'", 2);

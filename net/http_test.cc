@@ -23,38 +23,12 @@
 #include "net/http_server.h"
 #include "net/json.h"
 #include "net/loop_waker.h"
+#include "net/test_server.h"
 
 namespace clickatron::net {
 namespace {
 
 using namespace std::chrono_literals;
-
-// A Server running on its own thread for the length of a test.
-class TestServer {
- public:
-  explicit TestServer(std::function<void(Server&)> setup, ServerOptions options = {}) {
-    options.handle_signals = false;
-    server_ = std::make_unique<Server>(options);
-    setup(*server_);
-    Status s = server_->Listen();
-    EXPECT_TRUE(s.ok()) << s.message();
-    thread_ = std::thread([this] { server_->Run(); });
-  }
-  ~TestServer() { Stop(); }
-  void Stop() {
-    if (thread_.joinable()) {
-      server_->Stop();
-      thread_.join();
-    }
-  }
-  Server& server() { return *server_; }
-  uint16_t port() const { return server_->port(); }
-  HostPort address() const { return HostPort{"127.0.0.1", server_->port()}; }
-
- private:
-  std::unique_ptr<Server> server_;
-  std::thread thread_;
-};
 
 int Connect(uint16_t port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);

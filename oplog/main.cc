@@ -9,18 +9,16 @@
 // API's log; replay changes the log and is refused while the API has it open.
 // Exit status: 0 ok, 1 the log is corrupt or unreadable, or replay refused; 2 bad command
 // line.
-#include <boost/program_options.hpp>
-
 #include <cstdio>
-#include <iostream>
 #include <string>
 #include <vector>
 
+#include "config/option_loader.h"
 #include "oplog/cursors.h"
 #include "oplog/inspect.h"
 #include "oplog/replay.h"
 
-namespace po = boost::program_options;
+namespace po = clickatron::config::po;
 using namespace clickatron;
 using namespace clickatron::oplog;
 
@@ -126,29 +124,17 @@ int Replay(const std::string& dir, const std::string& cursor, uint64_t from) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  po::options_description options("options");
-  options.add_options()("help,h", "show this help")(
+  config::OptionLoader loader(kUsage, "options", /*config_file=*/false);
+  loader.Add()(
       "from", po::value<uint64_t>()->default_value(1),
       "dump: first seq to print; replay: first seq to re-send (default: the oldest kept)")(
       "cursor", po::value<std::string>(), "replay: the consumer, e.g. realtime-1");
-  po::options_description hidden;
-  hidden.add_options()("command", po::value<std::string>())(
-      "args", po::value<std::vector<std::string>>());
-  po::options_description all;
-  all.add(options).add(hidden);
-  po::positional_options_description positional;
-  positional.add("command", 1).add("args", -1);
+  loader.AddPositional("command", po::value<std::string>(), 1);
+  loader.AddPositional("args", po::value<std::vector<std::string>>(), -1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    return Fail(std::string(e.what()) + "\n" + kUsage, 2);
-  }
-  if (vm.count("help")) {
-    std::cout << kUsage << options;
-    return 0;
-  }
+  bool help = false;
+  if (Status s = loader.Load(argc, argv, &vm, &help); !s.ok()) return Fail(s.message() + "\n" + kUsage, 2);
+  if (help) return 0;
   if (!vm.count("command")) return Fail(std::string("no command\n") + kUsage, 2);
   const std::string command = vm["command"].as<std::string>();
   std::vector<std::string> args;

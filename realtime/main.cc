@@ -1,18 +1,16 @@
-// clickatron-realtime: one shard of the realtime tier (SPEC 3.2). Flags, then the server.
+// clickatron-realtime: one shard of the realtime tier (SPEC 3.2). Flags (config/option_loader.h),
+// then the server.
 //   clickatron-realtime --data-dir DIR --port P [--address A] [--sync-interval 1s]
 //                       [--cache-mb N] [--fwmatch-limit N] [--max-body-mb N] [--max-pending-mb N]
 //                       [--power-safe]
 //                       [--config FILE]
-#include <boost/program_options.hpp>
-
 #include <cstdio>
-#include <fstream>
-#include <iostream>
 #include <string>
 
+#include "config/option_loader.h"
 #include "realtime/server.h"
 
-namespace po = boost::program_options;
+namespace po = clickatron::config::po;
 using clickatron::realtime::RealtimeOptions;
 using clickatron::realtime::RealtimeServer;
 
@@ -47,13 +45,11 @@ bool ParseInterval(std::string text, double* seconds) {
 
 int main(int argc, char** argv) {
   RealtimeOptions o;
-  std::string interval = "1s", config;
+  std::string interval = "1s";
   int port = -1;
   int64_t cache_mb = 256, max_body_mb = 64, max_pending_mb = int64_t(clickatron::realtime::kDefaultMaxPendingBytes >> 20);
-  po::options_description desc("clickatron-realtime: one realtime shard (Tokyo Cabinet day ring)");
-  desc.add_options()
-      ("help", "show this help")
-      ("config", po::value<std::string>(&config), "read more flags from this file (name = value)")
+  clickatron::config::OptionLoader loader("", "clickatron-realtime: one realtime shard (Tokyo Cabinet day ring)");
+  loader.Add()
       ("data-dir", po::value<std::string>(&o.data_dir), "directory of the three slot databases (required)")
       ("port", po::value<int>(&port), "TCP port (required; 0 = any free port)")
       ("address", po::value<std::string>(&o.address)->default_value("127.0.0.1"), "address to bind")
@@ -69,22 +65,9 @@ int main(int argc, char** argv) {
       ("power-safe", po::bool_switch(&o.slot.power_safe),
        "Tokyo Cabinet synchronous transactions: survive power loss mid-commit (much slower)");
   po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, desc), vm);
-    po::notify(vm);
-    if (!config.empty()) {
-      std::ifstream in(config);
-      if (!in) return Fail("cannot read --config " + config);
-      po::store(po::parse_config_file(in, desc, /*allow_unregistered=*/true), vm);
-      po::notify(vm);
-    }
-  } catch (const std::exception& e) {
-    return Fail(e.what());
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  bool help = false;
+  if (clickatron::Status s = loader.Load(argc, argv, &vm, &help); !s.ok()) return Fail(s.message());
+  if (help) return 0;
   if (o.data_dir.empty()) return Fail("--data-dir is required");
   if (port < 0 || port > 65535) return Fail("--port is required (0-65535)");
   o.port = static_cast<uint16_t>(port);

@@ -4,14 +4,14 @@
 
 namespace clickatron::rebuild {
 
-Result<HttpResult> HttpCall(const std::string& host_port, const std::string& method,
+Result<HttpResult> HttpCall(const net::HostPort& to, const std::string& method,
                             const std::string& path, int timeout_ms) {
   net::RequestOptions request;
   request.method = method;
   request.timeout_ms = timeout_ms;
   net::HttpResponse response;
-  clickatron::Status s = net::Fetch(host_port, path, request, &response);
-  if (!s.ok()) return Status::Error(method + " " + path + " to " + host_port + ": " + s.message());
+  clickatron::Status s = net::Fetch(to, path, request, &response);
+  if (!s.ok()) return Status::Error(method + " " + path + " to " + to.ToString() + ": " + s.message());
   return HttpResult{response.status, std::move(response.body)};
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "net/host_port.h"
 
 namespace clickatron::rebuild {
 
@@ -17,8 +18,8 @@ struct HttpResult {
   std::string body;
 };
 
-// One request to host:port; a transport failure is an error, any HTTP status is not.
-Result<HttpResult> HttpCall(const std::string& host_port, const std::string& method,
+// One request to a server; a transport failure is an error, any HTTP status is not.
+Result<HttpResult> HttpCall(const net::HostPort& to, const std::string& method,
                             const std::string& path, int timeout_ms);
 
 // Every string value of `"key": "..."` in a JSON text, in order of appearance (no

@@ -56,16 +56,14 @@ Status RunExport(const Options& options, WorkDir* work) {
   std::vector<uint64_t> records(options.realtime.size(), 0);
   std::vector<bool> fetched(options.realtime.size(), false);
   Status result = RunTasks(options.realtime.size(), options.jobs, [&](size_t n) -> Status {
-    const std::string& host = options.realtime[n];
+    const net::HostPort& to = options.realtime[n];
     const std::string path = ExportPath(*work, day, uint32_t(n));
-    const std::string what = "realtime shard " + std::to_string(n) + " (" + host + ")";
+    const std::string what = "realtime shard " + std::to_string(n) + " (" + to.ToString() + ")";
     if (Exists(path)) {
       Status s = VerifyExportFile(path, &records[n]);
       if (s.ok()) return s;
       std::fprintf(stderr, "clickatron-rebuild: %s: fetching again\n", s.message().c_str());
     }
-    net::HostPort to;
-    if (clickatron::Status ps = net::ParseHostPort(host, &to); !ps.ok()) return Status::Error(what + ": " + ps.message());
     const std::string tmp = path + ".tmp";
     FileWriter out;
     if (Status s = out.Open(tmp); !s.ok()) return s;

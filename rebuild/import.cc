@@ -22,6 +22,7 @@
 #include "keyformat/ymdh.h"
 #include "rebuild/chunk_reader.h"
 #include "rebuild/commands.h"
+#include "rebuild/day_cover.h"
 #include "rebuild/file.h"
 #include "rebuild/progress.h"
 #include "rebuild/record_sorter.h"
@@ -111,6 +112,59 @@ Status FeedChunks(ChunkReader* reader, RecordSorter::Feeder* feeder, ErrorReport
   return Status::OK();
 }
 
+// Step 1: every line of the input into the sorter, on its feeder threads. Returns the
+// number of malformed lines skipped (each printed), or the abort past --max-errors.
+Result<uint64_t> SortInput(ChunkReader* reader, RecordSorter* sorter, uint64_t max_errors, Progress* progress) {
+  ErrorReport report(reader->path(), max_errors);
+  std::atomic<bool> stop{false};
+  std::vector<Status> results(sorter->feeder_count());
+  auto feed = [&](size_t t) {
+    results[t] = FeedChunks(reader, sorter->feeder(t), &report, progress, &stop);
+    if (!results[t].ok()) stop = true;
+  };
+  std::vector<std::thread> feeders;
+  for (size_t t = 1; t < sorter->feeder_count(); ++t) feeders.emplace_back(feed, t);
+  feed(0);
+  for (std::thread& t : feeders) t.join();
+  for (const Status& s : results) {
+    if (!s.ok()) return s;
+  }
+  if (Status s = reader->status(); !s.ok()) return s;
+  const uint64_t errors = report.errors();
+  if (errors > kErrorsShown) {
+    std::fprintf(stderr, "clickatron-rebuild: ... %llu malformed lines in all\n",
+                 static_cast<unsigned long long>(errors));
+  }
+  return errors;
+}
+
+// Step 2's refusal: days that already have data from elsewhere, without --replace.
+Status RefuseTakenDays(const DayCoverPlan& plan) {
+  std::vector<std::string> conflicts;
+  for (const auto& [day, cover] : plan.taken) {
+    conflicts.push_back(FormatDay(day) + " (segment " + cover.segment + ", from " + cover.source + ")");
+  }
+  std::string list;
+  for (size_t i = 0; i < conflicts.size() && i < 5; ++i) list += (i ? ", " : "") + conflicts[i];
+  if (conflicts.size() > 5) list += ", ... (" + std::to_string(conflicts.size()) + " days)";
+  return Status::Error("refusing to import: these days already have data: " + list +
+                       "; use --replace to replace them (nothing was imported)");
+}
+
+// The one-line summary of an import that wrote its segments.
+std::string ImportSummary(const SorterStats& st, const std::vector<Day>& days, uint32_t shards, uint64_t errors,
+                          size_t replaced) {
+  std::string text = std::to_string(st.records_in) + " records → " + std::to_string(st.lines_out) +
+                     " archive lines (" + std::to_string(st.columns_out) + " data points), " +
+                     std::to_string(days.size()) + " day(s)";
+  if (!days.empty()) text += " " + FormatDay(days.front()) + ".." + FormatDay(days.back());
+  text += ", " + std::to_string(shards) + " shard(s), " + std::to_string(st.runs) + " run(s)";
+  if (errors) text += ", " + std::to_string(errors) + " malformed line(s) skipped";
+  if (st.collisions) text += ", " + std::to_string(st.collisions) + " hash collision(s)";
+  if (replaced) text += ", replaced " + std::to_string(replaced) + " segment(s)";
+  return text;
+}
+
 }  // namespace
 
 Status RunImport(const Options& options, WorkDir* work) {
@@ -128,62 +182,24 @@ Status RunImport(const Options& options, WorkDir* work) {
   Progress progress("import", reader.file_size());
   RecordSorter sorter(SorterOptions{options.archive_shards, options.memory, runs, kLookupDay, 0,
                                     options.jobs, options.jobs});
-  ErrorReport report(reader.path(), options.max_errors);
-  std::atomic<bool> stop{false};
-  std::vector<Status> results(sorter.feeder_count());
-  auto feed = [&](size_t t) {
-    results[t] = FeedChunks(&reader, sorter.feeder(t), &report, &progress, &stop);
-    if (!results[t].ok()) stop = true;
-  };
-  std::vector<std::thread> feeders;
-  for (size_t t = 1; t < sorter.feeder_count(); ++t) feeders.emplace_back(feed, t);
-  feed(0);
-  for (std::thread& t : feeders) t.join();
-  for (const Status& s : results) {
-    if (!s.ok()) return s;
-  }
-  if (Status s = reader.status(); !s.ok()) return s;
-  const uint64_t errors = report.errors();
-  if (errors > kErrorsShown) {
-    std::fprintf(stderr, "clickatron-rebuild: ... %llu malformed lines in all\n",
-                 static_cast<unsigned long long>(errors));
-  }
+  Result<uint64_t> errors = SortInput(&reader, &sorter, options.max_errors, &progress);
+  if (!errors.ok()) return errors.status();
 
+  // Step 2: the input's days against the segments already there.
   const std::string source = "import-" + Hex64(reader.digest());
   const std::vector<Day> days = sorter.Days();
   const std::map<std::string, Cover> coverage = CoverageOf(*existing);
+  const DayCoverPlan plan = PlanDayCover(coverage, days, source);
+  if (!plan.unreplaceable.ok()) return plan.unreplaceable;
   // Idempotent by content: every unit of this input already covered by this very input.
-  bool all_mine = !days.empty() || sorter.has_lookups();
-  std::set<std::string> to_remove;
-  std::vector<std::string> conflicts;
-  for (Day day : days) {
-    auto it = coverage.find(FormatDay(day));
-    if (it == coverage.end()) {
-      all_mine = false;
-      continue;
-    }
-    if (it->second.source == source) continue;
-    all_mine = false;
-    conflicts.push_back(FormatDay(day) + " (segment " + it->second.segment + ", from " + it->second.source + ")");
-    if (it->second.span != FormatDay(day)) {
-      return Status::Error("day " + FormatDay(day) + " is already in the compacted segment " +
-                           it->second.segment + "; it cannot be replaced on its own");
-    }
-    to_remove.insert(it->second.segment);
-  }
-  if (sorter.has_lookups() && !coverage.count("lookups " + source)) all_mine = false;
-  if (all_mine) {
+  const bool lookups_mine = !sorter.has_lookups() || coverage.count("lookups " + source);
+  if ((!days.empty() || sorter.has_lookups()) && plan.all_mine && lookups_mine) {
     progress.Summary("already imported (" + source + "), nothing to do: " + std::to_string(days.size()) + " day(s)");
     return Status::OK();
   }
-  if (!conflicts.empty() && !options.replace) {
-    std::string list;
-    for (size_t i = 0; i < conflicts.size() && i < 5; ++i) list += (i ? ", " : "") + conflicts[i];
-    if (conflicts.size() > 5) list += ", ... (" + std::to_string(conflicts.size()) + " days)";
-    return Status::Error("refusing to import: these days already have data: " + list +
-                         "; use --replace to replace them (nothing was imported)");
-  }
+  if (!plan.taken.empty() && !options.replace) return RefuseTakenDays(plan);
 
+  // Step 3: the sorted output → one segment per day, committed with the replacements.
   SegmentSink sink(&txn, options.archive_shards, source);
   auto on_collision = [](const std::string& text) {
     std::fprintf(stderr, "clickatron-rebuild: %s\n", text.c_str());
@@ -191,19 +207,9 @@ Status RunImport(const Options& options, WorkDir* work) {
   if (Status s = sorter.Finish(&sink, on_collision); !s.ok()) return s;
   if (Status s = sink.Finish(); !s.ok()) return s;
   if (Status s = RemoveAll(runs); !s.ok()) return s;
-  for (const std::string& name : to_remove) txn.RemoveSegment(name);
+  for (const std::string& name : plan.to_replace) txn.RemoveSegment(name);
   if (Status s = txn.Commit(); !s.ok()) return s;
-
-  const SorterStats st = sorter.stats();
-  std::string text = std::to_string(st.records_in) + " records → " + std::to_string(st.lines_out) +
-                     " archive lines (" + std::to_string(st.columns_out) + " data points), " +
-                     std::to_string(days.size()) + " day(s)";
-  if (!days.empty()) text += " " + FormatDay(days.front()) + ".." + FormatDay(days.back());
-  text += ", " + std::to_string(options.archive_shards) + " shard(s), " + std::to_string(st.runs) + " run(s)";
-  if (errors) text += ", " + std::to_string(errors) + " malformed line(s) skipped";
-  if (st.collisions) text += ", " + std::to_string(st.collisions) + " hash collision(s)";
-  if (!to_remove.empty()) text += ", replaced " + std::to_string(to_remove.size()) + " segment(s)";
-  progress.Summary(text);
+  progress.Summary(ImportSummary(sorter.stats(), days, options.archive_shards, *errors, plan.to_replace.size()));
   return Status::OK();
 }
 

@@ -2,7 +2,6 @@
 // the config, opens the work directory, runs one subcommand (commands.h). Errors: one
 // line on stderr naming the problem, exit status 1 (2 for a bad command line).
 #include <cstdio>
-#include <map>
 
 #include "rebuild/commands.h"
 #include "rebuild/options.h"
@@ -19,16 +18,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (help) return 0;
-  using Command = Status (*)(const Options&, WorkDir*);
-  const std::map<std::string, Command> commands = {
-      {"import", RunImport},   {"merge", RunMerge},     {"compact", RunCompact},
-      {"export", RunExport},   {"segment", RunSegment}, {"publish", RunPublish},
-      {"release", RunRelease}, {"nightly", RunNightly},
-  };
-  auto it = commands.find(options.command);  // ParseOptions accepted only these
+  const Command* command = FindCommand(options.command);  // ParseOptions accepted only these
   WorkDir work(options.work);
   Status s = work.Open();
-  if (s.ok()) s = it->second(options, &work);
+  if (s.ok()) s = command->run(options, &work);
   if (!s.ok()) {
     std::fprintf(stderr, "clickatron-rebuild %s: %s\n", options.command.c_str(), s.message().c_str());
     return 1;

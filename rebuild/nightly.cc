@@ -15,18 +15,19 @@ Status RunNightly(const Options& options, WorkDir* work) {
   compact.before = options.day;
   Options release = options;
   release.through = options.day;
+  // The commands in the order each one's input is the previous one's output.
   struct Step {
-    const char* name;
-    Status (*run)(const Options&, WorkDir*);
+    const char* command;
     const Options* options;
   };
   const Step steps[] = {
-      {"export", RunExport, &options},   {"segment", RunSegment, &options},
-      {"compact", RunCompact, &compact}, {"merge", RunMerge, &options},
-      {"publish", RunPublish, &options}, {"release", RunRelease, &release},
+      {"export", &options},   {"segment", &options}, {"compact", &compact},
+      {"merge", &options},    {"publish", &options}, {"release", &release},
   };
   for (const Step& step : steps) {
-    if (Status s = step.run(*step.options, work); !s.ok()) return s.Prefixed(std::string(step.name) + ": ");
+    if (Status s = FindCommand(step.command)->run(*step.options, work); !s.ok()) {
+      return s.Prefixed(std::string(step.command) + ": ");
+    }
   }
   progress.Summary("done");
   return Status::OK();

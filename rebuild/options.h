@@ -1,16 +1,13 @@
 // The command line of clickatron-rebuild (SPEC 6) and what the cluster config adds to it.
 //
-//   clickatron-rebuild import --work DIR --input FILE|- [--memory SIZE] [--archive-shards M]
-//   clickatron-rebuild merge --work DIR [--archive-shards M]
-//   clickatron-rebuild publish --work DIR [--config FILE] [--backup DIR]
-//   clickatron-rebuild export|segment|nightly --work DIR --config FILE --day YYYY-MM-DD
-//   clickatron-rebuild compact --work DIR --before YYYY-MM-DD
-//   clickatron-rebuild release --work DIR --config FILE --through YYYY-MM-DD
+//   clickatron-rebuild COMMAND --work DIR [flags]     (the commands: commands.h)
 //
 // Every flag may also be given as `name = value` in the --config file (the command line
-// wins); options of other programs in that file (port, oplog-dir, ...) are ignored. The
-// archive shard count is --archive-shards, or the number of `archive =` lines of the
-// config; both given and different is an error; neither means 1.
+// wins; config/option_loader.h); options of other programs in that file (port,
+// oplog-dir, ...) are ignored. The realtime and archive servers are the cluster layout
+// (config/cluster_layout.h). The archive shard count is --archive-shards, or the number
+// of `archive =` lines of the config; both given and different is an error; neither
+// means 1.
 #pragma once
 
 #include <cstdint>
@@ -18,11 +15,12 @@
 #include <vector>
 
 #include "base/status.h"
+#include "config/cluster_layout.h"
 #include "rebuild/record_sorter.h"
 
 namespace clickatron::rebuild {
 
-struct Options {
+struct Options : config::ClusterLayout {  // realtime and archive servers
   std::string command;
   std::string work;
   std::string config;
@@ -36,8 +34,6 @@ struct Options {
   bool replace = false;
   uint32_t keep_generations = 3;
   int timeout_ms = 30000;                // HTTP requests other than the export stream
-  std::vector<std::string> realtime;               // host:port per realtime shard
-  std::vector<std::vector<std::string>> archive;   // host:port replicas per archive shard
 };
 
 // Parses argv. On --help (or no command) prints usage to stdout and sets *help_shown.

@@ -143,7 +143,7 @@ Status FlipCurrent(const WorkDir& work, const std::string& target) {
 }
 
 // Asks one archive server to reload and checks it now serves generation.
-Status ReloadOne(const std::string& host, const std::string& generation, int timeout_ms, bool* reloaded) {
+Status ReloadOne(const net::HostPort& host, const std::string& generation, int timeout_ms) {
   Result<HttpResult> stats = HttpCall(host, "GET", "/stats", timeout_ms);
   if (stats.ok() && stats->status == 200) {
     std::vector<std::string> g = JsonStringFields(stats->body, "generation");
@@ -151,19 +151,141 @@ Status ReloadOne(const std::string& host, const std::string& generation, int tim
   }
   Result<HttpResult> r = HttpCall(host, "POST", "/reload", timeout_ms);
   if (!r.ok()) return r.status();
-  *reloaded = true;
   if (r->status != 200) {
-    return Status::Error("archive " + host + " refused the reload (HTTP " + std::to_string(r->status) + ": " +
-                         Shown(r->body) + ")");
+    return Status::Error("archive " + host.ToString() + " refused the reload (HTTP " + std::to_string(r->status) +
+                         ": " + Shown(r->body) + ")");
   }
   stats = HttpCall(host, "GET", "/stats", timeout_ms);
   if (!stats.ok()) return stats.status();
   std::vector<std::string> g = JsonStringFields(stats->body, "generation");
   if (stats->status != 200 || g.empty() || g[0] != generation) {
-    return Status::Error("archive " + host + " reloaded but serves generation '" + (g.empty() ? "" : g[0]) +
-                         "', not " + generation + " (is its --db-file under " + "DIR/current?)");
+    return Status::Error("archive " + host.ToString() + " reloaded but serves generation '" +
+                         (g.empty() ? "" : g[0]) + "', not " + generation + " (is its --db-file under " +
+                         "DIR/current?)");
   }
   return Status::OK();
+}
+
+// `<last day as YYYYMMDD>-<xxh64 over the shard checksums>`.
+std::string GenerationId(const MergedInfo& merged) {
+  XXH64_state_t st;
+  XXH64_reset(&st, 0);
+  for (const FileSummary& f : merged.files) XXH64_update(&st, &f.xxh64, sizeof f.xxh64);
+  std::string day_compact = merged.last_day;
+  day_compact.erase(std::remove(day_compact.begin(), day_compact.end(), '-'), day_compact.end());
+  return day_compact + "-" + Hex64(XXH64_digest(&st));
+}
+
+// What publish works from: DIR/merged, checked against the config's archive shards.
+Result<MergedInfo> ReadPublishable(const WorkDir& work, const Options& options) {
+  Result<MergedInfo> merged = ReadMergedInfo(work.Path("merged"));
+  if (!merged.ok()) return Status::Error("nothing merged to publish (" + merged.status().message() + "): run merge first");
+  if (!options.archive.empty() && options.archive.size() != merged->shards) {
+    return Status::Error("the merged files have " + std::to_string(merged->shards) + " shard(s) but the config has " +
+                         std::to_string(options.archive.size()) + " archive shard(s)");
+  }
+  if (merged->last_day.empty()) return Status::Error("the merged files hold no day (only lookups?): nothing to publish");
+  return merged;
+}
+
+// Step 1: DIR/gen/<generation>/ with the verified merged files (hard-linked) and the
+// manifest, built in a temp directory and renamed into place. Sets *wrote unless it was
+// already there.
+Status WriteGeneration(const WorkDir& work, const std::string& generation, const MergedInfo& merged, unsigned jobs,
+                       Progress* progress, bool* wrote) {
+  const std::string gen_dir = work.Path("gen/" + generation);
+  if (Exists(gen_dir + "/manifest")) return Status::OK();
+  if (Status s = MakeDirs(work.Path("gen")); !s.ok()) return s;
+  Result<std::vector<std::string>> names = ListDir(work.Path("gen"));
+  if (!names.ok()) return names.status();
+  for (const std::string& name : *names) {
+    if (name.starts_with(".tmp-")) RemoveAll(work.Path("gen/" + name));
+  }
+  if (Exists(gen_dir)) RemoveAll(gen_dir);
+  const std::string tmp = work.Path("gen/.tmp-" + WorkDir::NewId());
+  if (Status s = MakeDirs(tmp); !s.ok()) return s;
+  Status s = RunTasks(merged.shards, jobs, [&](size_t k) -> Status {
+    const std::string from = work.Path("merged/" + MergedFileName(uint32_t(k)));
+    if (Status v = VerifyMergedFile(from, merged.files[k], progress); !v.ok()) return v;
+    return LinkOrCopy(from, tmp + "/" + MergedFileName(uint32_t(k)));
+  });
+  if (s.ok()) s = WriteFileAtomic(tmp + "/manifest", ManifestText(generation, merged));
+  if (s.ok()) s = SyncDir(tmp);
+  if (s.ok()) s = RenameDurable(tmp, gen_dir);
+  if (!s.ok()) {
+    RemoveAll(tmp);
+    return s;
+  }
+  *wrote = true;
+  return Status::OK();
+}
+
+// Step 2: BACKUP/<generation>/ with a gzip copy of each shard file and the manifest.
+// Returns what it did for the summary ("" when the backup was already there).
+Result<std::string> WriteBackup(const std::string& backup, const std::string& gen_dir, const std::string& generation,
+                                const MergedInfo& merged, unsigned jobs, Progress* progress) {
+  const std::string backup_dir = backup + "/" + generation;
+  if (Exists(backup_dir + "/manifest")) return std::string();
+  const std::string tmp = backup + "/.tmp-" + generation + "-" + WorkDir::NewId();
+  if (Status s = MakeDirs(tmp); !s.ok()) return s;
+  uint64_t gz_bytes = 0;
+  Status s = RunTasks(merged.shards, jobs, [&](size_t k) -> Status {
+    const std::string name = MergedFileName(uint32_t(k));
+    return GzipFile(gen_dir + "/" + name, tmp + "/" + name + ".gz", progress);
+  });
+  if (s.ok()) {
+    for (uint32_t k = 0; k < merged.shards; ++k) gz_bytes += FileSize(tmp + "/" + MergedFileName(k) + ".gz");
+    s = WriteFileAtomic(tmp + "/manifest", ManifestText(generation, merged));
+  }
+  if (s.ok()) s = SyncDir(tmp);
+  if (s.ok() && Exists(backup_dir)) s = RemoveAll(backup_dir);
+  if (s.ok()) s = RenameDurable(tmp, backup_dir);
+  if (!s.ok()) {
+    RemoveAll(tmp);
+    return s;
+  }
+  return "backup " + HumanBytes(gz_bytes) + " gzip in " + backup_dir;
+}
+
+// Step 3b: every archive server reloads and confirms it serves generation. On the first
+// failure, when the flip was made, current goes back to previous and every server is
+// asked to reload it. Returns the number of servers.
+Result<size_t> ReloadArchives(const WorkDir& work, const Options& options, const std::string& generation,
+                              const std::string& previous) {
+  size_t servers = 0;
+  for (const auto& replicas : options.archive) {
+    for (const net::HostPort& host : replicas) {
+      Status s = ReloadOne(host, generation, options.timeout_ms);
+      if (!s.ok()) {
+        if (previous != generation) {
+          FlipCurrent(work, previous.empty() ? "" : "gen/" + previous);
+          for (const auto& r2 : options.archive) {
+            for (const net::HostPort& h2 : r2) HttpCall(h2, "POST", "/reload", options.timeout_ms);
+          }
+        }
+        return Status::Error("publish of generation " + generation + " failed: " + s.message() + "; " +
+                             (previous.empty() ? std::string("no generation was live before")
+                                               : "generation " + previous + " stays live"));
+      }
+      ++servers;
+    }
+  }
+  return servers;
+}
+
+// Step 4: generations beyond keep (counting the new one) go, oldest first; never the
+// live one.
+void RemoveOldGenerations(const WorkDir& work, const std::string& generation, uint32_t keep) {
+  Result<std::vector<std::string>> names = ListDir(work.Path("gen"));
+  if (!names.ok()) return;
+  std::vector<std::pair<int64_t, std::string>> by_age;
+  for (const std::string& name : *names) {
+    if (name.starts_with(".") || name == generation) continue;
+    struct stat sb;
+    if (::stat(work.Path("gen/" + name).c_str(), &sb) == 0) by_age.emplace_back(int64_t(sb.st_mtime), name);
+  }
+  std::sort(by_age.rbegin(), by_age.rend());
+  for (size_t i = keep > 0 ? keep - 1 : 0; i < by_age.size(); ++i) RemoveAll(work.Path("gen/" + by_age[i].second));
 }
 
 }  // namespace
@@ -182,123 +304,38 @@ Result<std::string> LiveGeneration(const WorkDir& work) {
 }
 
 Status RunPublish(const Options& options, WorkDir* work) {
-  Result<MergedInfo> merged = ReadMergedInfo(work->Path("merged"));
-  if (!merged.ok()) return Status::Error("nothing merged to publish (" + merged.status().message() + "): run merge first");
-  if (!options.archive.empty() && options.archive.size() != merged->shards) {
-    return Status::Error("the merged files have " + std::to_string(merged->shards) + " shard(s) but the config has " +
-                         std::to_string(options.archive.size()) + " archive shard(s)");
-  }
-  if (merged->last_day.empty()) return Status::Error("the merged files hold no day (only lookups?): nothing to publish");
+  Result<MergedInfo> merged = ReadPublishable(*work, options);
+  if (!merged.ok()) return merged.status();
   uint64_t total = 0;
-  XXH64_state_t st;
-  XXH64_reset(&st, 0);
-  for (const FileSummary& f : merged->files) {
-    total += f.bytes;
-    XXH64_update(&st, &f.xxh64, sizeof f.xxh64);
-  }
-  std::string day_compact = merged->last_day;
-  day_compact.erase(std::remove(day_compact.begin(), day_compact.end(), '-'), day_compact.end());
-  const std::string generation = day_compact + "-" + Hex64(XXH64_digest(&st));
-  const std::string gen_dir = work->Path("gen/" + generation);
+  for (const FileSummary& f : merged->files) total += f.bytes;
+  const std::string generation = GenerationId(*merged);
   Progress progress("publish", total);
-
   Result<std::string> live = LiveGeneration(*work);
   if (!live.ok()) return live.status();
   std::vector<std::string> done;
 
-  // 1. The generation directory (verified merged files, hard-linked, and the manifest).
-  if (!Exists(gen_dir + "/" + kManifestName)) {
-    if (Status s = MakeDirs(work->Path("gen")); !s.ok()) return s;
-    Result<std::vector<std::string>> names = ListDir(work->Path("gen"));
-    if (!names.ok()) return names.status();
-    for (const std::string& name : *names) {
-      if (name.starts_with(".tmp-")) RemoveAll(work->Path("gen/" + name));
-    }
-    if (Exists(gen_dir)) RemoveAll(gen_dir);
-    const std::string tmp = work->Path("gen/.tmp-" + WorkDir::NewId());
-    if (Status s = MakeDirs(tmp); !s.ok()) return s;
-    Status s = RunTasks(merged->shards, options.jobs, [&](size_t k) -> Status {
-      const std::string from = work->Path("merged/" + MergedFileName(uint32_t(k)));
-      if (Status v = VerifyMergedFile(from, merged->files[k], &progress); !v.ok()) return v;
-      return LinkOrCopy(from, tmp + "/" + MergedFileName(uint32_t(k)));
-    });
-    if (s.ok()) s = WriteFileAtomic(tmp + "/" + kManifestName, ManifestText(generation, *merged));
-    if (s.ok()) s = SyncDir(tmp);
-    if (s.ok()) s = RenameDurable(tmp, gen_dir);
-    if (!s.ok()) {
-      RemoveAll(tmp);
-      return s;
-    }
-    done.push_back("wrote gen/" + generation);
-  }
+  bool wrote = false;
+  if (Status s = WriteGeneration(*work, generation, *merged, options.jobs, &progress, &wrote); !s.ok()) return s;
+  if (wrote) done.push_back("wrote gen/" + generation);
 
-  // 2. The gzip backup copy.
   if (!options.backup.empty()) {
-    const std::string backup_dir = options.backup + "/" + generation;
-    if (!Exists(backup_dir + "/" + kManifestName)) {
-      const std::string tmp = options.backup + "/.tmp-" + generation + "-" + WorkDir::NewId();
-      if (Status s = MakeDirs(tmp); !s.ok()) return s;
-      uint64_t gz_bytes = 0;
-      Status s = RunTasks(merged->shards, options.jobs, [&](size_t k) -> Status {
-        const std::string name = MergedFileName(uint32_t(k));
-        return GzipFile(gen_dir + "/" + name, tmp + "/" + name + ".gz", &progress);
-      });
-      if (s.ok()) {
-        for (uint32_t k = 0; k < merged->shards; ++k) gz_bytes += FileSize(tmp + "/" + MergedFileName(k) + ".gz");
-        s = WriteFileAtomic(tmp + "/" + kManifestName, ManifestText(generation, *merged));
-      }
-      if (s.ok()) s = SyncDir(tmp);
-      if (s.ok() && Exists(backup_dir)) s = RemoveAll(backup_dir);
-      if (s.ok()) s = RenameDurable(tmp, backup_dir);
-      if (!s.ok()) {
-        RemoveAll(tmp);
-        return s;
-      }
-      done.push_back("backup " + HumanBytes(gz_bytes) + " gzip in " + backup_dir);
-    }
+    Result<std::string> backup =
+        WriteBackup(options.backup, work->Path("gen/" + generation), generation, *merged, options.jobs, &progress);
+    if (!backup.ok()) return backup.status();
+    if (!backup->empty()) done.push_back(*backup);
   }
 
-  // 3. The flip, then every archive server, each confirmed; any failure puts the old back.
+  // Step 3: the flip, then every archive server, each confirmed; any failure puts the old back.
   const std::string previous = *live;
   if (previous != generation) {
     if (Status s = FlipCurrent(*work, "gen/" + generation); !s.ok()) return s;
     done.push_back("current -> gen/" + generation + (previous.empty() ? "" : " (was " + previous + ")"));
   }
-  size_t servers = 0;
-  for (const auto& replicas : options.archive) {
-    for (const std::string& host : replicas) {
-      bool reloaded = false;
-      Status s = ReloadOne(host, generation, options.timeout_ms, &reloaded);
-      if (!s.ok()) {
-        if (previous != generation) {
-          FlipCurrent(*work, previous.empty() ? "" : "gen/" + previous);
-          for (const auto& r2 : options.archive) {
-            for (const std::string& h2 : r2) HttpCall(h2, "POST", "/reload", options.timeout_ms);
-          }
-        }
-        return Status::Error("publish of generation " + generation + " failed: " + s.message() + "; " +
-                             (previous.empty() ? std::string("no generation was live before")
-                                               : "generation " + previous + " stays live"));
-      }
-      ++servers;
-    }
-  }
-  if (servers) done.push_back(std::to_string(servers) + " archive server(s) serve it");
+  Result<size_t> servers = ReloadArchives(*work, options, generation, previous);
+  if (!servers.ok()) return servers.status();
+  if (*servers) done.push_back(std::to_string(*servers) + " archive server(s) serve it");
 
-  // 4. Old generations beyond --keep-generations go (never the live one).
-  Result<std::vector<std::string>> names = ListDir(work->Path("gen"));
-  if (names.ok()) {
-    std::vector<std::pair<int64_t, std::string>> by_age;
-    for (const std::string& name : *names) {
-      if (name.starts_with(".") || name == generation) continue;
-      struct stat sb;
-      if (::stat(work->Path("gen/" + name).c_str(), &sb) == 0) by_age.emplace_back(int64_t(sb.st_mtime), name);
-    }
-    std::sort(by_age.rbegin(), by_age.rend());
-    for (size_t i = options.keep_generations > 0 ? options.keep_generations - 1 : 0; i < by_age.size(); ++i) {
-      RemoveAll(work->Path("gen/" + by_age[i].second));
-    }
-  }
+  RemoveOldGenerations(*work, generation, options.keep_generations);
   std::string text = "generation " + generation + " (last day " + merged->last_day + ", " +
                      std::to_string(merged->shards) + " shard(s))";
   if (done.empty()) text += " is already live, nothing to do";

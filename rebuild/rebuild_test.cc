@@ -20,25 +20,13 @@
 #include "rebuild/record_sorter.h"
 #include "rebuild/segment_merge.h"
 #include "rebuild/sorted_file.h"
+#include "rebuild/test_dir.h"
 #include "rebuild/work_dir.h"
 
 namespace clickatron::rebuild {
 namespace {
 
 namespace fs = std::filesystem;
-
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/rebuild_test.XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 std::string ReadAll(const std::string& path) { return *ReadSmallFile(path); }
 

@@ -39,19 +39,19 @@ Status RunRelease(const Options& options, WorkDir* work) {
                          " only: refusing to release " + through);
   }
   for (const auto& replicas : options.archive) {
-    for (const std::string& host : replicas) {
+    for (const net::HostPort& host : replicas) {
       Result<HttpResult> r = HttpCall(host, "GET", "/stats", options.timeout_ms);
       if (!r.ok()) return Status::Error("refusing to release: " + r.status().message());
       std::vector<std::string> served = JsonStringFields(r->body, "last_day");
       if (r->status != 200 || served.empty() || served[0] < through) {
-        return Status::Error("refusing to release " + through + ": archive " + host + " serves last day '" +
+        return Status::Error("refusing to release " + through + ": archive " + host.ToString() + " serves last day '" +
                              (served.empty() ? "" : served[0]) + "' (run publish first)");
       }
     }
   }
   std::vector<std::vector<std::string>> released(options.realtime.size());
   Status result = RunTasks(options.realtime.size(), options.jobs, [&](size_t n) -> Status {
-    const std::string& host = options.realtime[n];
+    const net::HostPort& host = options.realtime[n];
     std::set<std::string> days;
     Result<HttpResult> stats = HttpCall(host, "GET", "/stats", options.timeout_ms);
     if (!stats.ok()) return stats.status();
@@ -71,7 +71,7 @@ Status RunRelease(const Options& options, WorkDir* work) {
       if (r->status == 200) {
         released[n].push_back(day);
       } else if (r->status != 404) {
-        return Status::Error("realtime shard " + std::to_string(n) + " (" + host + ") refused to release " + day +
+        return Status::Error("realtime shard " + std::to_string(n) + " (" + host.ToString() + ") refused to release " + day +
                              ": HTTP " + std::to_string(r->status) + " " + Shown(r->body));
       }
     }

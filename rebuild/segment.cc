@@ -12,6 +12,7 @@
 #include "keyformat/footer.h"
 #include "keyformat/ymdh.h"
 #include "rebuild/commands.h"
+#include "rebuild/day_cover.h"
 #include "rebuild/export_files.h"
 #include "rebuild/file.h"
 #include "rebuild/progress.h"
@@ -35,22 +36,20 @@ Status RunSegment(const Options& options, WorkDir* work) {
   for (const std::string& f : *files) total += FileSize(f);
   Progress progress("segment " + FormatDay(day), total);
 
-  const std::map<std::string, Cover> coverage = CoverageOf(*existing);
+  const DayCoverPlan plan = PlanDayCover(CoverageOf(*existing), {day}, *source);
+  if (plan.all_mine) {
+    progress.Summary("day " + FormatDay(day) + " is already segmented from these exports, nothing to do");
+    return Status::OK();
+  }
   std::string replaced;
-  if (auto it = coverage.find(FormatDay(day)); it != coverage.end()) {
-    if (it->second.source == *source) {
-      progress.Summary("day " + FormatDay(day) + " is already segmented from these exports, nothing to do");
-      return Status::OK();
-    }
+  if (!plan.taken.empty()) {
+    const Cover& cover = plan.taken.front().second;
     if (!options.replace) {
-      return Status::Error("day " + FormatDay(day) + " already has data (segment " + it->second.segment +
-                           ", from " + it->second.source + "); use --replace to replace it with the export");
+      return Status::Error("day " + FormatDay(day) + " already has data (segment " + cover.segment + ", from " +
+                           cover.source + "); use --replace to replace it with the export");
     }
-    if (it->second.span != FormatDay(day)) {
-      return Status::Error("day " + FormatDay(day) + " is already in the compacted segment " +
-                           it->second.segment + "; it cannot be replaced on its own");
-    }
-    replaced = it->second.segment;
+    if (!plan.unreplaceable.ok()) return plan.unreplaceable;
+    replaced = cover.segment;
   }
 
   Transaction txn(*work);

@@ -1,0 +1,36 @@
+#include "config/cluster_layout.h"
+
+namespace clickatron::config {
+
+Status ParseClusterLayout(const std::vector<std::string>& realtime, const std::vector<std::string>& archive,
+                          ClusterLayout* out) {
+  ClusterLayout layout;
+  for (const std::string& text : realtime) {
+    net::HostPort hp;
+    if (Status s = net::ParseHostPort(text, &hp); !s.ok()) return s.Prefixed("realtime: ");
+    layout.realtime.push_back(std::move(hp));
+  }
+  for (const std::string& text : archive) {
+    std::vector<net::HostPort> replicas;
+    if (Status s = net::ParseHostPortList(text, &replicas); !s.ok()) return s.Prefixed("archive: ");
+    layout.archive.push_back(std::move(replicas));
+  }
+  *out = std::move(layout);
+  return Status::OK();
+}
+
+void AddClusterLayoutOptions(OptionLoader* loader) {
+  loader->Add()("realtime", po::value<std::vector<std::string>>(),
+                "realtime shard host:port, repeated in shard order")(
+      "archive", po::value<std::vector<std::string>>(),
+      "archive shard host:port[,host:port...] (replicas), repeated in shard order");
+}
+
+Status ReadClusterLayout(const po::variables_map& vm, ClusterLayout* out) {
+  auto lines = [&](const char* key) {
+    return vm.count(key) ? vm[key].as<std::vector<std::string>>() : std::vector<std::string>();
+  };
+  return ParseClusterLayout(lines("realtime"), lines("archive"), out);
+}
+
+}  // namespace clickatron::config

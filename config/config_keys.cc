@@ -1,0 +1,54 @@
+#include "config/config_keys.h"
+
+#include <algorithm>
+#include <iterator>
+
+namespace clickatron::config {
+namespace {
+
+// Sorted, for binary search. Which program reads each key is in its --help.
+constexpr std::string_view kKeys[] = {
+    "address",          // api, realtime, archive
+    "archive",          // api, rebuild: one line per archive shard
+    "archive-shards",   // rebuild
+    "backup",           // rebuild
+    "before",           // rebuild
+    "cache-mb",         // realtime
+    "config",           // every program (the file itself)
+    "data-dir",         // realtime
+    "day",              // rebuild
+    "db-file",          // archive
+    "field-separator",  // archive
+    "fwmatch-limit",    // realtime, archive
+    "help",             // every program
+    "input",            // rebuild
+    "jobs",             // rebuild
+    "keep-generations", // rebuild
+    "log-requests",     // archive
+    "max-body-mb",      // realtime
+    "max-errors",       // rebuild
+    "max-pending-mb",   // realtime
+    "memory",           // rebuild
+    "node-id",          // api
+    "oplog-dir",        // api
+    "oplog-sync",       // api
+    "populate",         // archive
+    "port",             // api, realtime, archive
+    "power-safe",       // realtime
+    "realtime",         // api, rebuild: one line per realtime shard
+    "replace",          // rebuild
+    "sync-interval",    // realtime
+    "threads",          // archive
+    "through",          // rebuild
+    "timeout-ms",       // rebuild
+    "work",             // rebuild
+};
+
+}  // namespace
+
+bool IsConfigKey(std::string_view key) {
+  static_assert(std::is_sorted(std::begin(kKeys), std::end(kKeys)));
+  return std::binary_search(std::begin(kKeys), std::end(kKeys), key);
+}
+
+}  // namespace clickatron::config

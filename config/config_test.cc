@@ -1,0 +1,233 @@
+// The option loader (command line, --config file, help, errors) and the cluster layout.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "config/cluster_layout.h"
+#include "config/config_keys.h"
+#include "config/option_loader.h"
+
+namespace clickatron::config {
+namespace {
+
+// Writes a config file under the test temp dir and returns its path.
+std::string WriteConfig(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "config_test_" + std::to_string(::getpid()) + "_" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// Runs Load on a command line given as words (the program name is added).
+Status LoadArgs(OptionLoader* loader, std::vector<std::string> words, po::variables_map* vm, bool* help) {
+  words.insert(words.begin(), "prog");
+  std::vector<const char*> argv;
+  for (const std::string& w : words) argv.push_back(w.c_str());
+  return loader->Load(int(argv.size()), argv.data(), vm, help);
+}
+
+struct Settings {
+  int port = 0;
+  std::string address;
+};
+
+// A loader of two options, bound to *s.
+class TestLoader : public OptionLoader {
+ public:
+  explicit TestLoader(Settings* s, bool config_file = true)
+      : OptionLoader("usage: prog [options]\n", "prog options", config_file) {
+    Add()("port", po::value<int>(&s->port)->default_value(8000), "port")(
+        "address", po::value<std::string>(&s->address)->default_value("127.0.0.1"), "address");
+  }
+};
+
+TEST(OptionLoader, CommandLineOnly) {
+  Settings s;
+  TestLoader loader(&s);
+  po::variables_map vm;
+  bool help = true;
+  ASSERT_TRUE(LoadArgs(&loader, {"--port", "7101"}, &vm, &help).ok());
+  EXPECT_FALSE(help);
+  EXPECT_EQ(s.port, 7101);
+  EXPECT_EQ(s.address, "127.0.0.1");
+  EXPECT_EQ(loader.config_path(), "");
+}
+
+TEST(OptionLoader, FileFillsInAndCommandLineWins) {
+  const std::string path = WriteConfig("wins.conf", "# a comment\nport = 7201\naddress = 10.0.0.1\n");
+  Settings s;
+  TestLoader loader(&s);
+  po::variables_map vm;
+  bool help = false;
+  ASSERT_TRUE(LoadArgs(&loader, {"--config", path, "--port", "7101"}, &vm, &help).ok());
+  EXPECT_EQ(s.port, 7101);           // the command line wins
+  EXPECT_EQ(s.address, "10.0.0.1");  // the file fills in what the command line left out
+  EXPECT_EQ(loader.config_path(), path);
+}
+
+TEST(OptionLoader, FileKeysOfOtherProgramsAreIgnoredAndUnknownOnesCollected) {
+  const std::string path =
+      WriteConfig("others.conf", "port = 7201\ndata-dir = var/rt\nnode-id = api-1\nprot = 1\nwork = w\n");
+  Settings s;
+  TestLoader loader(&s);
+  po::variables_map vm;
+  bool help = false;
+  Status st = LoadArgs(&loader, {"--config", path}, &vm, &help);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(s.port, 7201);
+  EXPECT_EQ(loader.unknown_keys(), std::vector<std::string>{"prot"});
+}
+
+TEST(OptionLoader, MissingConfigFileNamesTheOption) {
+  Settings s;
+  TestLoader loader(&s);
+  po::variables_map vm;
+  bool help = false;
+  Status st = LoadArgs(&loader, {"--config", "/nonexistent/cluster.conf"}, &vm, &help);
+  EXPECT_EQ(st.message(), "--config: cannot open /nonexistent/cluster.conf");
+}
+
+TEST(OptionLoader, UnknownCommandLineOptionIsAnError) {
+  Settings s;
+  TestLoader loader(&s);
+  po::variables_map vm;
+  bool help = false;
+  Status st = LoadArgs(&loader, {"--prot", "1"}, &vm, &help);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("'--prot'"), std::string::npos) << st.message();
+}
+
+TEST(OptionLoader, BadValueNamesTheOption) {
+  Settings s;
+  TestLoader loader(&s);
+  po::variables_map vm;
+  bool help = false;
+  Status st = LoadArgs(&loader, {"--port", "x"}, &vm, &help);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("'--port'"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("invalid"), std::string::npos) << st.message();
+
+  const std::string path = WriteConfig("bad.conf", "port = seven\n");
+  TestLoader again(&s);
+  po::variables_map vm2;
+  st = LoadArgs(&again, {"--config", path}, &vm2, &help);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("port"), std::string::npos) << st.message();
+}
+
+TEST(OptionLoader, HelpPrintsUsageAndSkipsTheFile) {
+  Settings s;
+  TestLoader loader(&s);
+  po::variables_map vm;
+  bool help = false;
+  ::testing::internal::CaptureStdout();
+  Status st = LoadArgs(&loader, {"--help", "--config", "/nonexistent/cluster.conf"}, &vm, &help);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_TRUE(help);
+  EXPECT_EQ(out.rfind("usage: prog [options]\nprog options:\n", 0), 0u) << out;
+  EXPECT_NE(out.find("--port"), std::string::npos);
+  EXPECT_NE(out.find("--config"), std::string::npos);
+
+  TestLoader short_form(&s);
+  po::variables_map vm2;
+  help = false;
+  ::testing::internal::CaptureStdout();
+  EXPECT_TRUE(LoadArgs(&short_form, {"-h"}, &vm2, &help).ok());
+  ::testing::internal::GetCapturedStdout();
+  EXPECT_TRUE(help);
+}
+
+TEST(OptionLoader, PositionalArguments) {
+  OptionLoader loader("usage: tool COMMAND DIR...\n", "options", /*config_file=*/false);
+  loader.AddPositional("command", po::value<std::string>(), 1);
+  loader.AddPositional("args", po::value<std::vector<std::string>>(), -1);
+  po::variables_map vm;
+  bool help = false;
+  ASSERT_TRUE(LoadArgs(&loader, {"dump", "a", "b"}, &vm, &help).ok());
+  EXPECT_EQ(vm["command"].as<std::string>(), "dump");
+  EXPECT_EQ(vm["args"].as<std::vector<std::string>>(), (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(OptionLoader, WithoutConfigFileTheConfigOptionIsUnknown) {
+  Settings s;
+  TestLoader loader(&s, /*config_file=*/false);
+  po::variables_map vm;
+  bool help = false;
+  Status st = LoadArgs(&loader, {"--config", "x.conf"}, &vm, &help);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("'--config'"), std::string::npos) << st.message();
+}
+
+TEST(OptionLoader, AnOptionMissingFromTheKeyUnionIsRefused) {
+  OptionLoader loader("usage\n", "options");
+  loader.Add()("brand-new", po::value<int>(), "an option nobody listed");
+  po::variables_map vm;
+  bool help = false;
+  EXPECT_EQ(LoadArgs(&loader, {}, &vm, &help).message(),
+            "option --brand-new is missing from config/config_keys.cc");
+}
+
+TEST(ConfigKeys, KnowsEveryProgramsKeys) {
+  for (const char* key : {"realtime", "archive", "oplog-dir", "data-dir", "db-file", "work", "through", "port"}) {
+    EXPECT_TRUE(IsConfigKey(key)) << key;
+  }
+  EXPECT_FALSE(IsConfigKey("prot"));
+  EXPECT_FALSE(IsConfigKey(""));
+}
+
+TEST(ClusterLayout, ParsesShardsAndReplicas) {
+  ClusterLayout layout;
+  Status st = ParseClusterLayout({"127.0.0.1:7101", " 127.0.0.1:7102 "},
+                                 {"127.0.0.1:7201,127.0.0.1:7211", "archive-2.example:7202"}, &layout);
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_EQ(layout.realtime.size(), 2u);
+  EXPECT_EQ(layout.realtime[1], (net::HostPort{"127.0.0.1", 7102}));
+  ASSERT_EQ(layout.archive.size(), 2u);
+  EXPECT_EQ(layout.archive[0],
+            (std::vector<net::HostPort>{{"127.0.0.1", 7201}, {"127.0.0.1", 7211}}));
+  EXPECT_EQ(layout.archive[1], (std::vector<net::HostPort>{{"archive-2.example", 7202}}));
+}
+
+TEST(ClusterLayout, ErrorsNameTheKeyAndAddress) {
+  ClusterLayout layout;
+  layout.realtime = {{"keep", 1}};
+  EXPECT_EQ(ParseClusterLayout({"abc"}, {}, &layout).message(), "realtime: 'abc' is not host:port");
+  EXPECT_EQ(ParseClusterLayout({"127.0.0.1:70000"}, {}, &layout).message(),
+            "realtime: port '70000' in '127.0.0.1:70000' is out of range 1..65535");
+  EXPECT_EQ(ParseClusterLayout({"127.0.0.1:0"}, {}, &layout).message(),
+            "realtime: port '0' in '127.0.0.1:0' is out of range 1..65535");
+  EXPECT_EQ(ParseClusterLayout({}, {"127.0.0.1:7201,"}, &layout).message(),
+            "archive: empty address in list '127.0.0.1:7201,'");
+  EXPECT_EQ(ParseClusterLayout({}, {"300.0.0.1:7201"}, &layout).message(),
+            "archive: '300.0.0.1' in '300.0.0.1:7201' is not an IPv4 address or host name");
+  // A failed parse leaves the layout as it was.
+  EXPECT_EQ(layout.realtime, (std::vector<net::HostPort>{{"keep", 1}}));
+}
+
+TEST(ClusterLayout, ReadFromTheLoaderCommandLineReplacesTheFile) {
+  const std::string path =
+      WriteConfig("layout.conf", "realtime = 127.0.0.1:7101\nrealtime = 127.0.0.1:7102\narchive = 127.0.0.1:7201\n");
+  OptionLoader loader("usage\n", "options");
+  AddClusterLayoutOptions(&loader);
+  po::variables_map vm;
+  bool help = false;
+  ASSERT_TRUE(LoadArgs(&loader, {"--config", path, "--realtime", "127.0.0.1:9101"}, &vm, &help).ok());
+  ClusterLayout layout;
+  ASSERT_TRUE(ReadClusterLayout(vm, &layout).ok());
+  EXPECT_EQ(layout.realtime, (std::vector<net::HostPort>{{"127.0.0.1", 9101}}));
+  EXPECT_EQ(layout.archive, (std::vector<std::vector<net::HostPort>>{{{"127.0.0.1", 7201}}}));
+
+  OptionLoader none("usage\n", "options");
+  AddClusterLayoutOptions(&none);
+  po::variables_map vm2;
+  ASSERT_TRUE(LoadArgs(&none, {}, &vm2, &help).ok());
+  layout = {};
+  ASSERT_TRUE(ReadClusterLayout(vm2, &layout).ok());
+  EXPECT_TRUE(layout.realtime.empty() && layout.archive.empty());
+}
+
+}  // namespace
+}  // namespace clickatron::config

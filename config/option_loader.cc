@@ -1,0 +1,70 @@
+#include "config/option_loader.h"
+
+#include <fstream>
+#include <iostream>
+
+#include "config/config_keys.h"
+
+namespace clickatron::config {
+
+OptionLoader::OptionLoader(std::string usage, const std::string& caption, bool config_file)
+    : usage_(std::move(usage)), config_file_(config_file), visible_(caption) {
+  visible_.add_options()("help,h", "show this help");
+  if (config_file_) {
+    visible_.add_options()("config", po::value<std::string>(),
+                           "read more options from this file (`name = value` lines; the command line wins)");
+  }
+}
+
+void OptionLoader::AddPositional(const char* name, const po::value_semantic* value, int max_count) {
+  hidden_.add_options()(name, value);
+  positional_.add(name, max_count);
+}
+
+void OptionLoader::PrintHelp(std::ostream& out) const { out << usage_ << visible_ << "\n"; }
+
+Status OptionLoader::Load(int argc, const char* const* argv, po::variables_map* vm, bool* help) {
+  *help = false;
+  if (config_file_) {
+    // A key this program reads from the file must be in the union of all programs' keys,
+    // or another program sharing the file would count it as nobody's.
+    for (const auto& option : visible_.options()) {
+      if (!IsConfigKey(option->long_name())) {
+        return Status::Error("option --" + option->long_name() + " is missing from config/config_keys.cc");
+      }
+    }
+  }
+  po::options_description all;
+  all.add(visible_).add(hidden_);
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional_).run(), *vm);
+    if (vm->count("help")) {
+      PrintHelp(std::cout);
+      *help = true;
+      return Status::OK();
+    }
+    if (config_file_ && vm->count("config")) {
+      if (Status s = ReadConfigFile(vm); !s.ok()) return s;
+    }
+    po::notify(*vm);
+  } catch (const po::error& e) {
+    return Status::Error(e.what());
+  }
+  return Status::OK();
+}
+
+Status OptionLoader::ReadConfigFile(po::variables_map* vm) {
+  config_path_ = (*vm)["config"].as<std::string>();
+  std::ifstream file(config_path_);
+  if (!file) return Status::Error("--config: cannot open " + config_path_);
+  // Keys of other programs are allowed: one file configures the whole cluster.
+  po::parsed_options parsed = po::parse_config_file(file, visible_, /*allow_unregistered=*/true);
+  for (const po::option& o : parsed.options) {
+    // Refusing unknown keys would be one `return Status::Error(...)` here.
+    if (o.unregistered && !IsConfigKey(o.string_key)) unknown_keys_.push_back(o.string_key);
+  }
+  po::store(parsed, *vm);  // values already given on the command line are kept
+  return Status::OK();
+}
+
+}  // namespace clickatron::config

@@ -1,0 +1,31 @@
+#include "rebuild/commands.h"
+
+#include <iterator>
+
+namespace clickatron::rebuild {
+namespace {
+
+constexpr Command kCommands[] = {
+    {"import", RunImport, "--input FILE|- [--memory SIZE] [--archive-shards M] [--max-errors N] [--replace]",
+     kNeedsInput},
+    {"merge", RunMerge, "[--archive-shards M]", 0},
+    {"publish", RunPublish, "[--config FILE] [--backup DIR]", 0},
+    {"export", RunExport, "--config FILE --day YYYY-MM-DD", kNeedsDay | kNeedsCluster},
+    {"segment", RunSegment, "--config FILE --day YYYY-MM-DD", kNeedsDay},
+    {"nightly", RunNightly, "--config FILE --day YYYY-MM-DD", kNeedsDay | kNeedsCluster},
+    {"compact", RunCompact, "--before YYYY-MM-DD", kNeedsBefore},
+    {"release", RunRelease, "--config FILE --through YYYY-MM-DD", kNeedsCluster | kNeedsThrough},
+};
+
+}  // namespace
+
+std::span<const Command> Commands() { return kCommands; }
+
+const Command* FindCommand(std::string_view name) {
+  for (const Command& c : kCommands) {
+    if (name == c.name) return &c;
+  }
+  return nullptr;
+}
+
+}  // namespace clickatron::rebuild

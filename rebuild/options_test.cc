@@ -1,0 +1,105 @@
+// ParseOptions and the command table: what each command needs, the cluster layout from
+// --config, and the error texts a user sees.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+
+#include "keyformat/ymdh.h"
+#include "rebuild/commands.h"
+#include "rebuild/options.h"
+#include "rebuild/test_dir.h"
+
+namespace clickatron::rebuild {
+namespace {
+
+// ParseOptions on these words (the program name is added).
+Status Parse(std::vector<std::string> words, Options* out, bool* help) {
+  words.insert(words.begin(), "clickatron-rebuild");
+  std::vector<const char*> argv;
+  for (const std::string& w : words) argv.push_back(w.c_str());
+  return ParseOptions(int(argv.size()), argv.data(), out, help);
+}
+
+std::string Error(std::vector<std::string> words) {
+  Options o;
+  bool help = false;
+  return Parse(std::move(words), &o, &help).message();
+}
+
+TEST(Commands, EachNameOnceAndFoundByName) {
+  std::set<std::string> names;
+  for (const Command& c : Commands()) {
+    EXPECT_TRUE(names.insert(c.name).second) << c.name;
+    EXPECT_EQ(FindCommand(c.name), &c);
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"import", "merge", "publish", "export", "segment", "nightly", "compact",
+                                          "release"}));
+  EXPECT_EQ(FindCommand("frobnicate"), nullptr);
+}
+
+TEST(ParseOptions, HelpListsEveryCommand) {
+  for (std::vector<std::string> words : {std::vector<std::string>{"--help"}, std::vector<std::string>{}}) {
+    Options o;
+    bool help = false;
+    ::testing::internal::CaptureStdout();
+    Status s = Parse(words, &o, &help);
+    const std::string out = ::testing::internal::GetCapturedStdout();
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_TRUE(help);
+    EXPECT_EQ(out.rfind("usage: clickatron-rebuild COMMAND --work DIR [options]\n  import  --input FILE|-", 0), 0u)
+        << out;
+    for (const Command& c : Commands()) {
+      EXPECT_NE(out.find("\n  " + std::string(c.name) + " "), std::string::npos) << c.name;
+    }
+  }
+}
+
+TEST(ParseOptions, NamesWhatACommandLineLacks) {
+  EXPECT_EQ(Error({"frobnicate", "--work", "w"}), "unknown command 'frobnicate' (see --help)");
+  EXPECT_EQ(Error({"import", "--input", "x"}), "--work is required");
+  EXPECT_EQ(Error({"import", "--work", "w"}), "import needs --input FILE|-");
+  EXPECT_EQ(Error({"export", "--work", "w"}), "export needs --day YYYY-MM-DD");
+  EXPECT_EQ(Error({"export", "--work", "w", "--day", "2012-03-01"}), "export needs --config FILE");
+  EXPECT_EQ(Error({"compact", "--work", "w"}), "compact needs --before YYYY-MM-DD");
+  EXPECT_EQ(Error({"release", "--work", "w", "--through", "2012-03-01"}), "release needs --config FILE");
+  EXPECT_EQ(Error({"segment", "--work", "w", "--day", "2012-02-30"}).rfind("--day: ", 0), 0u);
+  EXPECT_EQ(Error({"merge", "--work", "w", "--memory", "lots"}).rfind("--memory: memory size 'lots'", 0), 0u);
+  EXPECT_EQ(Error({"merge", "--work", "w", "--memory", "1000"}), "--memory: at least 1M is needed");
+  EXPECT_EQ(Error({"merge", "--work", "w", "--jobs", "0"}), "--jobs must be 1..64");
+  EXPECT_EQ(Error({"merge", "--work", "w", "--archive-shards", "0"}), "--archive-shards must be 1..65535");
+  EXPECT_EQ(Error({"merge", "--work", "w", "--realtime", "nohost"}), "realtime: 'nohost' is not host:port");
+}
+
+TEST(ParseOptions, TheClusterLayoutComesFromTheConfig) {
+  TempDir dir;
+  const std::string config = dir.path() + "/cluster.conf";
+  std::ofstream(config) << "realtime = 127.0.0.1:7101\nrealtime = 127.0.0.1:7102\n"
+                           "archive = 127.0.0.1:7201,127.0.0.1:7211\narchive = 127.0.0.1:7202\n"
+                           "oplog-dir = var/oplog\njobs = 4\n";
+  Options o;
+  bool help = false;
+  Status s = Parse({"release", "--work", "w", "--config", config, "--through", "2012-03-26", "--jobs", "2"}, &o, &help);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_FALSE(help);
+  EXPECT_EQ(o.command, "release");
+  EXPECT_EQ(o.config, config);
+  EXPECT_EQ(o.realtime, (std::vector<net::HostPort>{{"127.0.0.1", 7101}, {"127.0.0.1", 7102}}));
+  ASSERT_EQ(o.archive.size(), 2u);
+  EXPECT_EQ(o.archive[0], (std::vector<net::HostPort>{{"127.0.0.1", 7201}, {"127.0.0.1", 7211}}));
+  EXPECT_EQ(o.archive_shards, 2u);  // the config's archive lines
+  EXPECT_EQ(o.jobs, 2u);            // the command line wins over the file's 4
+  EXPECT_EQ(o.through, Day(*ParseDay("2012-03-26")));
+
+  EXPECT_EQ(Error({"merge", "--work", "w", "--config", config, "--archive-shards", "3"}),
+            "--archive-shards 3 disagrees with the 2 archive shards of the config");
+  std::ofstream(config) << "archive = 127.0.0.1:7201\n";
+  EXPECT_EQ(Error({"export", "--work", "w", "--config", config, "--day", "2012-03-01"}),
+            "export needs realtime shards (realtime = host:port lines in --config)");
+  Options plain;
+  ASSERT_TRUE(Parse({"merge", "--work", "w"}, &plain, &help).ok());
+  EXPECT_EQ(plain.archive_shards, 1u);  // neither given
+}
+
+}  // namespace
+}  // namespace clickatron::rebuild

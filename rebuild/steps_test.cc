@@ -1,0 +1,638 @@
+// The rebuild steps that change the cluster or the work directory as a whole — export,
+// compact, publish, release — run against a real work directory and, where they call
+// servers, small in-process HTTP servers (net/test_server.h) that answer like a realtime
+// shard or an archive server would, or fail the way one can: down, refusing, stale.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include "keyformat/ymdh.h"
+#include "net/test_server.h"
+#include "rebuild/commands.h"
+#include "rebuild/export_files.h"
+#include "keyformat/footer.h"
+#include "rebuild/merged.h"
+#include "rebuild/publish.h"
+#include "rebuild/sorted_file.h"
+#include "rebuild/test_dir.h"
+#include "rebuild/work_dir.h"
+
+namespace clickatron::rebuild {
+namespace {
+
+namespace fs = std::filesystem;
+
+Day D(const char* text) { return Day(*ParseDay(text)); }
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// A work directory opened for one test, and the options a command line would give.
+class Work {
+ public:
+  Work() : work_(dir_.path() + "/work") {
+    fs::create_directories(work_.root());
+    Status s = work_.Open();
+    EXPECT_TRUE(s.ok()) << s.message();
+    options.work = work_.root();
+    options.archive_shards = 1;
+    options.memory = 64 << 20;
+    options.timeout_ms = 5000;
+  }
+  WorkDir* work() { return &work_; }
+  const std::string& root() const { return work_.root(); }
+  std::string Path(const std::string& rel) const { return work_.Path(rel); }
+  std::string Temp(const std::string& name) const { return dir_.path() + "/" + name; }
+
+  Status Run(Status (*step)(const Options&, WorkDir*)) { return step(options, &work_); }
+  // import of these realtime-format lines, then merge.
+  Status ImportAndMerge(const std::string& lines) {
+    const std::string input = Temp("input-" + std::to_string(imports_++) + ".csv");
+    WriteFile(input, lines);
+    Options o = options;
+    o.input = input;
+    if (Status s = RunImport(o, &work_); !s.ok()) return s;
+    return RunMerge(options, &work_);
+  }
+  // The names of the segments, in order.
+  std::vector<std::string> SegmentNames() {
+    std::vector<std::string> names;
+    Result<std::vector<SegmentInfo>> segs = work_.Segments();
+    EXPECT_TRUE(segs.ok()) << segs.status().message();
+    if (segs.ok()) {
+      for (const SegmentInfo& s : *segs) names.push_back(s.name);
+    }
+    return names;
+  }
+
+  Options options;
+
+ private:
+  TempDir dir_;
+  WorkDir work_;
+  int imports_ = 0;
+};
+
+// Every key,value line of a segment's shard file.
+std::vector<std::string> SegmentLines(const std::string& path) {
+  SegmentReader reader;
+  EXPECT_TRUE(reader.Open(path).ok()) << path;
+  std::vector<std::string> lines;
+  std::string_view key, value;
+  while (reader.Next(&key, &value)) lines.push_back(std::string(key) + "," + std::string(value));
+  EXPECT_TRUE(reader.status().ok()) << reader.status().message();
+  return lines;
+}
+
+// A body with its #END footer, as a realtime shard's /export answers.
+std::string Footed(const std::string& lines) {
+  uint64_t count = 0;
+  for (char c : lines) count += c == '\n';
+  return lines + FormatFooter(Footer{count, XXH64(lines.data(), lines.size(), 0)});
+}
+
+// An archive server as publish and release see it: /stats tells the generation and last
+// day it serves, POST /reload makes it serve what WORK/current/manifest says.
+class FakeArchive {
+ public:
+  enum class Reload { kServe, kRefuse, kStale };
+
+  explicit FakeArchive(std::string work_root)
+      : work_root_(std::move(work_root)), server_([this](net::Server& s) {
+          s.Handle("/stats", [this](net::Request& r) { r.Reply(200, Stats()); });
+          s.Handle("/reload", [this](net::Request& r) { OnReload(r); });
+        }) {}
+
+  net::HostPort address() const { return server_.address(); }
+  void set_reload(Reload mode) {
+    std::lock_guard<std::mutex> lock(mu_);
+    mode_ = mode;
+  }
+  void Serve(std::string generation, std::string last_day) {
+    std::lock_guard<std::mutex> lock(mu_);
+    generation_ = std::move(generation);
+    last_day_ = std::move(last_day);
+  }
+  std::string generation() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return generation_;
+  }
+  int reloads() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return reloads_;
+  }
+
+ private:
+  std::string Stats() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return R"({"data": {"generation": ")" + generation_ + R"(", "last_day": ")" + last_day_ + R"("}})";
+  }
+  void OnReload(net::Request& r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++reloads_;
+    if (mode_ == Reload::kRefuse) return r.Reply(500, "boom\n");
+    if (mode_ == Reload::kServe) {
+      Result<KeyValueText> manifest = ReadKeyValueFile(work_root_ + "/current/manifest");
+      generation_ = manifest.ok() ? manifest->Get("generation") : "";
+      last_day_ = manifest.ok() ? manifest->Get("last_day") : "";
+    }
+    r.Reply(200, "{}");
+  }
+
+  const std::string work_root_;
+  mutable std::mutex mu_;
+  Reload mode_ = Reload::kServe;
+  std::string generation_, last_day_;
+  int reloads_ = 0;
+  net::TestServer server_;  // last: its thread stops before the state above goes
+};
+
+// A realtime shard as export and release see it: day slots in /stats, POST /release?day=,
+// and GET /export?day= answering the body set for that day.
+class FakeRealtime {
+ public:
+  FakeRealtime()
+      : server_([this](net::Server& s) {
+          s.Handle("/stats", [this](net::Request& r) { r.Reply(200, Stats()); });
+          s.Handle("/release", [this](net::Request& r) { OnRelease(r); });
+          s.Handle("/export", [this](net::Request& r) { OnExport(r); });
+        }) {}
+
+  net::HostPort address() const { return server_.address(); }
+  void SetSlot(const std::string& day, const std::string& state) {
+    std::lock_guard<std::mutex> lock(mu_);
+    slots_[day] = state;
+  }
+  std::string slot(const std::string& day) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = slots_.find(day);
+    return it == slots_.end() ? "" : it->second;
+  }
+  void set_stats_body(std::string body) {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_body_ = std::move(body);
+  }
+  void set_release_status(int status) {
+    std::lock_guard<std::mutex> lock(mu_);
+    release_status_ = status;
+  }
+  void SetExport(const std::string& day, std::string body) {
+    std::lock_guard<std::mutex> lock(mu_);
+    exports_[day] = std::move(body);
+  }
+  std::vector<std::string> release_requests() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return release_requests_;
+  }
+  int export_requests() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return export_requests_;
+  }
+
+ private:
+  std::string Stats() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!stats_body_.empty()) return stats_body_;
+    std::string slots;
+    for (const auto& [day, state] : slots_) {
+      slots += std::string(slots.empty() ? "" : ", ") + R"({"day": ")" + day + R"(", "state": ")" + state + R"("})";
+    }
+    return R"({"data": {"slots": [)" + slots + "]}}";
+  }
+  void OnRelease(net::Request& r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string day(r.Param("day").value_or(""));
+    release_requests_.push_back(day);
+    if (release_status_ != 0) return r.Reply(release_status_, "nope\n");
+    auto it = slots_.find(day);
+    if (it == slots_.end() || it->second != "open") return r.Reply(404, "no such slot\n");
+    it->second = "released";
+    r.Reply(200, "{}");
+  }
+  void OnExport(net::Request& r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++export_requests_;
+    auto it = exports_.find(std::string(r.Param("day").value_or("")));
+    if (it == exports_.end()) return r.Reply(404, "day not in the ring\n");
+    r.Reply(200, it->second);
+  }
+
+  mutable std::mutex mu_;
+  std::map<std::string, std::string> slots_;
+  std::string stats_body_;
+  int release_status_ = 0;  // 0: answer as a shard would
+  std::map<std::string, std::string> exports_;
+  std::vector<std::string> release_requests_;
+  int export_requests_ = 0;
+  net::TestServer server_;  // last: its thread stops before the state above goes
+};
+
+// An address where nothing listens: a server's port after it stopped.
+net::HostPort DownServer() {
+  net::TestServer gone([](net::Server&) {});
+  return gone.address();
+}
+
+constexpr char kTwoDays[] = "u|a.c3p0,1\nu|b.c3p1,2\nu|a.c3q0,3\n";  // 2012-03-25 and -26
+
+// ---------------------------------------------------------------- export
+
+TEST(ExportStep, WritesEachShardsVerifiedAnswer) {
+  Work w;
+  FakeRealtime shard0, shard1;
+  const std::string body0 = Footed("u|a.c3p0,1\nu|b.c3p1,2\n");
+  const std::string body1 = Footed("");  // a shard with no record that day
+  shard0.SetExport("2012-03-25", body0);
+  shard1.SetExport("2012-03-25", body1);
+  w.options.realtime = {shard0.address(), shard1.address()};
+  w.options.day = D("2012-03-25");
+  ASSERT_TRUE(w.Run(RunExport).ok());
+  EXPECT_EQ(ReadFile(ExportPath(*w.work(), w.options.day, 0)), body0);
+  EXPECT_EQ(ReadFile(ExportPath(*w.work(), w.options.day, 1)), body1);
+  EXPECT_FALSE(fs::exists(ExportPath(*w.work(), w.options.day, 0) + ".tmp"));
+
+  // Again: the files are there and verified, nothing is fetched.
+  ASSERT_TRUE(w.Run(RunExport).ok());
+  EXPECT_EQ(shard0.export_requests(), 1);
+  EXPECT_EQ(shard1.export_requests(), 1);
+}
+
+TEST(ExportStep, RefusesAnAnswerWithoutItsFooterAndKeepsNoFile) {
+  Work w;
+  FakeRealtime shard;
+  w.options.realtime = {shard.address()};
+  w.options.day = D("2012-03-25");
+  const std::string where = "export of 2012-03-25 from realtime shard 0 (" + shard.address().ToString() + ") refused: ";
+  const std::string path = ExportPath(*w.work(), w.options.day, 0);
+
+  shard.SetExport("2012-03-25", "u|a.c3p0,1\n");  // cut before its footer
+  EXPECT_EQ(w.Run(RunExport).message(), where + "the answer does not end with an #END footer (truncated)");
+  EXPECT_FALSE(fs::exists(path));
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+
+  shard.SetExport("2012-03-25", "u|a.c3p0,1\n#END count=2 xxh64=0000000000000000\n");
+  EXPECT_EQ(w.Run(RunExport).message(), where + "footer says 2 records but 1 were read");
+  EXPECT_FALSE(fs::exists(path));
+
+  shard.SetExport("2012-03-25", Footed("u|a.c3p0,1\n").substr(0, 20));
+  EXPECT_EQ(w.Run(RunExport).message(), where + "the answer ends in the middle of a line (truncated)");
+
+  w.options.day = D("2012-03-26");
+  EXPECT_EQ(w.Run(RunExport).message(),
+            "export of 2012-03-26 from realtime shard 0 (" + shard.address().ToString() +
+                ") refused: the shard does not hold 2012-03-26 (404: day not in the ring)");
+}
+
+TEST(ExportStep, AServerDownFailsTheStepNamingIt) {
+  Work w;
+  const net::HostPort down = DownServer();
+  w.options.realtime = {down};
+  w.options.day = D("2012-03-25");
+  const Status s = w.Run(RunExport);
+  EXPECT_EQ(s.message().rfind("export of 2012-03-25 from realtime shard 0 (" + down.ToString() + ") refused: ", 0), 0u)
+      << s.message();
+  EXPECT_FALSE(fs::exists(ExportPath(*w.work(), w.options.day, 0)));
+}
+
+TEST(ExportStep, AnInterruptedFetchOrADamagedFileIsFetchedAgain) {
+  Work w;
+  FakeRealtime shard;
+  const std::string body = Footed("u|a.c3p0,1\n");
+  shard.SetExport("2012-03-25", body);
+  w.options.realtime = {shard.address()};
+  w.options.day = D("2012-03-25");
+  const std::string path = ExportPath(*w.work(), w.options.day, 0);
+  fs::create_directories(fs::path(path).parent_path());
+  WriteFile(path + ".tmp", "u|a.c3p0,1\nu|");  // a fetch killed midway
+  ASSERT_TRUE(w.Run(RunExport).ok());
+  EXPECT_EQ(ReadFile(path), body);
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+
+  WriteFile(path, "u|a.c3p0,1\n");  // damaged: no footer
+  ASSERT_TRUE(w.Run(RunExport).ok());
+  EXPECT_EQ(ReadFile(path), body);
+  EXPECT_EQ(shard.export_requests(), 2);
+}
+
+// ---------------------------------------------------------------- compact
+
+TEST(CompactStep, FoldsTheDaysOfAWholeMonthIntoOneSegment) {
+  Work w;
+  ASSERT_TRUE(w.ImportAndMerge(kTwoDays).ok());
+  ASSERT_EQ(w.SegmentNames().size(), 2u);
+
+  w.options.before = D("2012-03-31");  // March has not ended by then
+  ASSERT_TRUE(w.Run(RunCompact).ok());
+  ASSERT_EQ(w.SegmentNames().size(), 2u);
+
+  w.options.before = D("2012-04-01");
+  ASSERT_TRUE(w.Run(RunCompact).ok());
+  Result<std::vector<SegmentInfo>> segs = w.work()->Segments();
+  ASSERT_TRUE(segs.ok());
+  ASSERT_EQ(segs->size(), 1u);
+  const SegmentInfo& month = segs->front();
+  EXPECT_EQ(month.span, "2012-03");
+  EXPECT_EQ(month.covers.size(), 2u);
+  EXPECT_TRUE(month.covers.count("2012-03-25") && month.covers.count("2012-03-26"));
+  EXPECT_EQ(SegmentLines(month.ShardPath(0)),
+            (std::vector<std::string>{"u|a,c3p0:1 c3q0:3", "u|b,c3p1:2"}));
+  EXPECT_EQ(month.files[0].records, 2u);
+
+  // Again: already one month segment, nothing changes.
+  ASSERT_TRUE(w.Run(RunCompact).ok());
+  EXPECT_EQ(w.SegmentNames(), std::vector<std::string>{month.name});
+}
+
+TEST(CompactStep, ADayImportedLaterIsFoldedIn) {
+  Work w;
+  ASSERT_TRUE(w.ImportAndMerge(kTwoDays).ok());
+  w.options.before = D("2012-04-01");
+  ASSERT_TRUE(w.Run(RunCompact).ok());
+  ASSERT_TRUE(w.ImportAndMerge("u|a.c3r0,5\n").ok());  // 2012-03-27
+  ASSERT_EQ(w.SegmentNames().size(), 2u);
+  ASSERT_TRUE(w.Run(RunCompact).ok());
+  Result<std::vector<SegmentInfo>> segs = w.work()->Segments();
+  ASSERT_TRUE(segs.ok());
+  ASSERT_EQ(segs->size(), 1u);
+  EXPECT_EQ(segs->front().covers.size(), 3u);
+  EXPECT_EQ(SegmentLines(segs->front().ShardPath(0)),
+            (std::vector<std::string>{"u|a,c3p0:1 c3q0:3 c3r0:5", "u|b,c3p1:2"}));
+}
+
+TEST(CompactStep, ADamagedSegmentFailsAndLeavesTheDaysAsTheyWere) {
+  Work w;
+  ASSERT_TRUE(w.ImportAndMerge(kTwoDays).ok());
+  const std::vector<std::string> before = w.SegmentNames();
+  Result<std::vector<SegmentInfo>> segs = w.work()->Segments();
+  ASSERT_TRUE(segs.ok());
+  const std::string victim = segs->front().ShardPath(0);
+  fs::resize_file(victim, fs::file_size(victim) - 3);
+  w.options.before = D("2012-04-01");
+  const Status s = w.Run(RunCompact);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find(victim), std::string::npos) << s.message();
+  EXPECT_EQ(w.SegmentNames(), before);
+}
+
+// ---------------------------------------------------------------- publish
+
+// The manifest of the live generation.
+KeyValueText LiveManifest(const Work& w) {
+  Result<KeyValueText> m = ReadKeyValueFile(w.Path("current/manifest"));
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return m.ok() ? *m : KeyValueText();
+}
+
+TEST(PublishStep, WritesTheGenerationFlipsCurrentAndReloadsEveryReplica) {
+  Work w;
+  ASSERT_TRUE(w.ImportAndMerge(kTwoDays).ok());
+  FakeArchive a(w.root()), b(w.root());
+  w.options.archive = {{a.address(), b.address()}};
+  ASSERT_TRUE(w.Run(RunPublish).ok());
+
+  Result<std::string> live = LiveGeneration(*w.work());
+  ASSERT_TRUE(live.ok());
+  Result<MergedInfo> merged = ReadMergedInfo(w.Path("merged"));
+  ASSERT_TRUE(merged.ok());
+  const KeyValueText manifest = LiveManifest(w);
+  EXPECT_EQ(manifest.Get("generation"), *live);
+  EXPECT_EQ(live->rfind("20120326-", 0), 0u) << *live;
+  EXPECT_EQ(manifest.Get("last_day"), "2012-03-26");
+  EXPECT_EQ(manifest.Get("shards"), "1");
+  EXPECT_EQ(manifest.Get("shard.0.file"), "shard-0.csv");
+  EXPECT_EQ(manifest.Get("shard.0.records"), std::to_string(merged->files[0].records));
+  EXPECT_EQ(manifest.Get("shard.0.bytes"), std::to_string(merged->files[0].bytes));
+  EXPECT_EQ(ReadFile(w.Path("gen/" + *live + "/shard-0.csv")), ReadFile(w.Path("merged/shard-0.csv")));
+  EXPECT_EQ(a.generation(), *live);
+  EXPECT_EQ(b.generation(), *live);
+
+  // Again: everything is there and served; nobody is asked to reload.
+  ASSERT_TRUE(w.Run(RunPublish).ok());
+  EXPECT_EQ(*LiveGeneration(*w.work()), *live);
+  EXPECT_EQ(a.reloads(), 1);
+  EXPECT_EQ(b.reloads(), 1);
+}
+
+TEST(PublishStep, WritesTheGzipBackupOnce) {
+  Work w;
+  ASSERT_TRUE(w.ImportAndMerge(kTwoDays).ok());
+  w.options.backup = w.Temp("backup");
+  ASSERT_TRUE(w.Run(RunPublish).ok());
+  const std::string generation = *LiveGeneration(*w.work());
+  const std::string dir = w.options.backup + "/" + generation;
+  EXPECT_EQ(ReadFile(dir + "/manifest"), ReadFile(w.Path("current/manifest")));
+  const std::string gz = ReadFile(dir + "/shard-0.csv.gz");
+  ASSERT_GE(gz.size(), 2u);
+  EXPECT_EQ(gz.substr(0, 2), "\x1f\x8b");  // RFC 1952
+  const auto written = fs::last_write_time(dir + "/shard-0.csv.gz");
+  ASSERT_TRUE(w.Run(RunPublish).ok());
+  EXPECT_EQ(fs::last_write_time(dir + "/shard-0.csv.gz"), written);
+}
+
+TEST(PublishStep, ARefusedReloadPutsThePreviousGenerationBack) {
+  Work w;
+  ASSERT_TRUE(w.ImportAndMerge(kTwoDays).ok());
+  FakeArchive archive(w.root());
+  w.options.archive = {{archive.address()}};
+  ASSERT_TRUE(w.Run(RunPublish).ok());
+  const std::string first = *LiveGeneration(*w.work());
+
+  ASSERT_TRUE(w.ImportAndMerge("u|a.c3r0,5\n").ok());
+  archive.set_reload(FakeArchive::Reload::kRefuse);
+  const Status s = w.Run(RunPublish);
+  const std::string second = s.message().substr(std::string("publish of generation ").size(), first.size());
+  EXPECT_EQ(s.message(), "publish of generation " + second + " failed: archive " + archive.address().ToString() +
+                             " refused the reload (HTTP 500: boom); generation " + first + " stays live");
+  EXPECT_EQ(second.rfind("20120327-", 0), 0u) << second;
+  EXPECT_EQ(*LiveGeneration(*w.work()), first);
+  EXPECT_EQ(archive.reloads(), 3);  // the first publish, the refused one, the way back
+  EXPECT_TRUE(fs::exists(w.Path("gen/" + second + "/manifest")));  // kept for the re-run
+
+  // Re-run once the server is back: the written generation goes live.
+  archive.set_reload(FakeArchive::Reload::kServe);
+  ASSERT_TRUE(w.Run(RunPublish).ok());
+  EXPECT_EQ(*LiveGeneration(*w.work()), second);
+  EXPECT_EQ(archive.generation(), second);
+}
+
+TEST(PublishStep, AStaleOrDownServerFailsAndNothingStaysLive) {
+  Work w;
+  ASSERT_TRUE(w.ImportAndMerge(kTwoDays).ok());
+  FakeArchive stale(w.root());
+  stale.set_reload(FakeArchive::Reload::kStale);
+  stale.Serve("20110101-00", "2011-01-01");
+  w.options.archive = {{stale.address()}};
+  Status s = w.Run(RunPublish);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("failed: archive " + stale.address().ToString() +
+                             " reloaded but serves generation '20110101-00', not "),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("(is its --db-file under DIR/current?); no generation was live before"),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(*LiveGeneration(*w.work()), "");
+  EXPECT_FALSE(fs::exists(w.Path("current")));
+
+  const net::HostPort down = DownServer();
+  w.options.archive = {{down}};
+  s = w.Run(RunPublish);
+  EXPECT_NE(s.message().find("failed: POST /reload to " + down.ToString() + ": "), std::string::npos) << s.message();
+  EXPECT_FALSE(fs::exists(w.Path("current")));
+}
+
+TEST(PublishStep, RefusesWhatItCannotPublish) {
+  Work w;
+  Status s = w.Run(RunPublish);
+  EXPECT_EQ(s.message().rfind("nothing merged to publish (", 0), 0u) << s.message();
+  EXPECT_TRUE(s.message().ends_with("): run merge first")) << s.message();
+
+  ASSERT_TRUE(w.ImportAndMerge(kTwoDays).ok());
+  FakeArchive a(w.root()), b(w.root());
+  w.options.archive = {{a.address()}, {b.address()}};
+  EXPECT_EQ(w.Run(RunPublish).message(), "the merged files have 1 shard(s) but the config has 2 archive shard(s)");
+  EXPECT_FALSE(fs::exists(w.Path("current")));
+}
+
+TEST(PublishStep, AnInterruptedWriteIsCleanedUpAndRedone) {
+  Work w;
+  ASSERT_TRUE(w.ImportAndMerge(kTwoDays).ok());
+  ASSERT_TRUE(w.Run(RunPublish).ok());
+  const std::string generation = *LiveGeneration(*w.work());
+  // As if killed before the rename: a temp directory, and the generation without manifest.
+  fs::remove_all(w.Path("current"));
+  fs::remove(w.Path("gen/" + generation + "/manifest"));
+  fs::create_directories(w.Path("gen/.tmp-killed"));
+  WriteFile(w.Path("gen/.tmp-killed/shard-0.csv"), "u|a,");
+  ASSERT_TRUE(w.Run(RunPublish).ok());
+  EXPECT_EQ(*LiveGeneration(*w.work()), generation);
+  EXPECT_FALSE(fs::exists(w.Path("gen/.tmp-killed")));
+  EXPECT_EQ(ReadFile(w.Path("gen/" + generation + "/shard-0.csv")), ReadFile(w.Path("merged/shard-0.csv")));
+  EXPECT_EQ(LiveManifest(w).Get("generation"), generation);
+}
+
+TEST(PublishStep, KeepsOnlyTheNewestGenerations) {
+  Work w;
+  w.options.keep_generations = 2;
+  std::vector<std::string> generations;
+  for (const char* lines : {"u|a.c3p0,1\n", "u|a.c3q0,1\n", "u|a.c3r0,1\n"}) {
+    ASSERT_TRUE(w.ImportAndMerge(lines).ok());
+    ASSERT_TRUE(w.Run(RunPublish).ok());
+    generations.push_back(*LiveGeneration(*w.work()));
+    // mtime has a granularity of a second in what publish compares
+    fs::last_write_time(w.Path("gen/" + generations.back()),
+                        fs::file_time_type::clock::now() - std::chrono::hours(10 - generations.size()));
+  }
+  std::set<std::string> kept;
+  for (const auto& e : fs::directory_iterator(w.Path("gen"))) kept.insert(e.path().filename().string());
+  EXPECT_EQ(kept, (std::set<std::string>{generations[1], generations[2]}));
+}
+
+// ---------------------------------------------------------------- release
+
+// A work directory with 2012-03-25..26 published and served by `archive`.
+void Publish(Work* w, FakeArchive* archive) {
+  ASSERT_TRUE(w->ImportAndMerge(kTwoDays).ok());
+  w->options.archive = {{archive->address()}};
+  ASSERT_TRUE(w->Run(RunPublish).ok());
+}
+
+TEST(ReleaseStep, ReleasesTheOpenSlotsThroughTheDay) {
+  Work w;
+  FakeArchive archive(w.root());
+  Publish(&w, &archive);
+  FakeRealtime shard;
+  shard.SetSlot("2012-03-24", "released");
+  shard.SetSlot("2012-03-25", "open");
+  shard.SetSlot("2012-03-26", "open");
+  shard.SetSlot("2012-03-27", "open");
+  w.options.realtime = {shard.address()};
+  w.options.through = D("2012-03-26");
+  ASSERT_TRUE(w.Run(RunRelease).ok());
+  EXPECT_EQ(shard.release_requests(), (std::vector<std::string>{"2012-03-25", "2012-03-26"}));
+  EXPECT_EQ(shard.slot("2012-03-25"), "released");
+  EXPECT_EQ(shard.slot("2012-03-26"), "released");
+  EXPECT_EQ(shard.slot("2012-03-27"), "open");
+
+  // Again: nothing is open through the day any more, nothing is asked.
+  ASSERT_TRUE(w.Run(RunRelease).ok());
+  EXPECT_EQ(shard.release_requests().size(), 2u);
+}
+
+TEST(ReleaseStep, ASlotThatMovedOnMeanwhileIsFine) {
+  Work w;
+  FakeArchive archive(w.root());
+  Publish(&w, &archive);
+  FakeRealtime shard;
+  // /stats of an unknown shape: the last three days through D are tried; 404s are fine.
+  shard.set_stats_body("{}");
+  shard.SetSlot("2012-03-26", "open");
+  w.options.realtime = {shard.address()};
+  w.options.through = D("2012-03-26");
+  ASSERT_TRUE(w.Run(RunRelease).ok());
+  EXPECT_EQ(shard.release_requests(), (std::vector<std::string>{"2012-03-24", "2012-03-25", "2012-03-26"}));
+  EXPECT_EQ(shard.slot("2012-03-26"), "released");
+}
+
+TEST(ReleaseStep, RefusesWhileTheArchiveDoesNotHoldTheDays) {
+  Work w;
+  FakeRealtime shard;
+  shard.SetSlot("2012-03-25", "open");
+  w.options.realtime = {shard.address()};
+  w.options.through = D("2012-03-25");
+  EXPECT_EQ(w.Run(RunRelease).message(),
+            "nothing is published in " + w.root() + ": refusing to release 2012-03-25");
+
+  FakeArchive archive(w.root());
+  Publish(&w, &archive);
+  const std::string live = *LiveGeneration(*w.work());
+  w.options.through = D("2012-03-27");
+  EXPECT_EQ(w.Run(RunRelease).message(), "the live generation " + live +
+                                             " holds days through 2012-03-26 only: refusing to release 2012-03-27");
+
+  w.options.through = D("2012-03-25");
+  archive.Serve("20120324-00", "2012-03-24");  // a replica still on an older generation
+  EXPECT_EQ(w.Run(RunRelease).message(), "refusing to release 2012-03-25: archive " + archive.address().ToString() +
+                                             " serves last day '2012-03-24' (run publish first)");
+
+  const net::HostPort down = DownServer();
+  w.options.archive = {{down}};
+  const Status s = w.Run(RunRelease);
+  EXPECT_EQ(s.message().rfind("refusing to release: GET /stats to " + down.ToString() + ": ", 0), 0u) << s.message();
+  EXPECT_TRUE(shard.release_requests().empty());
+  EXPECT_EQ(shard.slot("2012-03-25"), "open");
+}
+
+TEST(ReleaseStep, ARealtimeShardThatRefusesOrIsDownFailsTheStep) {
+  Work w;
+  FakeArchive archive(w.root());
+  Publish(&w, &archive);
+  FakeRealtime shard;
+  shard.SetSlot("2012-03-25", "open");
+  shard.set_release_status(500);
+  w.options.realtime = {shard.address()};
+  w.options.through = D("2012-03-25");
+  EXPECT_EQ(w.Run(RunRelease).message(), "realtime shard 0 (" + shard.address().ToString() +
+                                             ") refused to release 2012-03-25: HTTP 500 nope");
+
+  const net::HostPort down = DownServer();
+  w.options.realtime = {down};
+  const Status s = w.Run(RunRelease);
+  EXPECT_EQ(s.message().rfind("GET /stats to " + down.ToString() + ": ", 0), 0u) << s.message();
+}
+
+}  // namespace
+}  // namespace clickatron::rebuild
