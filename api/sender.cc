@@ -11,6 +11,7 @@
 #include "keyformat/ymdh.h"
 #include "net/http_client.h"
 #include "net/json.h"
+#include "net/json_read.h"
 #include "net/query.h"
 #include "oplog/oplog.h"
 #include "oplog/reader.h"
@@ -22,21 +23,6 @@ namespace {
 constexpr int kSlots = 3;                  // the realtime day ring (SPEC 3.2)
 constexpr int kPersistIntervalMs = 200;    // how often the lagging saved cursor moves
 constexpr size_t kReadBytes = 4u << 20;    // payload bytes per oplog Read
-
-// Pulls `"name": <integer>` out of a JSON body; 0 when absent.
-uint64_t JsonUint(std::string_view body, std::string_view name) {
-  std::string needle;  // built by append: operator+ chains trip GCC 12's -Wrestrict at -O3
-  needle.push_back('"');
-  needle.append(name);
-  needle.push_back('"');
-  size_t at = body.find(needle);
-  if (at == std::string_view::npos) return 0;
-  at += needle.size();
-  while (at < body.size() && (body[at] == ':' || body[at] == ' ')) at++;
-  uint64_t n = 0;
-  std::from_chars(body.data() + at, body.data() + body.size(), n);
-  return n;
-}
 
 std::string Trimmed(std::string_view body) {
   std::string out(body.substr(0, 300));
@@ -367,15 +353,19 @@ void Sender::OnResponse(net::HttpResponse&& r, bool is_set) {
         shard_synced_ = std::max(shard_synced_, seq);
       }
       delivered_lines_ += p.lines;
-      duplicate_lines_ += JsonUint(r.body, "duplicate");
+      // The batch was applied whatever the body says; one that does not read counts none.
+      if (Result<net::IncrAnswer> a = net::ReadIncrAnswer(r.body); a.ok()) duplicate_lines_ += a->duplicate;
       part_++;
       set_done_ = false;
     }
     SendStep();
     return;
   }
-  if (r.status == 409) {
-    // DAY_EXPIRED: the ring has moved past this day (it was released and its slot reused).
+  // A refusal is told by its name in the envelope (docs/api.md#clickatron-realtime, POST /incr).
+  Result<net::JsonAnswer> answer = net::ReadJsonAnswer(r.body);
+  const std::string refusal = answer.ok() ? answer->status_txt : std::string();
+  if (refusal == "DAY_EXPIRED") {
+    // The ring has moved past this day (it was released and its slot reused).
     // These counts can no longer reach the archive; say so as loudly as we can and go on.
     std::fprintf(stderr,
                  "clickatron-api: DATA LOSS: realtime shard %u (%s) refused day %s as expired; "
@@ -394,13 +384,11 @@ void Sender::OnResponse(net::HttpResponse&& r, bool is_set) {
     SendStep();
     return;
   }
-  if (r.status == 400 && !is_set && r.body.find("COUNTER_OVERFLOW") != std::string::npos &&
-      DropOverflowingLine(r.body)) {
+  if (refusal == "COUNTER_OVERFLOW" && !is_set && DropOverflowingLine(answer->message, r.body)) {
     SendStep();  // nothing of the batch was applied: send the rest with the same seq
     return;
   }
-  const bool not_released = r.status == 503 && r.body.find("SLOT_NOT_RELEASED") != std::string::npos;
-  if (not_released) {
+  if (refusal == "SLOT_NOT_RELEASED") {
     if (!waiting_release_) {
       std::fprintf(stderr,
                    "clickatron-api: realtime shard %u (%s): waiting for the nightly to release "
@@ -414,15 +402,15 @@ void Sender::OnResponse(net::HttpResponse&& r, bool is_set) {
        /*rewind=*/false);
 }
 
-bool Sender::DropOverflowingLine(std::string_view body) {
+bool Sender::DropOverflowingLine(std::string_view message, std::string_view body) {
   // "line 3: counter 'u|x.c3p1' would overflow int64 adding 5": keys hold no quote.
   constexpr std::string_view kOpen = "counter '";
-  const size_t at = body.find(kOpen);
+  const size_t at = message.find(kOpen);
   if (at == std::string_view::npos) return false;
   const size_t begin = at + kOpen.size();
-  const size_t end = body.find('\'', begin);
+  const size_t end = message.find('\'', begin);
   if (end == std::string_view::npos) return false;
-  const std::string_view key = body.substr(begin, end - begin);
+  const std::string_view key = message.substr(begin, end - begin);
   DayPart& p = parts_[part_];
   std::string_view lines(p.incr_body);
   for (size_t pos = 0; pos < lines.size();) {

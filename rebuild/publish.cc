@@ -147,8 +147,8 @@ Status FlipCurrent(const WorkDir& work, const std::string& target) {
 Status ReloadOne(const std::string& host, const std::string& generation, int timeout_ms, bool* reloaded) {
   Result<HttpResult> stats = HttpCall(host, "GET", "/stats", timeout_ms);
   if (stats.ok() && stats->status == 200) {
-    std::vector<std::string> g = JsonStringFields(stats->body, "generation");
-    if (!g.empty() && g[0] == generation) return Status::OK();  // already serving it
+    Result<net::ArchiveStatsFields> served = net::ReadArchiveStats(stats->body);
+    if (served.ok() && served->generation == generation) return Status::OK();  // already serving it
   }
   Result<HttpResult> r = HttpCall(host, "POST", "/reload", timeout_ms);
   if (!r.ok()) return r.status();
@@ -159,9 +159,10 @@ Status ReloadOne(const std::string& host, const std::string& generation, int tim
   }
   stats = HttpCall(host, "GET", "/stats", timeout_ms);
   if (!stats.ok()) return stats.status();
-  std::vector<std::string> g = JsonStringFields(stats->body, "generation");
-  if (stats->status != 200 || g.empty() || g[0] != generation) {
-    return Status::Error("archive " + host + " reloaded but serves generation '" + (g.empty() ? "" : g[0]) +
+  Result<net::ArchiveStatsFields> served = net::ReadArchiveStats(stats->body);
+  const std::string g = served.ok() ? served->generation : "";
+  if (stats->status != 200 || g.empty() || g != generation) {
+    return Status::Error("archive " + host + " reloaded but serves generation '" + g +
                          "', not " + generation + " (is its --db-file under " + "DIR/current?)");
   }
   return Status::OK();
