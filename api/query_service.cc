@@ -434,29 +434,18 @@ void QueryService::Register(net::Server* server, const std::unique_ptr<QueryServ
 void QueryService::WriteStatsJson(net::JsonWriter* w) const {
   const State* s = state_.get();
   w->BeginObject();
-  w->Key("series");
-  w->Uint(s->series);
-  w->Key("breakdown");
-  w->Uint(s->breakdowns);
-  w->Key("lookup");
-  w->Uint(s->lookup_requests);
-  w->Key("errors_4xx");
-  w->Uint(s->errors_4xx);
-  w->Key("errors_503");
-  w->Uint(s->errors_503);
-  w->Key("lookup_cache");
-  w->BeginObject();
-  w->Key("entries");
-  w->Uint(s->lookups.size());
-  w->Key("hits");
-  w->Uint(s->lookups.hits());
-  w->Key("misses");
-  w->Uint(s->lookups.misses());
+  w->Field("series", s->series);
+  w->Field("breakdown", s->breakdowns);
+  w->Field("lookup", s->lookup_requests);
+  w->Field("errors_4xx", s->errors_4xx);
+  w->Field("errors_503", s->errors_503);
+  w->BeginObject("lookup_cache");
+  w->Field("entries", s->lookups.size());
+  w->Field("hits", s->lookups.hits());
+  w->Field("misses", s->lookups.misses());
   w->EndObject();
-  w->Key("archive_failovers");
-  w->Uint(s->archive_failovers);
-  w->Key("watermark_retries");
-  w->Uint(s->watermark_retries);
+  w->Field("archive_failovers", s->archive_failovers);
+  w->Field("watermark_retries", s->watermark_retries);
   w->EndObject();
 }
 

@@ -546,42 +546,40 @@ void Sender::WriteStatsJson(net::JsonWriter* w, uint64_t last_seq) const {
     if (t != 0 && now > t) backlog_seconds = double(now - t) / 1e6;
   }
   w->BeginObject();
-  w->Key("shard"); w->Uint(shard_);
-  w->Key("address"); w->String(to_.ToString());
-  w->Key("state");
-  w->String(state_ == State::kIdle ? "idle" : state_ == State::kSending ? "sending"
-            : state_ == State::kBackoff ? "retrying" : "stopped");
-  w->Key("cursor"); w->Uint(cursor_);
-  w->Key("saved_cursor"); w->Uint(saved_cursor_);
-  w->Key("backlog_records"); w->Uint(backlog);
-  w->Key("backlog_seconds"); w->Double(backlog_seconds);
-  w->Key("delivered_records"); w->Uint(delivered_lines_);
-  w->Key("duplicate_records"); w->Uint(duplicate_lines_);
-  w->Key("expired_records"); w->Uint(expired_lines_);
-  w->Key("skipped_records"); w->Uint(skipped_records_);
-  w->Key("overflow_records"); w->Uint(overflow_lines_);
-  w->Key("rounds"); w->Uint(rounds_sent_);
-  w->Key("requests"); w->Uint(requests_);
-  w->Key("failures"); w->Uint(failures_);
-  w->Key("rewinds"); w->Uint(rewinds_);
-  w->Key("shard_restarts"); w->Uint(restarts_);
-  w->Key("shard_synced_seq"); w->Int(shard_synced_);
-  w->Key("rounds_in_doubt"); w->Uint(rounds_.size());
-  w->Key("replay_pending"); w->Uint(replay_.size());
-  w->Key("waiting_slot_release"); w->Bool(waiting_release_);
+  w->Field("shard", shard_);
+  w->Field("address", to_.ToString());
+  w->Field("state", state_ == State::kIdle ? "idle" : state_ == State::kSending ? "sending"
+                   : state_ == State::kBackoff ? "retrying" : "stopped");
+  w->Field("cursor", cursor_);
+  w->Field("saved_cursor", saved_cursor_);
+  w->Field("backlog_records", backlog);
+  w->Field("backlog_seconds", backlog_seconds);
+  w->Field("delivered_records", delivered_lines_);
+  w->Field("duplicate_records", duplicate_lines_);
+  w->Field("expired_records", expired_lines_);
+  w->Field("skipped_records", skipped_records_);
+  w->Field("overflow_records", overflow_lines_);
+  w->Field("rounds", rounds_sent_);
+  w->Field("requests", requests_);
+  w->Field("failures", failures_);
+  w->Field("rewinds", rewinds_);
+  w->Field("shard_restarts", restarts_);
+  w->Field("shard_synced_seq", shard_synced_);
+  w->Field("rounds_in_doubt", rounds_.size());
+  w->Field("replay_pending", replay_.size());
+  w->Field("waiting_slot_release", waiting_release_);
   if (waiting_release_) {
-    w->Key("waiting_slot_release_message"); w->String(waiting_release_message_);
+    w->Field("waiting_slot_release_message", waiting_release_message_);
   }
-  w->Key("last_error"); w->String(last_error_);
+  w->Field("last_error", last_error_);
   w->Key("last_error_age_seconds");
   if (last_error_us_ == 0) w->Null(); else w->Double(double(now - last_error_us_) / 1e6);
   const net::LatencySnapshot lag = lag_.Snapshot();
-  w->Key("delivery_lag_ms");
-  w->BeginObject();
-  w->Key("rounds"); w->Uint(lag.count());
-  w->Key("p50"); w->Double(double(lag.Quantile(0.5)) / 1000);
-  w->Key("p99"); w->Double(double(lag.Quantile(0.99)) / 1000);
-  w->Key("max"); w->Double(double(lag.max_micros()) / 1000);
+  w->BeginObject("delivery_lag_ms");
+  w->Field("rounds", lag.count());
+  w->Field("p50", double(lag.Quantile(0.5)) / 1000);
+  w->Field("p99", double(lag.Quantile(0.99)) / 1000);
+  w->Field("max", double(lag.max_micros()) / 1000);
   w->EndObject();
   w->EndObject();
 }
