@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <ctime>
+#include <utility>
 
 #include "api/incr_event.h"
 #include "api/incr_payload.h"
@@ -285,15 +286,11 @@ void ApiServer::OnStats(net::Request& req) {
   w.BeginObject("oplog");
   w.Field("dir", log_->dir());
   w.Field("sync", oplog::SyncPolicyName(os.policy));
-  w.Field("segments", os.segments);
-  w.Field("bytes", os.bytes);
-  w.Field("first_seq", os.first_seq);
-  w.Field("last_seq", os.last_seq);
-  w.Field("durable_seq", os.durable_seq);
-  w.Field("queued_bytes", os.queued_bytes);
-  w.Field("appends", os.appends);
-  w.Field("syncs", os.syncs);
-  w.Field("failed_records", os.failed_records);
+  const std::pair<const char*, uint64_t> counts[] = {
+      {"segments", os.segments}, {"bytes", os.bytes}, {"first_seq", os.first_seq},
+      {"last_seq", os.last_seq}, {"durable_seq", os.durable_seq}, {"queued_bytes", os.queued_bytes},
+      {"appends", os.appends}, {"syncs", os.syncs}, {"failed_records", os.failed_records}};
+  for (const auto& [name, value] : counts) w.Field(name, value);
   w.Field("last_error", os.last_error);
   w.Field("prepared_segments", os.prepared_segments);
   w.Field("prepare_error", os.prepare_error);

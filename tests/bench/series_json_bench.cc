@@ -4,12 +4,17 @@
 //
 //   cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DCLICKATRON_BENCH=ON
 //   cmake --build build/release --target series_json_bench
-//   build/release/bin/series_json_bench --benchmark_repetitions=5 \
-//     --benchmark_report_aggregates_only=true --benchmark_min_time=0.2
+//   build/release/bin/series_json_bench --benchmark_repetitions=5
+//       --benchmark_report_aggregates_only=true --benchmark_min_time=0.2   (one command line)
 //
 // rapidjson's own String() writes other bytes than the API promises for unusual strings
 // (\u001F in upper case, bytes that are not UTF-8 passed through raw), so the variant that
 // could replace JsonWriter is BM_SeriesJsonRapidSameBytes (strings escaped by net/).
+//
+// First figures (2026-11-24, release build, 2-core AMD EPYC shared with other builds; CPU
+// time, medians of 10; 30-day / 720-hour answer): JsonWriter 1.8-2.1 / 40 us, rapidjson as
+// is 1.1 / 20 us, rapidjson with net/'s string escaping 1.6-1.8 / 31-32 us. JsonWriter is
+// still the hand-written one: moving it onto rapidjson is not done yet (docs/benchmarks.md).
 #include <benchmark/benchmark.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -104,22 +109,24 @@ void BM_SeriesJsonHand(benchmark::State& state) {
 }
 BENCHMARK(BM_SeriesJsonHand)->Arg(30)->Arg(720);
 
-void BM_SeriesJsonRapid(benchmark::State& state) {
+using RapidAnswer = std::string (*)(const Answer&, rapidjson::StringBuffer*);
+
+// Times one rapidjson variant that returns the answer, after checking its bytes.
+void RunRapid(benchmark::State& state, RapidAnswer write) {
   const Answer a = MakeAnswer(state.range(0) == 30 ? Unit::kDay : Unit::kHour, state.range(0));
   rapidjson::StringBuffer buf;
-  if (RapidSeriesString(a, &buf) != clickatron::SeriesJson(a.q, a.buckets, a.values)) {
+  if (write(a, &buf) != clickatron::SeriesJson(a.q, a.buckets, a.values)) {
     state.SkipWithError("rapidjson writes other bytes than SeriesJson");
     return;
   }
   size_t bytes = 0;
   for (auto _ : state) {
-    std::string out = RapidSeriesString(a, &buf);
+    std::string out = write(a, &buf);
     bytes += out.size();
     benchmark::DoNotOptimize(out.data());
   }
   state.SetBytesProcessed(int64_t(bytes));
 }
-BENCHMARK(BM_SeriesJsonRapid)->Arg(30)->Arg(720);
 
 // rapidjson's best case: into its own reused buffer, no std::string made.
 void BM_SeriesJsonRapidBufferOnly(benchmark::State& state) {
@@ -186,18 +193,10 @@ std::string HybridSeriesString(const Answer& a, rapidjson::StringBuffer* buf) {
   return std::string(buf->GetString(), buf->GetSize());
 }
 
-void BM_SeriesJsonRapidSameBytes(benchmark::State& state) {
-  const Answer a = MakeAnswer(state.range(0) == 30 ? Unit::kDay : Unit::kHour, state.range(0));
-  rapidjson::StringBuffer buf;
-  if (HybridSeriesString(a, &buf) != clickatron::SeriesJson(a.q, a.buckets, a.values)) {
-    state.SkipWithError("the hybrid writes other bytes than SeriesJson");
-    return;
-  }
-  for (auto _ : state) {
-    std::string out = HybridSeriesString(a, &buf);
-    benchmark::DoNotOptimize(out.data());
-  }
-}
+void BM_SeriesJsonRapid(benchmark::State& state) { RunRapid(state, &RapidSeriesString); }
+BENCHMARK(BM_SeriesJsonRapid)->Arg(30)->Arg(720);
+
+void BM_SeriesJsonRapidSameBytes(benchmark::State& state) { RunRapid(state, &HybridSeriesString); }
 BENCHMARK(BM_SeriesJsonRapidSameBytes)->Arg(30)->Arg(720);
 
 }  // namespace
