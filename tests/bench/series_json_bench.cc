@@ -14,7 +14,7 @@
 // First figures (2026-11-24, release build, 2-core AMD EPYC shared with other builds; CPU
 // time, medians of 10; 30-day / 720-hour answer): JsonWriter 1.8-2.1 / 40 us, rapidjson as
 // is 1.1 / 20 us, rapidjson with net/'s string escaping 1.6-1.8 / 31-32 us. JsonWriter is
-// still the hand-written one: moving it onto rapidjson is not done yet (docs/benchmarks.md).
+// still the hand-written one: moving it onto rapidjson is not done yet.
 #include <benchmark/benchmark.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
