@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <ctime>
+#include <utility>
 
 #include "api/incr_event.h"
 #include "api/incr_payload.h"
@@ -269,53 +270,43 @@ void ApiServer::OnStats(net::Request& req) {
   net::JsonWriter w(&out);
   const oplog::Stats os = log_->GetStats();
   w.BeginObject();
-  w.Key("uptime_seconds"); w.Double(double(net::MonotonicMicros() - start_us_) / 1e6);
-  w.Key("node_id"); w.String(config_.node_id);
-  w.Key("incr");
-  w.BeginObject();
-  w.Key("accepted_events"); w.Uint(accepted_events_);
-  w.Key("accepted_requests"); w.Uint(accepted_requests_);
-  w.Key("pending_requests"); w.Uint(pending_.size());
-  w.Key("rejected_requests"); w.Uint(rejected_events_);
-  w.Key("rejected");
-  w.BeginObject();
+  w.Field("uptime_seconds", double(net::MonotonicMicros() - start_us_) / 1e6);
+  w.Field("node_id", config_.node_id);
+  w.BeginObject("incr");
+  w.Field("accepted_events", accepted_events_);
+  w.Field("accepted_requests", accepted_requests_);
+  w.Field("pending_requests", pending_.size());
+  w.Field("rejected_requests", rejected_events_);
+  w.BeginObject("rejected");
   for (const auto& [reason, n] : rejected_) {
-    w.Key(reason); w.Uint(n);
+    w.Field(reason, n);
   }
   w.EndObject();
   w.EndObject();
-  w.Key("oplog");
-  w.BeginObject();
-  w.Key("dir"); w.String(log_->dir());
-  w.Key("sync"); w.String(oplog::SyncPolicyName(os.policy));
-  w.Key("segments"); w.Uint(os.segments);
-  w.Key("bytes"); w.Uint(os.bytes);
-  w.Key("first_seq"); w.Uint(os.first_seq);
-  w.Key("last_seq"); w.Uint(os.last_seq);
-  w.Key("durable_seq"); w.Uint(os.durable_seq);
-  w.Key("queued_bytes"); w.Uint(os.queued_bytes);
-  w.Key("appends"); w.Uint(os.appends);
-  w.Key("syncs"); w.Uint(os.syncs);
-  w.Key("failed_records"); w.Uint(os.failed_records);
-  w.Key("last_error"); w.String(os.last_error);
-  w.Key("prepared_segments"); w.Uint(os.prepared_segments);
-  w.Key("prepare_error"); w.String(os.prepare_error);
-  w.Key("sync_latency_us");
-  w.BeginObject();
-  w.Key("p50"); w.Uint(os.sync_p50_us);
-  w.Key("p99"); w.Uint(os.sync_p99_us);
-  w.Key("max"); w.Uint(os.sync_max_us);
+  w.BeginObject("oplog");
+  w.Field("dir", log_->dir());
+  w.Field("sync", oplog::SyncPolicyName(os.policy));
+  const std::pair<const char*, uint64_t> counts[] = {
+      {"segments", os.segments}, {"bytes", os.bytes}, {"first_seq", os.first_seq},
+      {"last_seq", os.last_seq}, {"durable_seq", os.durable_seq}, {"queued_bytes", os.queued_bytes},
+      {"appends", os.appends}, {"syncs", os.syncs}, {"failed_records", os.failed_records}};
+  for (const auto& [name, value] : counts) w.Field(name, value);
+  w.Field("last_error", os.last_error);
+  w.Field("prepared_segments", os.prepared_segments);
+  w.Field("prepare_error", os.prepare_error);
+  w.BeginObject("sync_latency_us");
+  w.Field("p50", os.sync_p50_us);
+  w.Field("p99", os.sync_p99_us);
+  w.Field("max", os.sync_max_us);
   w.EndObject();
-  w.Key("durable_latency_us");
-  w.BeginObject();
-  w.Key("p50"); w.Uint(os.durable_p50_us);
-  w.Key("p99"); w.Uint(os.durable_p99_us);
-  w.Key("max"); w.Uint(os.durable_max_us);
+  w.BeginObject("durable_latency_us");
+  w.Field("p50", os.durable_p50_us);
+  w.Field("p99", os.durable_p99_us);
+  w.Field("max", os.durable_max_us);
   w.EndObject();
   w.EndObject();
   uint64_t backlog = 0, expired = 0, delivered = 0;
-  w.Key("realtime");
-  w.BeginArray();
+  w.BeginArray("realtime");
   for (const auto& s : senders_) {
     s->WriteStatsJson(&w, os.last_seq);
     backlog += os.last_seq > s->cursor() ? os.last_seq - s->cursor() : 0;
@@ -323,9 +314,9 @@ void ApiServer::OnStats(net::Request& req) {
     delivered += s->delivered_records();
   }
   w.EndArray();
-  w.Key("backlog_records"); w.Uint(backlog);
-  w.Key("delivered_records"); w.Uint(delivered);
-  w.Key("expired_records"); w.Uint(expired);
+  w.Field("backlog_records", backlog);
+  w.Field("delivered_records", delivered);
+  w.Field("expired_records", expired);
   w.Key("latency_us");
   server_->WriteLatencyJson(&w);
   if (queries_) {

@@ -90,13 +90,17 @@ bool BucketsFor(const QueryParams& q, int64_t first_hour, std::vector<Bucket>* o
 }
 
 // ---------------------------------------------------------------------------------------
-// /series: the archive total record and the key's realtime hours, concurrently.
-class SeriesRun : public std::enable_shared_from_this<SeriesRun> {
+// The read pipeline of /series and /breakdown (docs/api-read.md#which-tier-answers-which-hour):
+//   1. both tiers at once: the archive total record `{ns}|{key}` (a series' hours, a
+//      breakdown's index of subtotal records) and the realtime lines of the query's keys;
+//   2. once both answered: with units=-1, the first hour with data decides the buckets;
+//   3. Finish(): a series sums and replies; a breakdown fetches the indexed subtotals,
+//      ranks and looks up hashed subkeys.
+// Any failure replies its error and ends the run; the run lives as long as a callback
+// holds it.
+class ReadRun : public std::enable_shared_from_this<ReadRun> {
  public:
-  SeriesRun(QueryState* s, std::unique_ptr<net::AsyncReply> reply, QueryParams q)
-      : s_(s), reply_(std::move(reply)), q_(std::move(q)), shards_(ShardsOf(s, q_)) {
-    total_prefix_ = shards_.shard_key + ".";
-  }
+  virtual ~ReadRun() = default;
 
   void Start() {
     if (q_.units != kUnitsBackToFirst) {
@@ -108,25 +112,50 @@ class SeriesRun : public std::enable_shared_from_this<SeriesRun> {
       ++pending_;
       FetchArchive(s_, shards_.archive, GetPath(shards_.shard_key), -1,
                    [self](BackendAnswer&& a) { self->OnArchive(std::move(a)); });
-    } else {
-      watermark_ = kNoArchiveDays;
     }
-    // Guess W from the last archive answer of this shard, so realtime can be asked at once.
+    // A total's realtime keys end in their hour: with W guessed from the last archive answer
+    // of this shard, the hours past it are asked for by name at once.
     int64_t guess = shards_.has_archive ? s_->last_watermark[shards_.archive] : kNoArchiveDays;
     std::vector<int64_t> hours;
-    if (guess != kWatermarkUnknown && !buckets_.empty() &&
-        RealtimeHours(RangeOfBuckets(buckets_), guess, DayOfHour(Now()) + 1,
-                      kMaxRealtimeMgetHours, &hours)) {
+    if (q_.kind == QueryKind::kSeries && guess != kWatermarkUnknown && !buckets_.empty() &&
+        RealtimeHours(RangeOfBuckets(buckets_), guess, DayOfHour(Now()) + 1, kMaxRealtimeMgetHours,
+                      &hours)) {
       realtime_from_ = guess;
-      for (std::string& path : MgetHourPaths(total_prefix_, hours, s_->options.max_backend_url_bytes)) {
+      for (std::string& path : MgetHourPaths(realtime_prefix_, hours, s_->options.max_backend_url_bytes)) {
         AskRealtime(std::move(path));
       }
     } else {
       realtime_from_ = kNoArchiveDays;  // the /fwmatch covers every realtime day
-      AskRealtime(FwmatchPath(total_prefix_));
+      AskRealtime(FwmatchPath(realtime_prefix_));
     }
-    if (pending_ == 0) Finish();
   }
+
+ protected:
+  ReadRun(QueryState* s, std::unique_ptr<net::AsyncReply> reply, QueryParams q)
+      : s_(s), reply_(std::move(reply)), q_(std::move(q)), shards_(ShardsOf(s, q_)) {
+    // A series reads the total `{ns}|{key}.{ymdh}`, a breakdown the subtotals
+    // `{sub}.{ns}|{key}.{subkey}.{ymdh}`.
+    if (q_.kind == QueryKind::kBreakdown) realtime_prefix_ = q_.sub + ".";
+    realtime_prefix_ += shards_.shard_key + ".";
+  }
+
+  // Step 3: buckets_ are known, archive_ holds the total record (status 0 without an
+  // archive, 404 without the record) and realtime_ the realtime bodies, split at watermark_.
+  virtual void Finish() = 0;
+
+  void Fail(const QueryError& e) { ReplyError(s_, reply_.get(), e); }
+
+  QueryState* s_;
+  std::unique_ptr<net::AsyncReply> reply_;
+  QueryParams q_;
+  KeyShards shards_;
+  std::string realtime_prefix_;
+  std::vector<Bucket> buckets_;  // empty until known (units=-1)
+  int64_t watermark_ = kNoArchiveDays;
+  BackendAnswer archive_;
+  std::vector<std::string> realtime_;
+  int pending_ = 0;   // backend calls in flight
+  QueryError error_;  // the first failure among them
 
  private:
   void AskRealtime(std::string path) {
@@ -144,7 +173,7 @@ class SeriesRun : public std::enable_shared_from_this<SeriesRun> {
       s_->last_watermark[shards_.archive] = a.watermark;
       archive_ = std::move(a);
     }
-    if (--pending_ == 0) Finish();
+    if (--pending_ == 0) OnBothTiers();
   }
 
   void OnRealtime(BackendAnswer&& a) {
@@ -153,17 +182,17 @@ class SeriesRun : public std::enable_shared_from_this<SeriesRun> {
     } else {
       realtime_.push_back(std::move(a.body));
     }
-    if (--pending_ == 0) Finish();
+    if (--pending_ == 0) OnBothTiers();
   }
 
-  void Finish() {
+  void OnBothTiers() {
     if (!error_.status_txt.empty()) return Fail(error_);
     if (watermark_ < realtime_from_) {
       // The archive answer is older than guessed (a replica behind during a publish): the
       // days in between are realtime's too. One /fwmatch covers them all.
       realtime_.clear();
       realtime_from_ = kNoArchiveDays;
-      AskRealtime(FwmatchPath(total_prefix_));
+      AskRealtime(FwmatchPath(realtime_prefix_));
       return;
     }
     if (buckets_.empty()) {  // units=-1: the buckets reach back to the first hour with data
@@ -174,114 +203,65 @@ class SeriesRun : public std::enable_shared_from_this<SeriesRun> {
         first = h.value();
       }
       for (const std::string& body : realtime_) {
-        Result<int64_t> h = FirstRealtimeHour(body, total_prefix_, watermark_);
+        Result<int64_t> h = FirstRealtimeHour(body, realtime_prefix_, watermark_);
         if (!h.ok()) return Fail(BadBackend(h.status().message()));
         first = std::min(first, h.value());
       }
       QueryError e;
       if (!BucketsFor(q_, first, &buckets_, &e)) return Fail(e);
     }
+    Finish();
+  }
+
+  int64_t realtime_from_ = kNoArchiveDays;  // realtime answers cover the days after this
+};
+
+// /series: the hours of both tiers rolled up into the buckets.
+class SeriesRun final : public ReadRun {
+ public:
+  SeriesRun(QueryState* s, std::unique_ptr<net::AsyncReply> reply, QueryParams q)
+      : ReadRun(s, std::move(reply), std::move(q)) {}
+
+ private:
+  void Finish() override {
     SeriesSum sum(buckets_, watermark_);
     if (archive_.status == 200) {
       if (Status st = sum.AddArchiveTotal(archive_.body); !st.ok()) return Fail(BadBackend(st.message()));
     }
     for (const std::string& body : realtime_) {
-      if (Status st = sum.AddRealtime(body, total_prefix_); !st.ok()) return Fail(BadBackend(st.message()));
+      if (Status st = sum.AddRealtime(body, realtime_prefix_); !st.ok()) return Fail(BadBackend(st.message()));
     }
     reply_->ReplyJson(200, "OK", SeriesJson(q_, buckets_, sum.values()));
   }
-
-  void Fail(const QueryError& e) { ReplyError(s_, reply_.get(), e); }
-
-  QueryState* s_;
-  std::unique_ptr<net::AsyncReply> reply_;
-  QueryParams q_;
-  KeyShards shards_;
-  std::string total_prefix_;
-  std::vector<Bucket> buckets_;  // empty until known (units=-1)
-  int pending_ = 0;
-  int64_t watermark_ = kNoArchiveDays;
-  int64_t realtime_from_ = kNoArchiveDays;  // realtime answers cover the days after this
-  BackendAnswer archive_;
-  std::vector<std::string> realtime_;
-  QueryError error_;
 };
 
-// ---------------------------------------------------------------------------------------
-// /breakdown: the archive total record (the index) with the realtime subtotals; then the
-// archive subtotal records of the indexed hours; then lookups of hashed subkeys.
-class BreakdownRun : public std::enable_shared_from_this<BreakdownRun> {
+// /breakdown: the archive subtotal records of the hours the index holds in range (same
+// replica, same watermark), summed with the realtime subtotals; then lookups of hashed
+// subkeys that can make the top.
+class BreakdownRun final : public ReadRun {
  public:
   BreakdownRun(QueryState* s, std::unique_ptr<net::AsyncReply> reply, QueryParams q, int attempt)
-      : s_(s), reply_(std::move(reply)), q_(std::move(q)), shards_(ShardsOf(s, q_)), attempt_(attempt) {
-    sub_prefix_ = q_.sub + "." + shards_.shard_key + ".";
-  }
-
-  void Start() {
-    if (q_.units != kUnitsBackToFirst) {
-      QueryError e;
-      if (!BucketsFor(q_, 0, &buckets_, &e)) return Fail(e);
-    }
-    auto self = shared_from_this();
-    if (shards_.has_archive) {
-      ++pending_;
-      FetchArchive(s_, shards_.archive, GetPath(shards_.shard_key), -1,
-                   [self](BackendAnswer&& a) { self->OnIndex(std::move(a)); });
-    }
-    ++pending_;
-    FetchRealtime(s_, shards_.realtime, FwmatchPath(sub_prefix_),
-                  [self](BackendAnswer&& a) { self->OnRealtime(std::move(a)); });
-  }
+      : ReadRun(s, std::move(reply), std::move(q)), attempt_(attempt) {}
 
  private:
-  void OnIndex(BackendAnswer&& a) {
-    if (!a.ok) {
-      error_ = Unavailable("ARCHIVE_UNAVAILABLE", a.error);
-    } else {
-      watermark_ = a.watermark;
-      s_->last_watermark[shards_.archive] = a.watermark;
-      index_ = std::move(a);
-    }
-    if (--pending_ == 0) FetchSubtotals();
+  std::shared_ptr<BreakdownRun> SharedThis() {
+    return std::static_pointer_cast<BreakdownRun>(shared_from_this());
   }
 
-  void OnRealtime(BackendAnswer&& a) {
-    if (!a.ok) {
-      if (error_.status_txt.empty()) error_ = Unavailable("REALTIME_UNAVAILABLE", a.error);
-    } else {
-      realtime_ = std::move(a.body);
-    }
-    if (--pending_ == 0) FetchSubtotals();
-  }
-
-  void FetchSubtotals() {
-    if (!error_.status_txt.empty()) return Fail(error_);
-    if (buckets_.empty()) {
-      int64_t first = INT64_MAX;
-      if (index_.status == 200) {
-        Result<int64_t> h = FirstArchiveHour(index_.body);
-        if (!h.ok()) return Fail(BadBackend(h.status().message()));
-        first = h.value();
-      }
-      Result<int64_t> h = FirstRealtimeHour(realtime_, sub_prefix_, watermark_);
-      if (!h.ok()) return Fail(BadBackend(h.status().message()));
-      first = std::min(first, h.value());
-      QueryError e;
-      if (!BucketsFor(q_, first, &buckets_, &e)) return Fail(e);
-    }
+  void Finish() override {
     range_ = RangeOfBuckets(buckets_);
     std::vector<std::string> keys;
-    if (index_.status == 200) {
-      Status st = ArchiveSubtotalKeys(index_.body, range_, watermark_, q_.sub, q_.ns, q_.stored_key, &keys);
+    if (archive_.status == 200) {
+      Status st = ArchiveSubtotalKeys(archive_.body, range_, watermark_, q_.sub, q_.ns, q_.stored_key, &keys);
       if (!st.ok()) return Fail(BadBackend(st.message()));
     }
     std::vector<std::string> paths = MgetPaths(keys, s_->options.max_backend_url_bytes);
     if (paths.empty()) return Sum();
-    auto self = shared_from_this();
+    auto self = SharedThis();
     pending_ = static_cast<int>(paths.size());
     for (std::string& path : paths) {
       // The replica that gave the index: same file, so the same watermark (unless it fails).
-      FetchArchive(s_, shards_.archive, std::move(path), static_cast<int>(index_.replica),
+      FetchArchive(s_, shards_.archive, std::move(path), static_cast<int>(archive_.replica),
                    [self](BackendAnswer&& a) { self->OnSubtotals(std::move(a)); });
     }
   }
@@ -313,9 +293,11 @@ class BreakdownRun : public std::enable_shared_from_this<BreakdownRun> {
     }
     BreakdownSum sum(range_, watermark_);
     for (const std::string& body : subtotals_) {
-      if (Status st = sum.AddArchive(body, sub_prefix_); !st.ok()) return Fail(BadBackend(st.message()));
+      if (Status st = sum.AddArchive(body, realtime_prefix_); !st.ok()) return Fail(BadBackend(st.message()));
     }
-    if (Status st = sum.AddRealtime(realtime_, sub_prefix_); !st.ok()) return Fail(BadBackend(st.message()));
+    for (const std::string& body : realtime_) {
+      if (Status st = sum.AddRealtime(body, realtime_prefix_); !st.ok()) return Fail(BadBackend(st.message()));
+    }
     candidates_ = sum.Candidates(q_.limit);
     // The sums hold views into the bodies, which stay in this run until it replies.
     std::vector<std::string> unknown;
@@ -328,7 +310,7 @@ class BreakdownRun : public std::enable_shared_from_this<BreakdownRun> {
       }
     }
     if (unknown.empty()) return Reply();
-    auto self = shared_from_this();
+    auto self = SharedThis();
     ResolveLookups(s_, std::move(unknown),
                    [self](Status st, std::unordered_map<std::string, std::string>&& found) {
                      if (!st.ok()) return self->Fail(BackendDown(st.message()));
@@ -346,25 +328,12 @@ class BreakdownRun : public std::enable_shared_from_this<BreakdownRun> {
     reply_->ReplyJson(200, "OK", BreakdownJson(q_, entries));
   }
 
-  void Fail(const QueryError& e) { ReplyError(s_, reply_.get(), e); }
-
-  QueryState* s_;
-  std::unique_ptr<net::AsyncReply> reply_;
-  QueryParams q_;
-  KeyShards shards_;
   int attempt_;
-  std::string sub_prefix_;
-  std::vector<Bucket> buckets_;
   HourRange range_;
-  int pending_ = 0;
-  int64_t watermark_ = kNoArchiveDays;
-  BackendAnswer index_;
-  std::string realtime_;
   std::vector<std::string> subtotals_;
   bool generation_changed_ = false;
   std::vector<SubkeyCount> candidates_;
   std::unordered_map<std::string, std::string> shown_;
-  QueryError error_;
 };
 
 // Common checks before a query runs: loop, method, percent-encoding.
@@ -465,29 +434,18 @@ void QueryService::Register(net::Server* server, const std::unique_ptr<QueryServ
 void QueryService::WriteStatsJson(net::JsonWriter* w) const {
   const State* s = state_.get();
   w->BeginObject();
-  w->Key("series");
-  w->Uint(s->series);
-  w->Key("breakdown");
-  w->Uint(s->breakdowns);
-  w->Key("lookup");
-  w->Uint(s->lookup_requests);
-  w->Key("errors_4xx");
-  w->Uint(s->errors_4xx);
-  w->Key("errors_503");
-  w->Uint(s->errors_503);
-  w->Key("lookup_cache");
-  w->BeginObject();
-  w->Key("entries");
-  w->Uint(s->lookups.size());
-  w->Key("hits");
-  w->Uint(s->lookups.hits());
-  w->Key("misses");
-  w->Uint(s->lookups.misses());
+  w->Field("series", s->series);
+  w->Field("breakdown", s->breakdowns);
+  w->Field("lookup", s->lookup_requests);
+  w->Field("errors_4xx", s->errors_4xx);
+  w->Field("errors_503", s->errors_503);
+  w->BeginObject("lookup_cache");
+  w->Field("entries", s->lookups.size());
+  w->Field("hits", s->lookups.hits());
+  w->Field("misses", s->lookups.misses());
   w->EndObject();
-  w->Key("archive_failovers");
-  w->Uint(s->archive_failovers);
-  w->Key("watermark_retries");
-  w->Uint(s->watermark_retries);
+  w->Field("archive_failovers", s->archive_failovers);
+  w->Field("watermark_retries", s->watermark_retries);
   w->EndObject();
 }
 

@@ -12,6 +12,7 @@
 #include "keyformat/ymdh.h"
 #include "net/http_client.h"
 #include "net/json.h"
+#include "net/json_read.h"
 #include "net/query.h"
 #include "oplog/oplog.h"
 #include "oplog/reader.h"
@@ -22,21 +23,6 @@ namespace {
 
 constexpr int kPersistIntervalMs = 200;    // how often the lagging saved cursor moves
 constexpr size_t kReadBytes = 4u << 20;    // payload bytes per oplog Read
-
-// Pulls `"name": <integer>` out of a JSON body; 0 when absent.
-uint64_t JsonUint(std::string_view body, std::string_view name) {
-  std::string needle;  // built by append: operator+ chains trip GCC 12's -Wrestrict at -O3
-  needle.push_back('"');
-  needle.append(name);
-  needle.push_back('"');
-  size_t at = body.find(needle);
-  if (at == std::string_view::npos) return 0;
-  at += needle.size();
-  while (at < body.size() && (body[at] == ':' || body[at] == ' ')) at++;
-  uint64_t n = 0;
-  std::from_chars(body.data() + at, body.data() + body.size(), n);
-  return n;
-}
 
 std::string Trimmed(std::string_view body) {
   std::string out(body.substr(0, 300));
@@ -369,15 +355,19 @@ void Sender::OnResponse(net::HttpResponse&& r, bool is_set) {
         shard_synced_ = std::max(shard_synced_, seq);
       }
       delivered_lines_ += p.lines;
-      duplicate_lines_ += JsonUint(r.body, "duplicate");
+      // The batch was applied whatever the body says; one that does not read counts none.
+      if (Result<net::IncrAnswer> a = net::ReadIncrAnswer(r.body); a.ok()) duplicate_lines_ += a->duplicate;
       part_++;
       set_done_ = false;
     }
     SendStep();
     return;
   }
-  if (r.status == 409) {
-    // DAY_EXPIRED: the ring has moved past this day (it was released and its slot reused).
+  // A refusal is told by its name in the envelope (docs/api.md#clickatron-realtime, POST /incr).
+  Result<net::JsonAnswer> answer = net::ReadJsonAnswer(r.body);
+  const std::string refusal = answer.ok() ? answer->status_txt : std::string();
+  if (refusal == "DAY_EXPIRED") {
+    // The ring has moved past this day (it was released and its slot reused).
     // These counts can no longer reach the archive; say so as loudly as we can and go on.
     std::fprintf(stderr,
                  "clickatron-api: DATA LOSS: realtime shard %u (%s) refused day %s as expired; "
@@ -396,13 +386,11 @@ void Sender::OnResponse(net::HttpResponse&& r, bool is_set) {
     SendStep();
     return;
   }
-  if (r.status == 400 && !is_set && r.body.find("COUNTER_OVERFLOW") != std::string::npos &&
-      DropOverflowingLine(r.body)) {
+  if (refusal == "COUNTER_OVERFLOW" && !is_set && DropOverflowingLine(answer->message, r.body)) {
     SendStep();  // nothing of the batch was applied: send the rest with the same seq
     return;
   }
-  const bool not_released = r.status == 503 && r.body.find("SLOT_NOT_RELEASED") != std::string::npos;
-  if (not_released) {
+  if (refusal == "SLOT_NOT_RELEASED") {
     if (!waiting_release_) {
       std::fprintf(stderr,
                    "clickatron-api: realtime shard %u (%s): waiting for the nightly to release "
@@ -416,15 +404,15 @@ void Sender::OnResponse(net::HttpResponse&& r, bool is_set) {
        /*rewind=*/false);
 }
 
-bool Sender::DropOverflowingLine(std::string_view body) {
+bool Sender::DropOverflowingLine(std::string_view message, std::string_view body) {
   // "line 3: counter 'u|x.c3p1' would overflow int64 adding 5": keys hold no quote.
   constexpr std::string_view kOpen = "counter '";
-  const size_t at = body.find(kOpen);
+  const size_t at = message.find(kOpen);
   if (at == std::string_view::npos) return false;
   const size_t begin = at + kOpen.size();
-  const size_t end = body.find('\'', begin);
+  const size_t end = message.find('\'', begin);
   if (end == std::string_view::npos) return false;
-  const std::string_view key = body.substr(begin, end - begin);
+  const std::string_view key = message.substr(begin, end - begin);
   DayPart& p = parts_[part_];
   std::string_view lines(p.incr_body);
   for (size_t pos = 0; pos < lines.size();) {
@@ -560,42 +548,40 @@ void Sender::WriteStatsJson(net::JsonWriter* w, uint64_t last_seq) const {
     if (t != 0 && now > t) backlog_seconds = double(now - t) / 1e6;
   }
   w->BeginObject();
-  w->Key("shard"); w->Uint(shard_);
-  w->Key("address"); w->String(to_.ToString());
-  w->Key("state");
-  w->String(state_ == State::kIdle ? "idle" : state_ == State::kSending ? "sending"
-            : state_ == State::kBackoff ? "retrying" : "stopped");
-  w->Key("cursor"); w->Uint(cursor_);
-  w->Key("saved_cursor"); w->Uint(saved_cursor_);
-  w->Key("backlog_records"); w->Uint(backlog);
-  w->Key("backlog_seconds"); w->Double(backlog_seconds);
-  w->Key("delivered_records"); w->Uint(delivered_lines_);
-  w->Key("duplicate_records"); w->Uint(duplicate_lines_);
-  w->Key("expired_records"); w->Uint(expired_lines_);
-  w->Key("skipped_records"); w->Uint(skipped_records_);
-  w->Key("overflow_records"); w->Uint(overflow_lines_);
-  w->Key("rounds"); w->Uint(rounds_sent_);
-  w->Key("requests"); w->Uint(requests_);
-  w->Key("failures"); w->Uint(failures_);
-  w->Key("rewinds"); w->Uint(rewinds_);
-  w->Key("shard_restarts"); w->Uint(restarts_);
-  w->Key("shard_synced_seq"); w->Int(shard_synced_);
-  w->Key("rounds_in_doubt"); w->Uint(rounds_.size());
-  w->Key("replay_pending"); w->Uint(replay_.size());
-  w->Key("waiting_slot_release"); w->Bool(waiting_release_);
+  w->Field("shard", shard_);
+  w->Field("address", to_.ToString());
+  w->Field("state", state_ == State::kIdle ? "idle" : state_ == State::kSending ? "sending"
+                   : state_ == State::kBackoff ? "retrying" : "stopped");
+  w->Field("cursor", cursor_);
+  w->Field("saved_cursor", saved_cursor_);
+  w->Field("backlog_records", backlog);
+  w->Field("backlog_seconds", backlog_seconds);
+  w->Field("delivered_records", delivered_lines_);
+  w->Field("duplicate_records", duplicate_lines_);
+  w->Field("expired_records", expired_lines_);
+  w->Field("skipped_records", skipped_records_);
+  w->Field("overflow_records", overflow_lines_);
+  w->Field("rounds", rounds_sent_);
+  w->Field("requests", requests_);
+  w->Field("failures", failures_);
+  w->Field("rewinds", rewinds_);
+  w->Field("shard_restarts", restarts_);
+  w->Field("shard_synced_seq", shard_synced_);
+  w->Field("rounds_in_doubt", rounds_.size());
+  w->Field("replay_pending", replay_.size());
+  w->Field("waiting_slot_release", waiting_release_);
   if (waiting_release_) {
-    w->Key("waiting_slot_release_message"); w->String(waiting_release_message_);
+    w->Field("waiting_slot_release_message", waiting_release_message_);
   }
-  w->Key("last_error"); w->String(last_error_);
+  w->Field("last_error", last_error_);
   w->Key("last_error_age_seconds");
   if (last_error_us_ == 0) w->Null(); else w->Double(double(now - last_error_us_) / 1e6);
   const net::LatencySnapshot lag = lag_.Snapshot();
-  w->Key("delivery_lag_ms");
-  w->BeginObject();
-  w->Key("rounds"); w->Uint(lag.count());
-  w->Key("p50"); w->Double(double(lag.Quantile(0.5)) / 1000);
-  w->Key("p99"); w->Double(double(lag.Quantile(0.99)) / 1000);
-  w->Key("max"); w->Double(double(lag.max_micros()) / 1000);
+  w->BeginObject("delivery_lag_ms");
+  w->Field("rounds", lag.count());
+  w->Field("p50", double(lag.Quantile(0.5)) / 1000);
+  w->Field("p99", double(lag.Quantile(0.99)) / 1000);
+  w->Field("max", double(lag.max_micros()) / 1000);
   w->EndObject();
   w->EndObject();
 }

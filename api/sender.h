@@ -153,9 +153,10 @@ class Sender {
   void GroupEntries();
   void SendStep();
   void OnResponse(net::HttpResponse&& r, bool is_set);
-  // A 400 COUNTER_OVERFLOW names the counter: drop its line from the current /incr
-  // (loudly) so one runaway counter cannot stall the shard. False if not found.
-  bool DropOverflowingLine(std::string_view body);
+  // A 400 COUNTER_OVERFLOW names the counter in its message: drop its line from the
+  // current /incr (loudly, quoting body) so one runaway counter cannot stall the shard.
+  // False if not found.
+  bool DropOverflowingLine(std::string_view message, std::string_view body);
   void RoundDone();
   void Fail(const std::string& error, bool rewind);
   void ScheduleRetry();

@@ -254,46 +254,27 @@ void ArchiveServer::OnStats(net::Request& req) {
   std::string data;
   net::JsonWriter w(&data);
   w.BeginObject();
-  w.Key("db_file");
-  w.String(db->path());
-  w.Key("real_path");
-  w.String(db->real_path());
-  w.Key("records");
-  w.Uint(db->records());
-  w.Key("bytes");
-  w.Uint(db->size());
+  w.Field("db_file", db->path());
+  w.Field("real_path", db->real_path());
+  w.Field("records", db->records());
+  w.Field("bytes", db->size());
   if (db->has_manifest()) {
-    w.Key("generation");
-    w.String(db->manifest().generation);
-    w.Key("last_day");
-    w.String(db->manifest().last_day);
+    w.Field("generation", db->manifest().generation);
+    w.Field("last_day", db->manifest().last_day);
   }
-  w.Key("threads");
-  w.Int(options_.threads);
-  w.Key("uptime_seconds");
-  w.Int(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
-                                                         started_)
-            .count());
-  w.Key("reloads");
-  w.Uint(db_.reloads());
-  w.Key("failed_reloads");
-  w.Uint(db_.failed_reloads());
-  w.Key("hits");
-  w.Uint(get_hits + mget_hits);
-  w.Key("misses");
-  w.Uint(get_misses + (mget_keys - mget_hits));
-  w.Key("get_hits");
-  w.Uint(get_hits);
-  w.Key("get_misses");
-  w.Uint(get_misses);
-  w.Key("mget_keys");
-  w.Uint(mget_keys);
-  w.Key("mget_hits");
-  w.Uint(mget_hits);
-  w.Key("fwmatch_lines");
-  w.Uint(fwmatch_lines);
-  w.Key("bad_requests");
-  w.Uint(bad);
+  w.Field("threads", options_.threads);
+  w.Field("uptime_seconds",
+          std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_).count());
+  w.Field("reloads", db_.reloads());
+  w.Field("failed_reloads", db_.failed_reloads());
+  w.Field("hits", get_hits + mget_hits);
+  w.Field("misses", get_misses + (mget_keys - mget_hits));
+  w.Field("get_hits", get_hits);
+  w.Field("get_misses", get_misses);
+  w.Field("mget_keys", mget_keys);
+  w.Field("mget_hits", mget_hits);
+  w.Field("fwmatch_lines", fwmatch_lines);
+  w.Field("bad_requests", bad);
   w.Key("requests");  // per endpoint: count and latency quantiles in microseconds
   server_.WriteLatencyJson(&w);
   w.EndObject();

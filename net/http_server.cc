@@ -360,18 +360,12 @@ std::vector<RouteLatency> Server::Latency() const {
 void Server::WriteLatencyJson(JsonWriter* w) const {
   w->BeginObject();
   for (const RouteLatency& r : Latency()) {
-    w->Key(r.path);
-    w->BeginObject();
-    w->Key("count");
-    w->Uint(r.latency.count());
-    w->Key("p50_us");
-    w->Uint(r.latency.Quantile(0.5));
-    w->Key("p99_us");
-    w->Uint(r.latency.Quantile(0.99));
-    w->Key("p999_us");
-    w->Uint(r.latency.Quantile(0.999));
-    w->Key("max_us");
-    w->Uint(r.latency.max_micros());
+    w->BeginObject(r.path);
+    w->Field("count", r.latency.count());
+    w->Field("p50_us", r.latency.Quantile(0.5));
+    w->Field("p99_us", r.latency.Quantile(0.99));
+    w->Field("p999_us", r.latency.Quantile(0.999));
+    w->Field("max_us", r.latency.max_micros());
     w->EndObject();
   }
   w->EndObject();

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace clickatron::net {
 
@@ -53,6 +54,29 @@ class JsonWriter {
   // Appends already-serialised JSON as one value (e.g. a "data" object built elsewhere).
   // REQUIRES: raw is one valid JSON value.
   void Raw(std::string_view raw);
+
+  // A member of the open object: Key(name) then the value, written as the value's type
+  // says (signed integers as Int, unsigned as Uint, double, bool, string). So an object
+  // of counters reads as a list of named fields:
+  //   w.Field("records", db.records()); w.Field("generation", m.generation);
+  template <typename T>
+    requires std::is_integral_v<T> && (!std::is_same_v<T, bool>)
+  void Field(std::string_view name, T value) {
+    Key(name);
+    if constexpr (std::is_signed_v<T>) {
+      Int(value);
+    } else {
+      Uint(value);
+    }
+  }
+  void Field(std::string_view name, double value) { Key(name); Double(value); }
+  void Field(std::string_view name, bool value) { Key(name); Bool(value); }
+  void Field(std::string_view name, std::string_view value) { Key(name); String(value); }
+  // A string literal is a string, not the bool a pointer would convert to.
+  void Field(std::string_view name, const char* value) { Key(name); String(value); }
+  // A member whose value is an object or array: Key(name), then Begin…; End… as usual.
+  void BeginObject(std::string_view name) { Key(name); BeginObject(); }
+  void BeginArray(std::string_view name) { Key(name); BeginArray(); }
 
  private:
   void BeforeValue();

@@ -87,6 +87,26 @@ TEST(Json, WriterInsertsCommasAndNests) {
             "\"flags\":[true,false,null,18446744073709551615,-9223372036854775808,{\"x\":1}]}");
 }
 
+TEST(Json, FieldWritesKeyAndValueByType) {
+  std::string out;
+  JsonWriter w(&out);
+  const std::string text = "t\"x";
+  w.BeginObject();
+  w.Field("u64", uint64_t{18446744073709551615u});
+  w.Field("size", size_t{3});
+  w.Field("i64", int64_t{-5});
+  w.Field("int", -1);
+  w.Field("double", 0.5);
+  w.Field("bool", false);
+  w.Field("literal", "lit");  // a string, not the bool a pointer converts to
+  w.Field("string", text);
+  w.Field("view", std::string_view("v"));
+  w.EndObject();
+  EXPECT_EQ(out,
+            "{\"u64\":18446744073709551615,\"size\":3,\"i64\":-5,\"int\":-1,\"double\":0.5,"
+            "\"bool\":false,\"literal\":\"lit\",\"string\":\"t\\\"x\",\"view\":\"v\"}");
+}
+
 TEST(Json, Doubles) {
   std::string out;
   JsonWriter w(&out);

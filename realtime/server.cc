@@ -330,12 +330,9 @@ void RealtimeServer::OnIncr(net::Request& req) {
   out_.clear();
   net::JsonWriter w(&out_);
   w.BeginObject();
-  w.Key("applied");
-  w.Uint(o.applied);
-  w.Key("duplicate");
-  w.Uint(o.duplicate);
-  w.Key("seq");
-  w.Int(seq);
+  w.Field("applied", o.applied);
+  w.Field("duplicate", o.duplicate);
+  w.Field("seq", seq);
   w.EndObject();
   req.ReplyJson(200, "OK", out_);
 }
@@ -353,10 +350,8 @@ void RealtimeServer::OnSet(net::Request& req) {
   out_.clear();
   net::JsonWriter w(&out_);
   w.BeginObject();
-  w.Key("set");
-  w.Uint(o.applied);
-  w.Key("day");
-  w.String(FormatDay(day));
+  w.Field("set", o.applied);
+  w.Field("day", FormatDay(day));
   w.EndObject();
   req.ReplyJson(200, "OK", out_);
 }
@@ -461,10 +456,8 @@ void RealtimeServer::OnRelease(net::Request& req) {
   out_.clear();
   net::JsonWriter w(&out_);
   w.BeginObject();
-  w.Key("day");
-  w.String(FormatDay(day));
-  w.Key("state");
-  w.String("released");
+  w.Field("day", FormatDay(day));
+  w.Field("state", "released");
   w.EndObject();
   req.ReplyJson(200, "OK", out_);
 }
@@ -473,24 +466,18 @@ void RealtimeServer::OnStats(net::Request& req) {
   out_.clear();
   net::JsonWriter w(&out_);
   w.BeginObject();
-  w.Key("slots");
-  w.BeginArray();
+  w.BeginArray("slots");
   for (int i = 0; i < kRingSlots; ++i) {
     const uint64_t records = ring_->Records(i);  // first: waits for a flush of this slot
     const Slot& s = ring_->slot(i);
     w.BeginObject();
-    w.Key("slot");
-    w.Int(i);
+    w.Field("slot", i);
     w.Key("day");
     if (s.day() == kNoDay) w.Null(); else w.String(FormatDay(s.day()));
-    w.Key("state");
-    w.String(SlotStateName(s.state()));
-    w.Key("records");
-    w.Uint(records);
-    w.Key("file_bytes");
-    w.Uint(s.file_bytes());
-    w.Key("sources");
-    w.BeginObject();
+    w.Field("state", SlotStateName(s.state()));
+    w.Field("records", records);
+    w.Field("file_bytes", s.file_bytes());
+    w.BeginObject("sources");
     for (const auto& [source, seq] : ring_->marks(i)) {
       w.Key(source);
       w.Int(seq);
@@ -499,25 +486,20 @@ void RealtimeServer::OnStats(net::Request& req) {
     w.EndObject();
   }
   w.EndArray();
-  w.Key("instance");
-  w.String(instance_);
-  w.Key("sources");
-  w.BeginObject();
+  w.Field("instance", instance_);
+  w.BeginObject("sources");
   for (const auto& [source, seq] : sources_) {
     w.Key(source);
     w.BeginObject();
-    w.Key("seq");
-    w.Int(seq.acked);
-    w.Key("synced_seq");
-    w.Int(seq.synced);
+    w.Field("seq", seq.acked);
+    w.Field("synced_seq", seq.synced);
     w.EndObject();
   }
   w.EndObject();
   const Counters& c = counters_;
   const RingStats& rs = ring_->stats();
   const FileSyncerStats fs = ring_->fsync_stats();
-  w.Key("counters");
-  w.BeginObject();
+  w.BeginObject("counters");
   const std::pair<const char*, uint64_t> fields[] = {
       {"incr_batches", c.incr_batches}, {"incr_lines", c.incr_lines},
       {"incr_applied", c.incr_applied}, {"incr_duplicate", c.incr_duplicate},
@@ -537,10 +519,7 @@ void RealtimeServer::OnStats(net::Request& req) {
       {"pending_bytes", ring_->pending_bytes()}, {"slot_resets", rs.resets}, {"fsyncs", fs.fsyncs}, {"fsync_errors", fs.errors},
       {"fsync_micros_max", fs.micros_max},
       {"fsync_micros_avg", fs.fsyncs == 0 ? 0 : fs.micros_total / fs.fsyncs}};
-  for (const auto& [name, value] : fields) {
-    w.Key(name);
-    w.Uint(value);
-  }
+  for (const auto& [name, value] : fields) w.Field(name, value);
   w.EndObject();
   w.Key("latency");
   server_->WriteLatencyJson(&w);

@@ -1,15 +1,16 @@
 // The few HTTP calls clickatron-rebuild makes to the cluster, over net/'s blocking fetch:
-// a request with a status check, and reading string fields out of the small JSON answers
-// of /stats (the archive's "generation" and "last_day", the realtime slots' "day" and
-// "state"). Errors name the server and what it answered.
+// a request with a status check. Their JSON answers (the archive's "generation" and
+// "last_day", the realtime slots' "day" and "state" in /stats) are read with
+// net/json_read.h, which every caller of these gets. Errors name the server and what it
+// answered.
 #pragma once
 
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "base/status.h"
 #include "net/host_port.h"
+#include "net/json_read.h"
 
 namespace clickatron::rebuild {
 
@@ -21,10 +22,6 @@ struct HttpResult {
 // One request to a server; a transport failure is an error, any HTTP status is not.
 Result<HttpResult> HttpCall(const net::HostPort& to, const std::string& method,
                             const std::string& path, int timeout_ms);
-
-// Every string value of `"key": "..."` in a JSON text, in order of appearance (no
-// unescaping beyond \" and \\: the fields read here are plain ASCII).
-std::vector<std::string> JsonStringFields(std::string_view json, std::string_view key);
 
 // The first 200 bytes of an answer body, on one line, for error messages.
 std::string Shown(std::string_view body);

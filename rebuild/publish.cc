@@ -146,8 +146,8 @@ Status FlipCurrent(const WorkDir& work, const std::string& target) {
 Status ReloadOne(const net::HostPort& host, const std::string& generation, int timeout_ms) {
   Result<HttpResult> stats = HttpCall(host, "GET", "/stats", timeout_ms);
   if (stats.ok() && stats->status == 200) {
-    std::vector<std::string> g = JsonStringFields(stats->body, "generation");
-    if (!g.empty() && g[0] == generation) return Status::OK();  // already serving it
+    Result<net::ArchiveStatsFields> served = net::ReadArchiveStats(stats->body);
+    if (served.ok() && served->generation == generation) return Status::OK();  // already serving it
   }
   Result<HttpResult> r = HttpCall(host, "POST", "/reload", timeout_ms);
   if (!r.ok()) return r.status();
@@ -157,11 +157,11 @@ Status ReloadOne(const net::HostPort& host, const std::string& generation, int t
   }
   stats = HttpCall(host, "GET", "/stats", timeout_ms);
   if (!stats.ok()) return stats.status();
-  std::vector<std::string> g = JsonStringFields(stats->body, "generation");
-  if (stats->status != 200 || g.empty() || g[0] != generation) {
-    return Status::Error("archive " + host.ToString() + " reloaded but serves generation '" +
-                         (g.empty() ? "" : g[0]) + "', not " + generation + " (is its --db-file under " +
-                         "DIR/current?)");
+  Result<net::ArchiveStatsFields> served = net::ReadArchiveStats(stats->body);
+  const std::string g = served.ok() ? served->generation : "";
+  if (stats->status != 200 || g.empty() || g != generation) {
+    return Status::Error("archive " + host.ToString() + " reloaded but serves generation '" + g +
+                         "', not " + generation + " (is its --db-file under " + "DIR/current?)");
   }
   return Status::OK();
 }

@@ -426,16 +426,6 @@ TEST(WorkDir, TransactionsApplyWholeOrNotAtAll) {
   EXPECT_NE(CheckShardCount(*segs, 2).message().find("written for 1 archive shards, not 2"), std::string::npos);
 }
 
-TEST(ClusterHttp, ReadsStringFieldsOfJson) {
-  const std::string stats =
-      R"({"data": {"slots": [{"slot": 0, "day": "2013-05-10", "state": "released"},)"
-      R"({"slot":1,"day":null,"state":"empty"}], "generation" : "20130510-ab"}})";
-  EXPECT_EQ(JsonStringFields(stats, "day"), (std::vector<std::string>{"2013-05-10", ""}));
-  EXPECT_EQ(JsonStringFields(stats, "state"), (std::vector<std::string>{"released", "empty"}));
-  EXPECT_EQ(JsonStringFields(stats, "generation"), (std::vector<std::string>{"20130510-ab"}));
-  EXPECT_TRUE(JsonStringFields(stats, "nope").empty());
-}
-
 TEST(MemorySize, ParsesSuffixes) {
   EXPECT_EQ(*ParseMemorySize("2G"), 2ull << 30);
   EXPECT_EQ(*ParseMemorySize("512m"), 512ull << 20);

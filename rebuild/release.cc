@@ -42,10 +42,11 @@ Status RunRelease(const Options& options, WorkDir* work) {
     for (const net::HostPort& host : replicas) {
       Result<HttpResult> r = HttpCall(host, "GET", "/stats", options.timeout_ms);
       if (!r.ok()) return Status::Error("refusing to release: " + r.status().message());
-      std::vector<std::string> served = JsonStringFields(r->body, "last_day");
-      if (r->status != 200 || served.empty() || served[0] < through) {
+      Result<net::ArchiveStatsFields> stats = net::ReadArchiveStats(r->body);
+      const std::string served = stats.ok() ? stats->last_day : "";
+      if (r->status != 200 || served.empty() || served < through) {
         return Status::Error("refusing to release " + through + ": archive " + host.ToString() + " serves last day '" +
-                             (served.empty() ? "" : served[0]) + "' (run publish first)");
+                             served + "' (run publish first)");
       }
     }
   }
@@ -55,11 +56,10 @@ Status RunRelease(const Options& options, WorkDir* work) {
     std::set<std::string> days;
     Result<HttpResult> stats = HttpCall(host, "GET", "/stats", options.timeout_ms);
     if (!stats.ok()) return stats.status();
-    const std::vector<std::string> slot_days = JsonStringFields(stats->body, "day");
-    const std::vector<std::string> states = JsonStringFields(stats->body, "state");
-    if (stats->status == 200 && !slot_days.empty() && slot_days.size() == states.size()) {
-      for (size_t i = 0; i < slot_days.size(); ++i) {
-        if (!slot_days[i].empty() && slot_days[i] <= through && states[i] == "open") days.insert(slot_days[i]);
+    const Result<std::vector<net::RealtimeSlotFields>> slots = net::ReadRealtimeSlots(stats->body);
+    if (stats->status == 200 && slots.ok() && !slots->empty()) {
+      for (const net::RealtimeSlotFields& slot : *slots) {
+        if (!slot.day.empty() && slot.day <= through && slot.state == "open") days.insert(slot.day);
       }
     } else {
       // Unknown /stats shape: try every day the ring can hold up to D.

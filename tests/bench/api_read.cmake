@@ -6,3 +6,10 @@
 if(CLICKATRON_BENCH)
   add_executable(http_rate ${CMAKE_CURRENT_SOURCE_DIR}/http_rate.cc)
 endif()
+# The /series answer's JSON: net/'s hand-written writer against rapidjson's Writer.
+if(TARGET clickatron_api)
+  clickatron_bench(series_json_bench SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/series_json_bench.cc LIBS clickatron_api)
+  if(TARGET series_json_bench)
+    target_include_directories(series_json_bench SYSTEM PRIVATE ${RAPIDJSON_INCLUDE_DIR})
+  endif()
+endif()
