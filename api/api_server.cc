@@ -91,7 +91,10 @@ Status ApiServer::Init() {
   // second at 32 connections, docs/benchmarks.md "api: read path").
   client_options.max_idle_per_host = 256;
   client_ = std::make_unique<net::HttpClient>(base, client_options);
-  queries_ = std::make_unique<QueryService>(base, client_.get(), config_);
+  QueryOptions query_options;
+  query_options.max_backend_requests = config_.query_max_backend_requests;
+  query_options.max_backend_bytes = size_t{config_.query_max_backend_mb} << 20;
+  queries_ = std::make_unique<QueryService>(base, client_.get(), config_, query_options);
   const uint64_t last = log_->last_seq();
   append_times_.Add(last + 1, net::MonotonicMicros());  // older records: "since start"
   for (size_t k = 0; k < config_.realtime.size(); k++) {

@@ -14,7 +14,12 @@ Status ParseClusterConfig(int argc, const char* const* argv, ClusterConfig* out,
       ("port", po::value(&out->port)->default_value(out->port), "port to listen on")
       ("oplog-dir", po::value(&out->oplog_dir)->default_value(out->oplog_dir), "oplog directory")
       ("oplog-sync", po::value(&out->oplog_sync)->default_value(out->oplog_sync), "always | batch | none")
-      ("node-id", po::value(&out->node_id)->default_value(out->node_id), "this API's source id");
+      ("node-id", po::value(&out->node_id)->default_value(out->node_id), "this API's source id")
+      ("query-max-backend-requests",
+       po::value(&out->query_max_backend_requests)->default_value(out->query_max_backend_requests),
+       "backend requests one /series or /breakdown may make; more answers 400 QUERY_TOO_LARGE")
+      ("query-max-backend-mb", po::value(&out->query_max_backend_mb)->default_value(out->query_max_backend_mb),
+       "MiB of backend answers one query may read; more answers 400 QUERY_TOO_LARGE");
   config::AddClusterLayoutOptions(&loader);
   po::variables_map vm;
   if (Status s = loader.Load(argc, argv, &vm, help_shown); !s.ok() || *help_shown) return s;
@@ -30,6 +35,10 @@ Status ValidateClusterConfig(const ClusterConfig& config) {
   }
   if (Status s = ValidateNamespace(config.node_id, "node-id"); !s.ok()) return s;
   if (config.oplog_dir.empty()) return Status::Error("oplog-dir is empty");
+  if (config.query_max_backend_requests < 2) return Status::Error("query-max-backend-requests must be at least 2");
+  if (config.query_max_backend_mb < 1 || config.query_max_backend_mb > 65536) {
+    return Status::Error("query-max-backend-mb must be between 1 and 65536");
+  }
   return Status::OK();
 }
 

@@ -26,6 +26,9 @@ struct ClusterConfig : config::ClusterLayout {  // realtime and archive shards
   std::string oplog_dir = "var/oplog";
   std::string oplog_sync = "batch";                  // always | batch | none
   std::string node_id = "api-1";
+  // The fan-out bound of one query (QueryOptions, docs/api-read.md#bounds).
+  uint32_t query_max_backend_requests = 1024;
+  uint32_t query_max_backend_mb = 64;
   std::string config_path;                           // the --config file, if any
 };
 

@@ -7,6 +7,7 @@
 #include "keyformat/records.h"
 #include "keyformat/shard.h"
 #include "net/http_client.h"
+#include "realtime/instance.h"
 
 namespace clickatron {
 
@@ -166,6 +167,7 @@ void FetchRealtime(QueryState* s, size_t shard, std::string path, BackendCallbac
                      a.status = r.status;
                      a.body = std::move(r.body);
                      if (is_get && !a.body.empty() && a.body.back() == '\n') a.body.pop_back();
+                     a.more = r.Header(realtime::kFwmatchMoreHeader).has_value();
                    } else {
                      a.error = s->config.realtime[shard].ToString() + ": answered HTTP " +
                                std::to_string(r.status);

@@ -47,6 +47,21 @@ std::string FwmatchPath(std::string_view prefix) {
   return path;
 }
 
+std::string FwmatchPagePath(std::string_view prefix, std::string_view after) {
+  std::string path = FwmatchPath(prefix);
+  path += "&after=";
+  net::PercentEncode(after, &path);
+  return path;
+}
+
+std::string_view LastListedKey(std::string_view body) {
+  if (!body.empty() && body.back() == '\n') body.remove_suffix(1);
+  const size_t start = body.rfind('\n');
+  std::string_view line = start == std::string_view::npos ? body : body.substr(start + 1);
+  const size_t comma = line.find(',');
+  return comma == std::string_view::npos ? std::string_view() : line.substr(0, comma);
+}
+
 std::vector<std::string> MgetPaths(const std::vector<std::string>& keys, size_t max_bytes) {
   std::vector<std::string> paths;
   std::string path;

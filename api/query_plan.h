@@ -51,6 +51,12 @@ bool RealtimeHours(HourRange range, int64_t w, int64_t last_day, size_t max_hour
 // "/get?key=<k>" and "/fwmatch?key=<prefix>", k percent-encoded.
 std::string GetPath(std::string_view key);
 std::string FwmatchPath(std::string_view prefix);
+// The next page of a realtime /fwmatch whose answer said X-Fwmatch-More: the records after
+// `after`, the last key of the page before (docs/api.md#realtime-get-mget-fwmatch).
+std::string FwmatchPagePath(std::string_view prefix, std::string_view after);
+// The key of the last `key,value` line of a listing ("" when it has none). Keys never hold
+// ',', values may.
+std::string_view LastListedKey(std::string_view body);
 // "/mget?key=<k1>&key=<k2>..." paths holding every key once, in order, each path at most
 // max_bytes long (a single longer key still gets its own path).
 std::vector<std::string> MgetPaths(const std::vector<std::string>& keys, size_t max_bytes);

@@ -52,6 +52,12 @@ QueryError BadBackend(const std::string& message) {
   return Unavailable("BACKEND_ERROR", message);
 }
 
+QueryError TooLarge(const std::string& what, size_t bound) {
+  return QueryError{400, "QUERY_TOO_LARGE",
+                    "the query needs more than " + std::to_string(bound) + " " + what +
+                        " from the backends; ask for a shorter range or a smaller limit"};
+}
+
 // The shards of a key (SPEC 2.5): one archive shard (if any) and one realtime shard.
 struct KeyShards {
   std::string shard_key;  // {ns}|{stored key}
@@ -110,6 +116,7 @@ class ReadRun : public std::enable_shared_from_this<ReadRun> {
     auto self = shared_from_this();
     if (shards_.has_archive) {
       ++pending_;
+      Spend(1);
       FetchArchive(s_, shards_.archive, GetPath(shards_.shard_key), -1,
                    [self](BackendAnswer&& a) { self->OnArchive(std::move(a)); });
     }
@@ -128,6 +135,7 @@ class ReadRun : public std::enable_shared_from_this<ReadRun> {
       realtime_from_ = kNoArchiveDays;  // the /fwmatch covers every realtime day
       AskRealtime(FwmatchPath(realtime_prefix_));
     }
+    if (pending_ == 0) OnBothTiers();  // nothing could be asked: the bound was reached
   }
 
  protected:
@@ -145,6 +153,22 @@ class ReadRun : public std::enable_shared_from_this<ReadRun> {
 
   void Fail(const QueryError& e) { ReplyError(s_, reply_.get(), e); }
 
+  // Counts backend requests and answer bytes against the query's bound; past it, the run's
+  // error becomes QUERY_TOO_LARGE (the first error wins) and false says: ask no more.
+  bool Spend(size_t requests, size_t bytes = 0) {
+    backend_requests_ += requests;
+    backend_bytes_ += bytes;
+    if (backend_requests_ > s_->options.max_backend_requests) {
+      if (error_.status_txt.empty()) error_ = TooLarge("requests", s_->options.max_backend_requests);
+      return false;
+    }
+    if (backend_bytes_ > s_->options.max_backend_bytes) {
+      if (error_.status_txt.empty()) error_ = TooLarge("bytes", s_->options.max_backend_bytes);
+      return false;
+    }
+    return true;
+  }
+
   QueryState* s_;
   std::unique_ptr<net::AsyncReply> reply_;
   QueryParams q_;
@@ -156,9 +180,11 @@ class ReadRun : public std::enable_shared_from_this<ReadRun> {
   std::vector<std::string> realtime_;
   int pending_ = 0;   // backend calls in flight
   QueryError error_;  // the first failure among them
+  size_t backend_requests_ = 0, backend_bytes_ = 0;  // the fan-out so far (Spend)
 
  private:
   void AskRealtime(std::string path) {
+    if (!Spend(1)) return;
     ++pending_;
     auto self = shared_from_this();
     FetchRealtime(s_, shards_.realtime, std::move(path),
@@ -168,7 +194,7 @@ class ReadRun : public std::enable_shared_from_this<ReadRun> {
   void OnArchive(BackendAnswer&& a) {
     if (!a.ok) {
       error_ = Unavailable("ARCHIVE_UNAVAILABLE", a.error);
-    } else {
+    } else if (Spend(0, a.body.size())) {
       watermark_ = a.watermark;
       s_->last_watermark[shards_.archive] = a.watermark;
       archive_ = std::move(a);
@@ -179,7 +205,9 @@ class ReadRun : public std::enable_shared_from_this<ReadRun> {
   void OnRealtime(BackendAnswer&& a) {
     if (!a.ok) {
       if (error_.status_txt.empty()) error_ = Unavailable("REALTIME_UNAVAILABLE", a.error);
-    } else {
+    } else if (Spend(0, a.body.size())) {
+      // A listing the shard's limit cut: read it to its end, page by page, before summing.
+      if (a.more) AskRealtime(FwmatchPagePath(realtime_prefix_, LastListedKey(a.body)));
       realtime_.push_back(std::move(a.body));
     }
     if (--pending_ == 0) OnBothTiers();
@@ -193,6 +221,7 @@ class ReadRun : public std::enable_shared_from_this<ReadRun> {
       realtime_.clear();
       realtime_from_ = kNoArchiveDays;
       AskRealtime(FwmatchPath(realtime_prefix_));
+      if (pending_ == 0) return Fail(error_);
       return;
     }
     if (buckets_.empty()) {  // units=-1: the buckets reach back to the first hour with data
@@ -257,6 +286,7 @@ class BreakdownRun final : public ReadRun {
     }
     std::vector<std::string> paths = MgetPaths(keys, s_->options.max_backend_url_bytes);
     if (paths.empty()) return Sum();
+    if (!Spend(paths.size())) return Fail(error_);
     auto self = SharedThis();
     pending_ = static_cast<int>(paths.size());
     for (std::string& path : paths) {
@@ -271,7 +301,7 @@ class BreakdownRun final : public ReadRun {
       if (error_.status_txt.empty()) error_ = Unavailable("ARCHIVE_UNAVAILABLE", a.error);
     } else if (a.watermark != watermark_) {
       generation_changed_ = true;
-    } else {
+    } else if (Spend(0, a.body.size())) {
       subtotals_.push_back(std::move(a.body));
     }
     if (--pending_ == 0) Sum();

@@ -56,6 +56,11 @@ struct QueryOptions {
   int realtime_timeout_ms = 2000;
   size_t lookup_cache_entries = 100000;
   size_t max_backend_url_bytes = 6000;  // /mget batches are cut to fit backend URL limits
+  // The fan-out of one query (docs/api-read.md#bounds): backend requests (archive /get and
+  // /mget batches, realtime /mget batches and /fwmatch pages) and the bytes of their answers.
+  // A query that needs more answers 400 QUERY_TOO_LARGE, never a partial number.
+  size_t max_backend_requests = 1024;
+  size_t max_backend_bytes = size_t{64} << 20;
 };
 
 class QueryService {

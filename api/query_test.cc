@@ -140,6 +140,13 @@ TEST(QueryPlanTest, RealtimeHoursArePastTheWatermarkUpToTomorrow) {
 TEST(QueryPlanTest, Paths) {
   EXPECT_EQ(GetPath("u|jehiah"), "/get?key=u%7Cjehiah");
   EXPECT_EQ(FwmatchPath("r.u|jehiah."), "/fwmatch?key=r.u%7Cjehiah.");
+  EXPECT_EQ(FwmatchPagePath("r.u|jehiah.", "r.u|jehiah.abc.c4b3"),
+            "/fwmatch?key=r.u%7Cjehiah.&after=r.u%7Cjehiah.abc.c4b3");
+  EXPECT_EQ(LastListedKey("a,1\nb,2\n"), "b");
+  EXPECT_EQ(LastListedKey("a,1\n_l|h0aMB8AuNw4=,http://x/?a=1,2\n"), "_l|h0aMB8AuNw4=");  // values hold ','
+  EXPECT_EQ(LastListedKey("only,7"), "only");
+  EXPECT_EQ(LastListedKey(""), "");
+  EXPECT_EQ(LastListedKey("\n"), "");
   std::vector<std::string> keys = {"_l|h0aMB8AuNw4=", "_l|HMCJVIkxxP4="};
   EXPECT_EQ(MgetPaths(keys, 6000),
             std::vector<std::string>{"/mget?key=_l%7Ch0aMB8AuNw4%3D&key=_l%7CHMCJVIkxxP4%3D"});

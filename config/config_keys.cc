@@ -35,6 +35,8 @@ constexpr std::string_view kKeys[] = {
     "populate",         // archive
     "port",             // api, realtime, archive
     "power-safe",       // realtime
+    "query-max-backend-mb",        // api
+    "query-max-backend-requests",  // api
     "realtime",         // api, rebuild: one line per realtime shard
     "replace",          // rebuild
     "sync-interval",    // realtime

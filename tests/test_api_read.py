@@ -12,7 +12,10 @@ import zlib
 import pytest
 
 from harness import GOLDEN, free_port, get, post, run, wait_until
+import time
+
 from ymdh import day_text as ymdh_day_text
+from ymdh import encode as ymdh_encode
 
 SEED = os.path.join(GOLDEN, "seed-example")
 
@@ -264,3 +267,34 @@ def test_replicas_on_different_generations_give_the_same_answers(procs, tmp_path
     cluster.set_lookups(sets, "2012-04-01")
     for _ in range(3):  # rotation alternates the replicas; each query line hits both
         check_golden(cluster)
+
+
+def test_breakdown_reads_a_realtime_listing_to_its_end(procs, tmp_path):
+    """10,100 subkeys of one hour with 1 each, then `zz` with 500: the realtime shard lists
+    them in pages of --fwmatch-limit (10,000) lines, and the API reads every page — the
+    top subkey is `zz`, and the total is every increment, not the first page's."""
+    cluster = Cluster(procs, tmp_path, [])
+    hour = ymdh_encode(int(time.time()) // 3600 * 3600)
+    names = [f"a{i:05d}" for i in range(10100)]
+    cluster.incr_realtime([f"c.u|big.{n}.{hour},1" for n in names] + [f"c.u|big.zz.{hour},500"])
+    r = cluster.query("/breakdown?ns=u&key=big&sub=c&unit=day&units=1&limit=3")
+    assert r.status == 200, r
+    assert r.json()["data"]["breakdown"] == [{"subkey": "zz", "value": 500},
+                                             {"subkey": "a00000", "value": 1},
+                                             {"subkey": "a00001", "value": 1}]
+
+
+def test_breakdown_past_the_fanout_bound_is_a_named_error(procs, tmp_path):
+    """A query that would need more backend requests (here: /fwmatch pages) or answer bytes
+    than the API's bound answers 400 QUERY_TOO_LARGE — never the pages it got as a total."""
+    hour = ymdh_encode(int(time.time()) // 3600 * 3600)
+    lines = [f"c.u|big.a{i:05d}.{hour},1" for i in range(10100)]
+    cluster = Cluster(procs, tmp_path, [], api_options="query-max-backend-requests = 2\n")
+    cluster.incr_realtime(lines)
+    assert cluster.query("/breakdown?ns=u&key=big&sub=c&unit=day&units=1").status == 200  # 2 pages
+    cluster.incr_realtime([f"c.u|big.b{i:05d}.{hour},1" for i in range(10000)])
+    r = cluster.query("/breakdown?ns=u&key=big&sub=c&unit=day&units=1")  # 3 pages
+    assert r.status == 400, r
+    assert r.json()["status_txt"] == "QUERY_TOO_LARGE"
+    assert r.json()["message"] == ("the query needs more than 2 requests from the backends; "
+                                   "ask for a shorter range or a smaller limit")
