@@ -30,6 +30,21 @@ namespace fs = std::filesystem;
 
 std::string ReadAll(const std::string& path) { return *ReadSmallFile(path); }
 
+// Reads a whole segment only to verify it (footer, checksum, order); fills *summary.
+Status VerifySegment(const std::string& path, FileSummary* summary) {
+  SegmentReader reader;
+  if (Status s = reader.Open(path); !s.ok()) return s;
+  std::string_view key, value;
+  FileSummary sum;
+  while (reader.Next(&key, &value)) {
+    sum.records++;
+    sum.bytes += key.size() + value.size() + 2;
+  }
+  if (!reader.status().ok()) return reader.status();
+  if (summary) *summary = sum;
+  return Status::OK();
+}
+
 TEST(ColumnMerge, ConcatenatesInterleavesSumsAndDropsZeros) {
   std::string acc, scratch;
   ASSERT_TRUE(MergeColumnsInto(&acc, "c3p1:2 c3p4:1", &scratch).ok());
