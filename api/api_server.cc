@@ -9,10 +9,10 @@
 #include "api/incr_payload.h"
 #include "api/query_service.h"
 #include "api/shard_list.h"
+#include "base/latency.h"
 #include "net/http_client.h"
 #include "net/http_server.h"
 #include "net/json.h"
-#include "net/latency.h"
 #include "net/loop_waker.h"
 #include "net/request.h"
 
@@ -40,7 +40,7 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Open(const ClusterConfig& config, 
 }
 
 ApiServer::ApiServer(const ClusterConfig& config, ApiOptions options)
-    : config_(config), options_(std::move(options)), start_us_(net::MonotonicMicros()) {}
+    : config_(config), options_(std::move(options)), start_us_(MonotonicMicros()) {}
 
 Status ApiServer::Init() {
   Result<oplog::SyncPolicy> policy = oplog::ParseSyncPolicy(config_.oplog_sync);
@@ -96,7 +96,7 @@ Status ApiServer::Init() {
   query_options.max_backend_bytes = size_t{config_.query_max_backend_mb} << 20;
   queries_ = std::make_unique<QueryService>(base, client_.get(), config_, query_options);
   const uint64_t last = log_->last_seq();
-  append_times_.Add(last + 1, net::MonotonicMicros());  // older records: "since start"
+  append_times_.Add(last + 1, MonotonicMicros());  // older records: "since start"
   for (size_t k = 0; k < config_.realtime.size(); k++) {
     senders_.push_back(std::make_unique<Sender>(base, client_.get(), log_.get(), &append_times_, uint32_t(k),
                                                 config_.realtime[k], config_.node_id, options_.sender));
@@ -210,7 +210,7 @@ void ApiServer::OnIncr(net::Request& req) {
     Reject(req, 503, "OPLOG_UNAVAILABLE", seq.status().message());
     return;
   }
-  append_times_.Add(*seq, net::MonotonicMicros());
+  append_times_.Add(*seq, MonotonicMicros());
   if (log_->policy() == oplog::SyncPolicy::kNone) {
     accepted_events_ += events;
     accepted_requests_++;
@@ -273,7 +273,7 @@ void ApiServer::OnStats(net::Request& req) {
   net::JsonWriter w(&out);
   const oplog::Stats os = log_->GetStats();
   w.BeginObject();
-  w.Field("uptime_seconds", double(net::MonotonicMicros() - start_us_) / 1e6);
+  w.Field("uptime_seconds", double(MonotonicMicros() - start_us_) / 1e6);
   w.Field("node_id", config_.node_id);
   w.BeginObject("incr");
   w.Field("accepted_events", accepted_events_);

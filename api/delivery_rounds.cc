@@ -3,32 +3,17 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include "base/durable_file.h"
+#include "base/errno_status.h"
 
 namespace clickatron {
 namespace {
 
 constexpr uint64_t kCompactBytes = 256 * 1024;
-
-Status Errno(const char* what, const std::string& path) {
-  return Status::Error(std::string(what) + " " + path + ": " + std::strerror(errno));
-}
-
-Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Errno("write", path);
-    }
-    bytes.remove_prefix(size_t(n));
-  }
-  return Status::OK();
-}
 
 }  // namespace
 
@@ -77,21 +62,12 @@ Status DeliveryRounds::Open(const std::string& dir, const std::string& name, uin
 }
 
 Status DeliveryRounds::Rewrite(const std::deque<uint64_t>& live) {
-  const std::string tmp = path_ + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("open", tmp);
   std::string text = "boot " + boot_id_ + "\n";
   for (uint64_t end : live) text += std::to_string(end) + "\n";
-  Status s = WriteAll(fd, text, tmp);
-  if (!s.ok()) {
-    ::close(fd);
-    return s;
-  }
-  if (::rename(tmp.c_str(), path_.c_str()) != 0) {
-    ::close(fd);
-    return Errno("rename", tmp);
-  }
-  // The descriptor now names the renamed file; appends go on after the rewrite.
+  if (Status s = WriteFileAtomic(path_, text); !s.ok()) return s;
+  // Appends go on after the rewrite.
+  const int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus("open", path_);
   if (fd_ >= 0) ::close(fd_);
   fd_ = fd;
   size_ = text.size();

@@ -12,11 +12,12 @@
 // File DIR/delivery-<name>.rounds:
 //   boot <kernel boot id>\n         first line
 //   <end seq>\n                     one per round, appended BEFORE the round is first sent
-// Written with plain write(2), no fsync: the file is needed after a crash of the process,
-// and the page cache survives that. A machine crash may lose its tail; the boot id tells
-// (a different boot id after restart), and the sender then sends every record past the
-// cursor as a batch of its own (one record, one seq — exactly-once whatever was applied
-// before), up to the last record of the recovered log.
+// Rounds are appended with plain write(2), no fsync: the file is needed after a crash of
+// the process, and the page cache survives that. (The rewrite at start and every few
+// hundred KB is the atomic small-file write of base/durable_file.h.) A machine crash may
+// lose its tail; the boot id tells (a different boot id after restart), and the sender
+// then sends every record past the cursor as a batch of its own (one record, one seq —
+// exactly-once whatever was applied before), up to the last record of the recovered log.
 //
 // Not thread-safe (the API's event loop owns it).
 #pragma once

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "base/clip.h"
 #include "keyformat/stored_key.h"
 #include "keyformat/ymdh.h"
 
@@ -9,10 +10,7 @@ namespace clickatron {
 namespace {
 
 // A user value shown in a message: at most 64 bytes, so a 4 KB key does not flood it.
-std::string Shown(std::string_view value) {
-  if (value.size() <= 64) return std::string(value);
-  return std::string(value.substr(0, 64)) + "...";
-}
+constexpr size_t kShown = 64;
 
 bool Fail(IncrError* error, std::string status_txt, std::string message, int code = 400) {
   error->code = code;
@@ -94,12 +92,12 @@ bool ParseIncrEvent(const std::vector<net::QueryParam>& params, int64_t now, Eve
       const size_t colon = p.value.find(':');
       if (colon == std::string_view::npos) {
         return Fail(error, "INVALID_ARG_SUB",
-                    "sub '" + Shown(p.value) + "' is not <subtotal namespace>:<subkey>");
+                    "sub '" + Clipped(p.value, kShown) + "' is not <subtotal namespace>:<subkey>");
       }
       event->subs.push_back(SubtotalRef{p.value.substr(0, colon), p.value.substr(colon + 1)});
     } else {
       return Fail(error, "UNKNOWN_ARG",
-                  "unknown parameter '" + Shown(p.name) + "' (an increment takes ns, key, value, ts, sub)");
+                  "unknown parameter '" + Clipped(p.name, kShown) + "' (an increment takes ns, key, value, ts, sub)");
     }
   }
   if (!have_ns || event->ns.empty()) return Fail(error, "MISSING_ARG_NS", "ns is required");
@@ -114,8 +112,8 @@ bool ParseIncrEvent(const std::vector<net::QueryParam>& params, int64_t now, Eve
     bool overflow;
     if (!ParseInt64(value_text, &event->value, &overflow)) {
       return Fail(error, "INVALID_ARG_VALUE",
-                  overflow ? "value '" + Shown(value_text) + "' does not fit in a signed 64-bit integer"
-                           : "value '" + Shown(value_text) + "' is not an integer");
+                  overflow ? "value '" + Clipped(value_text, kShown) + "' does not fit in a signed 64-bit integer"
+                           : "value '" + Clipped(value_text, kShown) + "' is not an integer");
     }
     if (event->value == 0) {
       return Fail(error, "INVALID_ARG_VALUE", "value is 0; an increment must change the count");
@@ -124,7 +122,7 @@ bool ParseIncrEvent(const std::vector<net::QueryParam>& params, int64_t now, Eve
   if (have_ts) {
     bool overflow;
     if (!ParseInt64(ts_text, &event->ts, &overflow)) {
-      return Fail(error, "INVALID_ARG_TS", "ts '" + Shown(ts_text) + "' is not an integer (unix seconds)");
+      return Fail(error, "INVALID_ARG_TS", "ts '" + Clipped(ts_text, kShown) + "' is not an integer (unix seconds)");
     }
   }
   const TsWindow window = TsWindowAt(now);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "base/clip.h"
 #include "keyformat/records.h"
 #include "keyformat/shard.h"
 #include "keyformat/stored_key.h"
@@ -90,7 +91,7 @@ bool PayloadReader::Next(PayloadLine* line) {
   rest_.remove_prefix(nl + 1);
   auto bad = [&](const char* why) {
     status_ = Status::Error(std::string("malformed oplog payload line (") + why + "): '" +
-                            std::string(text.substr(0, 120)) + "'");
+                            Clipped(text, 120) + "'");
     return false;
   };
   const char* p = text.data();

@@ -15,6 +15,7 @@
 #include "api/incr_event.h"
 #include "api/incr_payload.h"
 #include "api/sender.h"
+#include "base/test_dir.h"
 #include "keyformat/event.h"
 #include "keyformat/shard.h"
 #include "keyformat/stored_key.h"
@@ -208,17 +209,13 @@ TEST(IncrPayload, MalformedLinesAreErrors) {
   }
 }
 
-class TempDir : public ::testing::Test {
+class DeliveryRoundsFile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/apiw_test_XXXXXX";
-    dir_ = mkdtemp(tmpl);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_;
+  TestDir tmp_;
+  const std::string dir_ = tmp_.path();
 };
 
-TEST_F(TempDir, RoundsFileKeepsEndsPastTheCursor) {
+TEST_F(DeliveryRoundsFile, RoundsFileKeepsEndsPastTheCursor) {
   std::deque<uint64_t> ends;
   bool trusted = true;
   {
@@ -244,7 +241,7 @@ TEST_F(TempDir, RoundsFileKeepsEndsPastTheCursor) {
   }
 }
 
-TEST_F(TempDir, RoundsFileFromAnotherBootIsNotTrusted) {
+TEST_F(DeliveryRoundsFile, RoundsFileFromAnotherBootIsNotTrusted) {
   std::ofstream(dir_ + "/delivery-realtime-1.rounds") << "boot not-this-boot\n5\n9\n";
   std::deque<uint64_t> ends;
   bool trusted = true;

@@ -122,7 +122,7 @@ void Sender::Stop() {
 
 void Sender::Kick() {
   if (state_ != State::kIdle || pacing_) return;
-  const uint64_t now = net::MonotonicMicros();
+  const uint64_t now = MonotonicMicros();
   const uint64_t interval_us = uint64_t(options_.min_round_interval_ms) * 1000;
   if (interval_us > 0 && last_round_us_ != 0 && now - last_round_us_ < interval_us) {
     const uint64_t wait = interval_us - (now - last_round_us_);
@@ -375,7 +375,7 @@ void Sender::OnResponse(net::HttpResponse&& r, bool is_set) {
                  shard_, to_.ToString().c_str(), FormatDay(p.day).c_str(),
                  (unsigned long long)p.lines, (unsigned long long)round_end_, Trimmed(r.body).c_str());
     last_error_ = "day " + FormatDay(p.day) + " expired: " + Trimmed(r.body);
-    last_error_us_ = net::MonotonicMicros();
+    last_error_us_ = MonotonicMicros();
     if (is_set) {
       set_done_ = true;  // its counts will meet the same answer and are counted then
     } else {
@@ -425,7 +425,7 @@ bool Sender::DropOverflowingLine(std::string_view message, std::string_view body
                    shard_, to_.ToString().c_str(), int(line.size()), line.data(),
                    (unsigned long long)round_end_, Trimmed(body).c_str());
       last_error_ = "counter overflow: " + Trimmed(body);
-      last_error_us_ = net::MonotonicMicros();
+      last_error_us_ = MonotonicMicros();
       overflow_lines_++;
       p.incr_body.erase(pos, nl - pos + 1);
       return true;
@@ -436,7 +436,7 @@ bool Sender::DropOverflowingLine(std::string_view message, std::string_view body
 }
 
 void Sender::RoundDone() {
-  const uint64_t now = net::MonotonicMicros();
+  const uint64_t now = MonotonicMicros();
   cursor_ = round_end_;
   if (!rounds_.empty() && rounds_.back().end == round_end_) rounds_.back().acked_us = now;
   if (round_start_us_ != 0 && now > round_start_us_) lag_.Record(now - round_start_us_);
@@ -449,7 +449,7 @@ void Sender::RoundDone() {
 
 void Sender::Fail(const std::string& error, bool rewind) {
   failures_++;
-  const uint64_t now = net::MonotonicMicros();
+  const uint64_t now = MonotonicMicros();
   // One log line per distinct error, or per 10 s while it persists.
   if (error != last_error_ || now - last_error_us_ > 10'000'000) {
     std::fprintf(stderr, "clickatron-api: realtime shard %u (%s): %s; retrying\n", shard_,
@@ -507,7 +507,7 @@ void Sender::OnPersistTimer(int, short, void* arg) {
 }
 
 void Sender::AdvanceSavedCursor(bool force) {
-  const uint64_t now = net::MonotonicMicros();
+  const uint64_t now = MonotonicMicros();
   const uint64_t lag_us = uint64_t(options_.cursor_lag_ms) * 1000;
   // A round is settled once the shard says it is durable, or — from a shard that does
   // not say — once it was acknowledged longer ago than the shard's commit interval.
@@ -540,7 +540,7 @@ void Sender::AdvanceSavedCursor(bool force) {
 }
 
 void Sender::WriteStatsJson(net::JsonWriter* w, uint64_t last_seq) const {
-  const uint64_t now = net::MonotonicMicros();
+  const uint64_t now = MonotonicMicros();
   const uint64_t backlog = last_seq > cursor_ ? last_seq - cursor_ : 0;
   double backlog_seconds = 0;
   if (backlog > 0) {
@@ -576,7 +576,7 @@ void Sender::WriteStatsJson(net::JsonWriter* w, uint64_t last_seq) const {
   w->Field("last_error", last_error_);
   w->Key("last_error_age_seconds");
   if (last_error_us_ == 0) w->Null(); else w->Double(double(now - last_error_us_) / 1e6);
-  const net::LatencySnapshot lag = lag_.Snapshot();
+  const LatencySnapshot lag = lag_.Snapshot();
   w->BeginObject("delivery_lag_ms");
   w->Field("rounds", lag.count());
   w->Field("p50", double(lag.Quantile(0.5)) / 1000);

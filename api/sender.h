@@ -45,9 +45,9 @@
 #include <vector>
 
 #include "api/delivery_rounds.h"
+#include "base/latency.h"
 #include "base/status.h"
 #include "net/host_port.h"
-#include "net/latency.h"
 
 struct event;
 struct event_base;
@@ -211,7 +211,7 @@ class Sender {
   uint64_t last_error_us_ = 0;
   bool waiting_release_ = false;
   std::string waiting_release_message_;
-  net::LatencyHistogram lag_;     // append of a round's first record → round delivered
+  LatencyHistogram lag_;     // append of a round's first record → round delivered
 };
 
 }  // namespace clickatron

@@ -1,15 +1,14 @@
 #include "api/shard_list.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <fstream>
 
 #include "api/delivery_rounds.h"
 #include "api/sender.h"
-#include "oplog/file.h"
+#include "base/durable_file.h"
+#include "base/errno_status.h"
 #include "oplog/oplog.h"
 
 namespace clickatron {
@@ -32,7 +31,7 @@ Result<std::vector<std::string>> LoadShardList(const std::string& dir) {
   std::ifstream in(path);
   if (!in) {
     if (errno == ENOENT) return out;
-    return oplog::ErrnoError("open", path);
+    return ErrnoStatus("open", path);
   }
   std::string line;
   while (std::getline(in, line)) {
@@ -42,18 +41,9 @@ Result<std::vector<std::string>> LoadShardList(const std::string& dir) {
 }
 
 Status SaveShardList(const std::string& dir, const std::vector<std::string>& shards) {
-  const std::string path = dir + "/" + kShardListFile;
-  const std::string tmp = path + ".tmp";
   std::string text;
   for (const std::string& s : shards) text += s + "\n";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return oplog::ErrnoError("open", tmp);
-  Status s = oplog::WriteAt(fd, text, 0, tmp);
-  if (s.ok() && ::fsync(fd) != 0) s = oplog::ErrnoError("fsync", tmp);
-  ::close(fd);
-  if (!s.ok()) return s;
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return oplog::ErrnoError("rename", tmp);
-  return oplog::SyncDir(dir);
+  return WriteFileAtomic(dir + "/" + kShardListFile, text);
 }
 
 Status AdoptShardList(oplog::Oplog* log, const std::vector<net::HostPort>& shards) {
@@ -95,7 +85,7 @@ Status AdoptShardList(oplog::Oplog* log, const std::vector<net::HostPort>& shard
     const std::string name = Sender::CursorName(uint32_t(k));
     (void)log->RemoveCursor(name);  // fails only when there is none: nothing to remove
     const std::string rounds = DeliveryRounds::Path(log->dir(), name);
-    if (::unlink(rounds.c_str()) != 0 && errno != ENOENT) return oplog::ErrnoError("unlink", rounds);
+    if (::unlink(rounds.c_str()) != 0 && errno != ENOENT) return ErrnoStatus("unlink", rounds);
   }
   if (Status s = log->SaveCursors(); !s.ok()) return s;
   std::fprintf(stderr, "clickatron-api: realtime shard list changed (was: %s; now: %s); "

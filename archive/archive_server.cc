@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 
+#include "base/clip.h"
 #include "net/json.h"
 
 namespace clickatron::archive {
@@ -170,7 +171,7 @@ void ArchiveServer::OnFwmatch(net::Request& req) {
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
     if (text.empty() || ec != std::errc() || end != text.data() + text.size() || n == 0) {
       ReplyBadRequest(req, "INVALID_ARG_LIMIT",
-                      "limit '" + std::string(text.substr(0, 64)) + "' is not a positive integer");
+                      "limit '" + Clipped(text, 64) + "' is not a positive integer");
       return;
     }
     if (n < limit) limit = n;  // larger limits are capped at --fwmatch-limit

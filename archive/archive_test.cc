@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "base/test_dir.h"
 #include "archive/date_header.h"
 #include "archive/db_file.h"
 #include "archive/key_params.h"
@@ -25,24 +26,6 @@ namespace clickatron::archive {
 namespace {
 
 namespace fs = std::filesystem;
-
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/archive_test.XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string Write(const std::string& name, const std::string& content) const {
-    std::string p = path_ + "/" + name;
-    std::ofstream(p, std::ios::binary) << content;
-    return p;
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 std::shared_ptr<const DbFile> MustOpen(const std::string& path, char sep = ',') {
   auto db = DbFile::Open(path, DbFileOptions{.separator = sep});
@@ -96,7 +79,7 @@ TEST(DbFile, KeyOrderGolden) {
     content += line + "," + std::to_string(keys.size()) + "\n";
   }
   ASSERT_GE(keys.size(), 5u);
-  TempDir dir;
+  TestDir dir;
   auto db = MustOpen(dir.Write("order.csv", content));
   ASSERT_TRUE(db);
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -108,27 +91,27 @@ TEST(DbFile, KeyOrderGolden) {
 }
 
 TEST(DbFile, RefusesUnsortedWithLineNumber) {
-  TempDir dir;
+  TestDir dir;
   std::string p = dir.Write("bad.csv", "a,1\nb,2\nd,3\nc,4\ne,5\n");
   EXPECT_EQ(OpenError(p), p + ": line 4: key 'c' is not after the key before it 'd' "
                               "(the file must be sorted by key, each key once)");
 }
 
 TEST(DbFile, RefusesDuplicateKey) {
-  TempDir dir;
+  TestDir dir;
   std::string p = dir.Write("dup.csv", "a,1\nb,2\nb,3\n");
   EXPECT_NE(OpenError(p).find("line 3: key 'b' is not after"), std::string::npos);
 }
 
 TEST(DbFile, RefusesMissingFinalNewline) {
-  TempDir dir;
+  TestDir dir;
   std::string p = dir.Write("trunc.csv", "a,1\nb,2\nc,3");
   EXPECT_EQ(OpenError(p),
             p + ": line 3: the file does not end with a newline (truncated last line)");
 }
 
 TEST(DbFile, RefusesLineWithoutSeparator) {
-  TempDir dir;
+  TestDir dir;
   std::string p = dir.Write("nosep.csv", "a,1\nb\tno-comma\nc,3\n");
   EXPECT_EQ(OpenError(p), p + ": line 2: no separator ',' in the line");
   EXPECT_EQ(OpenError(dir.Write("empty-line.csv", "a,1\n\nc,3\n")),
@@ -143,7 +126,7 @@ TEST(DbFile, MissingFileNamesPath) {
 }
 
 TEST(DbFile, TabSeparator) {
-  TempDir dir;
+  TestDir dir;
   auto db = MustOpen(dir.Write("tab.tsv", "a,b\tone\nc\ttwo\tthree\n"), '\t');
   ASSERT_TRUE(db);
   EXPECT_EQ(Get(*db, "a,b"), "one\n");
@@ -151,7 +134,7 @@ TEST(DbFile, TabSeparator) {
 }
 
 TEST(DbFile, EmptyFileServesNothing) {
-  TempDir dir;
+  TestDir dir;
   auto db = MustOpen(dir.Write("empty.csv", ""));
   ASSERT_TRUE(db);
   EXPECT_EQ(db->records(), 0u);
@@ -163,7 +146,7 @@ TEST(DbFile, PageMultipleSizeNeverReadsPastTheEnd) {
   // A file of exactly one page whose last key is the greatest: sortdb's strchr ran past
   // the mapping here. ASan would flag any read past the end of our mapping's bytes only
   // for heap, so also check the answers are exact at the edge.
-  TempDir dir;
+  TestDir dir;
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   std::string content;
   int i = 0;
@@ -188,7 +171,7 @@ TEST(DbFile, PageMultipleSizeNeverReadsPastTheEnd) {
 
 TEST(DbFile, EveryKeyOfALargerFileIsFound) {
   // Keys that prefix each other, lines of very different lengths, hash-like characters.
-  TempDir dir;
+  TestDir dir;
   std::vector<std::string> keys;
   for (int i = 0; i < 2000; ++i) {
     char buf[32];
@@ -234,7 +217,7 @@ TEST(DbFile, EveryKeyOfALargerFileIsFound) {
 }
 
 TEST(DbFile, ManifestBesideFileIsReadAndChecked) {
-  TempDir dir;
+  TestDir dir;
   std::string content = "a,1\nb,2\n";
   std::string p = dir.Write("shard-0.csv", content);
   dir.Write("manifest", "generation = g7\nlast_day = 2026-03-20\nshards = 1\n"
@@ -257,7 +240,7 @@ TEST(DbFile, ManifestBesideFileIsReadAndChecked) {
 }
 
 TEST(DbFile, SymlinkedPathReadsManifestOfTheTarget) {
-  TempDir dir;
+  TestDir dir;
   fs::create_directories(dir.path() + "/gen/1");
   dir.Write("gen/1/shard-0.csv", "a,1\n");
   dir.Write("gen/1/manifest", "generation = 1\nlast_day = 2026-01-01\n");
@@ -269,7 +252,7 @@ TEST(DbFile, SymlinkedPathReadsManifestOfTheTarget) {
 }
 
 TEST(LiveDb, ReloadSwapsOnlyGoodFilesAndOldMappingOutlivesTheSwap) {
-  TempDir dir;
+  TestDir dir;
   std::string p = dir.Write("data.csv", "a,old\n");
   LiveDb live(p, DbFileOptions{});
   ASSERT_TRUE(live.Open().ok());
@@ -334,7 +317,7 @@ TEST(KeyParams, Errors) {
 }
 
 TEST(Reloader, ServesRequestsOnItsThreadAndReportsRefusals) {
-  TempDir dir;
+  TestDir dir;
   std::string p = dir.Write("data.csv", "a,1\n");
   LiveDb live(p, DbFileOptions{});
   ASSERT_TRUE(live.Open().ok());
@@ -375,7 +358,7 @@ TEST(DateHeader, Rfc1123InGmt) {
 TEST(DbFile, SampleSearchWithSharedPrefixesNulAndHighBytes) {
   // Keys that agree on their first 8 bytes (the sample's integer prefix), keys shorter than
   // 8 bytes, NUL and 0xff bytes: every key is found, every near miss is not.
-  TempDir dir;
+  TestDir dir;
   std::vector<std::string> keys;
   for (int i = 0; i < 3000; ++i) {
     char buf[32];

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/clip.h"
+#include "base/errno_status.h"
 #include "keyformat/hex64.h"
 #include "keyformat/key_order.h"
 
@@ -18,16 +20,14 @@ namespace clickatron::archive {
 
 namespace {
 
-std::string Errno(const std::string& path, const char* what) {
-  return path + ": " + what + ": " + std::strerror(errno);
+// Archive errors put the path first ("/data/x.csv: open: No such file or directory").
+Status PathError(const std::string& path, const char* what) {
+  const int err = errno;
+  return ErrnoStatus(err, path + ": " + what);
 }
 
-// The key shown in an error message: long keys are cut so a log line stays readable.
-std::string Shown(std::string_view key) {
-  constexpr size_t kMax = 80;
-  if (key.size() <= kMax) return std::string(key);
-  return std::string(key.substr(0, kMax)) + "...";
-}
+// Bytes of a key shown in an error message: long keys are cut so a log line stays readable.
+constexpr size_t kShownKey = 80;
 
 // The file the descriptor really refers to (symlinks resolved at open time, so a
 // `current` pointer swapped after our open() cannot make us read another generation's
@@ -73,10 +73,10 @@ Result<std::shared_ptr<const DbFile>> DbFile::Open(const std::string& path,
   db->separator_ = options.separator;
 
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::Error(Errno(path, "open"));
+  if (fd < 0) return PathError(path, "open");
   struct stat st;
   if (fstat(fd, &st) != 0) {
-    Status s = Status::Error(Errno(path, "fstat"));
+    Status s = PathError(path, "fstat");
     ::close(fd);
     return s;
   }
@@ -90,7 +90,7 @@ Result<std::shared_ptr<const DbFile>> DbFile::Open(const std::string& path,
     int flags = MAP_SHARED | (options.populate ? MAP_POPULATE : 0);
     void* p = mmap(nullptr, db->size_, PROT_READ, flags, fd, 0);
     if (p == MAP_FAILED) {
-      Status s = Status::Error(Errno(path, "mmap"));
+      Status s = PathError(path, "mmap");
       ::close(fd);
       return s;
     }
@@ -174,7 +174,7 @@ Status DbFile::Verify() {
     if (sep == p) return bad("empty key");
     std::string_view key(p, static_cast<size_t>(sep - p));
     if (line_no > 1 && CompareKeys(prev_key, key) >= 0) {
-      return bad("key '" + Shown(key) + "' is not after the key before it '" + Shown(prev_key) +
+      return bad("key '" + Clipped(key, kShownKey) + "' is not after the key before it '" + Clipped(prev_key, kShownKey) +
                  "' (the file must be sorted by key, each key once)");
     }
     prev_key = key;

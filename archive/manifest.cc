@@ -5,14 +5,17 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/errno_status.h"
+
 namespace clickatron::archive {
 
 Result<std::optional<Manifest>> ReadManifest(const std::string& dir) {
   std::string path = dir.empty() ? std::string(kManifestName) : dir + "/" + kManifestName;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    if (errno == ENOENT) return std::optional<Manifest>();
-    return Status::Error(path + ": " + std::strerror(errno));
+    const int err = errno;
+    if (err == ENOENT) return std::optional<Manifest>();
+    return ErrnoStatus(err, path);
   }
   std::ostringstream text;
   text << in.rdbuf();

@@ -3,10 +3,12 @@
 #include <charconv>
 #include <cstring>
 
+#include "base/clip.h"
+
 namespace clickatron {
 
 bool ColumnReader::Fail(std::string_view token, const char* why) {
-  status_ = Status::Error("column '" + std::string(token.substr(0, 60)) + "' " + why);
+  status_ = Status::Error("column '" + Clipped(token, 60) + "' " + why);
   rest_ = {};
   return false;
 }

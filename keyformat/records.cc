@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "base/clip.h"
 #include "keyformat/stored_key.h"
 #include "keyformat/ymdh.h"
 
@@ -9,8 +10,7 @@ namespace clickatron {
 namespace {
 
 Status KeyError(std::string_view key, const std::string& why) {
-  std::string shown(key.substr(0, 200));
-  return Status::Error("key '" + shown + "' " + why);
+  return Status::Error("key '" + Clipped(key, 200) + "' " + why);
 }
 
 // Splits "{subns}.{ns}" or "{ns}" (the part before '|'); validates the names.
@@ -146,10 +146,10 @@ void AppendArchiveSubtotalKey(std::string* out, std::string_view subns, std::str
 Result<Line> SplitLine(std::string_view line, char separator) {
   const size_t sep = line.find(separator);
   if (sep == std::string_view::npos) {
-    return Status::Error("line '" + std::string(line.substr(0, 200)) + "' has no '" +
+    return Status::Error("line '" + Clipped(line, 200) + "' has no '" +
                          std::string(1, separator) + "' separator");
   }
-  if (sep == 0) return Status::Error("line '" + std::string(line.substr(0, 200)) + "' has an empty key");
+  if (sep == 0) return Status::Error("line '" + Clipped(line, 200) + "' has an empty key");
   return Line{line.substr(0, sep), line.substr(sep + 1)};
 }
 
@@ -158,10 +158,10 @@ Result<int64_t> ParseCount(std::string_view text) {
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, n);
   if (text.empty() || ec == std::errc::invalid_argument || ptr != end) {
-    return Status::Error("count '" + std::string(text.substr(0, 40)) + "' is not an integer");
+    return Status::Error("count '" + Clipped(text, 40) + "' is not an integer");
   }
   if (ec == std::errc::result_out_of_range) {
-    return Status::Error("count '" + std::string(text.substr(0, 40)) + "' does not fit in 64 bits");
+    return Status::Error("count '" + Clipped(text, 40) + "' does not fit in 64 bits");
   }
   return n;
 }

@@ -2,6 +2,8 @@
 
 #include <md5.h>
 
+#include "base/clip.h"
+
 namespace clickatron {
 namespace {
 
@@ -80,7 +82,7 @@ Status ValidateUserKey(std::string_view value, std::string_view what) {
 
 Status ValidateNamespace(std::string_view name, std::string_view what) {
   auto bad = [&](const std::string& why) {
-    return Status::Error(std::string(what) + " '" + std::string(name.substr(0, 40)) + "' " + why);
+    return Status::Error(std::string(what) + " '" + Clipped(name, 40) + "' " + why);
   };
   if (name.empty()) return Status::Error(std::string(what) + " is empty");
   if (name.size() > kMaxNamespaceSize) return bad("is longer than 16 characters");

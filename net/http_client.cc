@@ -14,7 +14,8 @@
 #include <charconv>
 #include <cstring>
 
-#include "net/latency.h"
+#include "base/errno_status.h"
+#include "base/latency.h"
 #include "net/loop_waker.h"
 
 // The client speaks HTTP/1.1 on its own non-blocking sockets instead of through evhttp's
@@ -235,15 +236,14 @@ Status HttpClient::Connect(Pool* pool, Conn** out) {
     freeaddrinfo(found);
   }
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Status::Error(std::string("cannot connect: ") + std::strerror(errno));
+  if (fd < 0) return ErrnoStatus(errno, "cannot connect");
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   int rc = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
   if (rc != 0 && errno != EINPROGRESS) {
     int err = errno;
     close(fd);
-    return Status::Error(err == ECONNREFUSED ? "connection refused"
-                                             : "cannot connect: " + std::string(std::strerror(err)));
+    return err == ECONNREFUSED ? Status::Error("connection refused") : ErrnoStatus(err, "cannot connect");
   }
   auto* conn = new Conn();
   conn->client = this;
@@ -442,7 +442,7 @@ bool HttpClient::Conn::Flush() {
     Call* c = call;
     c->Fail(pool->label + ": " + (err == EPIPE || err == ECONNRESET
                                       ? "connection closed before a complete response"
-                                      : "connection error: " + std::string(std::strerror(err))));
+                                      : ErrnoStatus(err, "connection error").message()));
     return false;
   }
   out.clear();
@@ -460,7 +460,7 @@ void HttpClient::Conn::OnWritable(int, short, void* arg) {
       if (conn->call != nullptr) {
         conn->call->Fail(conn->pool->label + ": " +
                          (err == ECONNREFUSED ? "connection refused"
-                                              : "cannot connect: " + std::string(std::strerror(err))));
+                                              : ErrnoStatus(err, "cannot connect").message()));
       } else {
         conn->Close();
       }
@@ -499,7 +499,7 @@ void HttpClient::Conn::OnReadable(int, short, void* arg) {
       int err = errno;
       call->Fail(conn->pool->label + ": " +
                  (err == ECONNREFUSED ? "connection refused"
-                                      : "connection error: " + std::string(std::strerror(err))));
+                                      : ErrnoStatus(err, "connection error").message()));
       return;
     }
     conn->last_io_micros = MonotonicMicros();

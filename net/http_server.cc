@@ -17,6 +17,7 @@
 #include <cstring>
 #include <exception>
 
+#include "base/errno_status.h"
 #include "net/loop_waker.h"
 #include "net/server_loop.h"
 
@@ -39,8 +40,9 @@ Status OpenListener(const std::string& address, uint16_t port, bool reuse_port, 
   if (rc != 0) return Status::Error(where + ": " + gai_strerror(rc));
   int fd = socket(found->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
+    const int err = errno;
     freeaddrinfo(found);
-    return Status::Error(where + ": socket: " + std::strerror(errno));
+    return ErrnoStatus(err, where + ": socket");
   }
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -53,7 +55,7 @@ Status OpenListener(const std::string& address, uint16_t port, bool reuse_port, 
     int err = errno;
     freeaddrinfo(found);
     close(fd);
-    return Status::Error(where + ": " + std::strerror(err));
+    return ErrnoStatus(err, where);
   }
   freeaddrinfo(found);
   sockaddr_storage bound{};
@@ -72,7 +74,7 @@ bool RouteMatches(const std::string& route, bool alias, std::string_view path) {
          path.substr(0, route.size()) == route;
 }
 
-void DefaultNotFound(Request& req) { req.Reply(404, "not found\n"); }
+void NotFound(Request& req) { req.Reply(404, "not found\n"); }
 
 }  // namespace
 
@@ -200,7 +202,7 @@ void ServerLoop::Dispatch(evhttp_request* req) {
   query_.Parse(r.raw_query_);
   r.query_ = &query_;
 
-  const Handler* handler = &server_->not_found_;
+  const Handler* handler = nullptr;
   const auto& routes = server_->routes_;
   for (size_t i = 0; i < routes.size(); ++i) {
     if (RouteMatches(routes[i].path, routes[i].options.trailing_slash_alias, r.path_)) {
@@ -210,7 +212,11 @@ void ServerLoop::Dispatch(evhttp_request* req) {
     }
   }
   try {
-    (*handler)(r);
+    if (handler != nullptr) {
+      (*handler)(r);
+    } else {
+      NotFound(r);
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "handler for %.*s threw: %s\n", static_cast<int>(r.path_.size()),
                  r.path_.data(), e.what());
@@ -244,8 +250,7 @@ struct Server::Signals {
 };
 
 Server::Server(ServerOptions options)
-    : options_(std::move(options)), not_found_(DefaultNotFound),
-      signals_(std::make_unique<Signals>()) {
+    : options_(std::move(options)), signals_(std::make_unique<Signals>()) {
   InitLibeventThreads();
   if (options_.threads < 1) options_.threads = 1;
 }
@@ -262,8 +267,6 @@ Server::~Server() {
 void Server::Handle(std::string path, Handler handler, RouteOptions options) {
   routes_.push_back({std::move(path), std::move(handler), options});
 }
-
-void Server::SetNotFound(Handler handler) { not_found_ = std::move(handler); }
 
 void Server::OnSighup(std::function<void()> fn) { on_sighup_ = std::move(fn); }
 

@@ -9,7 +9,7 @@
 //
 // Routing is by exact path ("/get"); a route added with trailing_slash_alias also answers
 // "/get/" (sortdb compatibility). Paths are matched as sent, before percent-decoding. An
-// unknown path gets 404 "not found" (or the handler set with SetNotFound).
+// unknown path gets 404 "not found".
 //
 // Limits (ServerOptions): a request target (path and query) longer than max_url_bytes
 // gets 414; header lines over max_header_bytes (evhttp counts the request line in there
@@ -43,10 +43,10 @@
 #include <string_view>
 #include <vector>
 
-#include "net/json.h"
-#include "net/latency.h"
-#include "net/request.h"
+#include "base/latency.h"
 #include "base/status.h"
+#include "net/json.h"
+#include "net/request.h"
 
 struct event_base;
 
@@ -85,8 +85,6 @@ class Server {
 
   // Adds a route. REQUIRES: before Listen(); path starts with '/'; not added twice.
   void Handle(std::string path, Handler handler, RouteOptions options = {});
-  // Replaces the default 404 handler. REQUIRES: before Listen().
-  void SetNotFound(Handler handler);
   // fn runs on loop 0 on every SIGHUP (e.g. reopen the data file). REQUIRES: before Run().
   void OnSighup(std::function<void()> fn);
   // fn runs on loop 0 once a stop is requested (signal or Stop()), before the loops
@@ -129,7 +127,6 @@ class Server {
 
   ServerOptions options_;
   std::vector<Route> routes_;
-  Handler not_found_;
   std::function<void()> on_sighup_;
   std::function<void()> on_stop_;
   std::vector<std::unique_ptr<ServerLoop>> loops_;

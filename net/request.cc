@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <string>
 
+#include "base/latency.h"
 #include "net/http_server.h"
 #include "net/json.h"
-#include "net/latency.h"
 #include "net/server_loop.h"
 
 namespace clickatron::net {

@@ -9,9 +9,9 @@
 #include <thread>
 #include <vector>
 
-#include "net/latency.h"
-#include "net/query.h"
+#include "base/latency.h"
 #include "base/status.h"
+#include "net/query.h"
 
 struct event;
 struct event_base;

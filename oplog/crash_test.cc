@@ -13,7 +13,7 @@
 
 #include "oplog/oplog.h"
 #include "oplog/reader.h"
-#include "oplog/test_dir.h"
+#include "oplog/test_log.h"
 
 namespace clickatron::oplog {
 namespace {

@@ -1,12 +1,11 @@
 #include "oplog/cursors.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <unistd.h>
 
 #include <charconv>
 
+#include "base/durable_file.h"
 #include "oplog/file.h"
 
 namespace clickatron::oplog {
@@ -65,19 +64,8 @@ Status SaveCursors(const std::string& dir, const CursorMap& cursors) {
     text += std::to_string(seq);
     text += '\n';
   }
-  const std::string path = dir + "/" + kCursorsFile;
-  const std::string tmp = path + ".tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoError("create", tmp);
-  Status s = WriteAt(fd, text, 0, tmp);
-  if (s.ok() && fsync(fd) != 0) s = ErrnoError("fsync", tmp);
-  close(fd);
-  if (s.ok() && rename(tmp.c_str(), path.c_str()) != 0) s = ErrnoError("rename", tmp);
-  if (!s.ok()) {
-    unlink(tmp.c_str());  // leaves the old, whole file in place
-    return s;
-  }
-  return SyncDir(dir);
+  // On an error the old, whole file stays in place.
+  return WriteFileAtomic(dir + "/" + kCursorsFile, text);
 }
 
 }  // namespace clickatron::oplog

@@ -2,27 +2,17 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-namespace clickatron::oplog {
+#include "base/errno_status.h"
 
-Status ErrnoError(std::string_view what, const std::string& path) {
-  const int err = errno;
-  std::string m(what);
-  m += ' ';
-  m += path;
-  m += ": ";
-  m += strerror(err);
-  return Status::Error(std::move(m));
-}
+namespace clickatron::oplog {
 
 Status ReadFile(const std::string& path, std::string* out) {
   out->clear();
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError("open", path);
+  if (fd < 0) return ErrnoStatus("open", path);
   struct stat st;
   if (fstat(fd, &st) == 0 && st.st_size > 0) out->reserve(static_cast<size_t>(st.st_size));
   char buf[1 << 16];
@@ -30,7 +20,7 @@ Status ReadFile(const std::string& path, std::string* out) {
     ssize_t n = read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      Status s = ErrnoError("read", path);
+      Status s = ErrnoStatus("read", path);
       close(fd);
       return s;
     }
@@ -45,10 +35,10 @@ Status WriteAt(int fd, std::string_view bytes, off_t offset, const std::string& 
   while (!bytes.empty()) {
     ssize_t n = pwrite(fd, bytes.data(), bytes.size(), offset);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoError("write", path);
+    if (n < 0) return ErrnoStatus("write", path);
     if (n == 0) {
       errno = EIO;
-      return ErrnoError("write", path);
+      return ErrnoStatus("write", path);
     }
     bytes.remove_prefix(static_cast<size_t>(n));
     offset += n;
@@ -56,29 +46,14 @@ Status WriteAt(int fd, std::string_view bytes, off_t offset, const std::string& 
   return Status::OK();
 }
 
-Status SyncDir(const std::string& dir) {
-  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError("open directory", dir);
-  Status s;
-  if (fsync(fd) != 0) s = ErrnoError("fsync directory", dir);
-  close(fd);
-  return s;
-}
-
 Status EnsureDir(const std::string& dir) {
   if (mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) {
     struct stat st;
-    if (stat(dir.c_str(), &st) != 0) return ErrnoError("stat", dir);
+    if (stat(dir.c_str(), &st) != 0) return ErrnoStatus("stat", dir);
     if (!S_ISDIR(st.st_mode)) return Status::Error(dir + " is not a directory");
     return Status::OK();
   }
-  return ErrnoError("create directory", dir);
-}
-
-uint64_t NowMicros() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000u + static_cast<uint64_t>(ts.tv_nsec) / 1000u;
+  return ErrnoStatus("create directory", dir);
 }
 
 }  // namespace clickatron::oplog

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 
+#include "base/durable_file.h"
+#include "base/errno_status.h"
 #include "oplog/file.h"
 #include "oplog/frame.h"
 #include "oplog/reader.h"
@@ -46,13 +48,13 @@ Result<std::unique_ptr<Oplog>> Oplog::Open(const std::string& dir, Options optio
 
   const std::string lock_path = dir + "/LOCK";
   log->lock_fd_ = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (log->lock_fd_ < 0) return ErrnoError("open", lock_path);
+  if (log->lock_fd_ < 0) return ErrnoStatus("open", lock_path);
   if (flock(log->lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     if (errno == EWOULDBLOCK) {
       return Status::Error("oplog directory " + dir + " is in use by another process (it holds " +
                            lock_path + "; a running clickatron-api keeps its oplog locked)");
     }
-    return ErrnoError("lock", lock_path);
+    return ErrnoStatus("lock", lock_path);
   }
 
   if (Status s = log->Recover(); !s.ok()) return s;
@@ -97,15 +99,15 @@ Status Oplog::Recover() {
     // is new, so this one is cut to its records like a closed one.
     const bool cut = scan->valid_bytes < scan->file_bytes;
     if (cut && truncate(file.path.c_str(), static_cast<off_t>(scan->valid_bytes)) != 0) {
-      return ErrnoError("truncate the tail of", file.path);
+      return ErrnoStatus("truncate the tail of", file.path);
     }
     recovery_.trimmed_bytes += scan->padding_bytes;
     if (newest || cut) {
       // A crashed process may have left its last writes in the page cache only.
       int fd = open(file.path.c_str(), O_WRONLY | O_CLOEXEC);
-      if (fd < 0) return ErrnoError("open", file.path);
+      if (fd < 0) return ErrnoStatus("open", file.path);
       const bool synced = fdatasync(fd) == 0;
-      Status s = synced ? Status::OK() : ErrnoError("fdatasync", file.path);
+      Status s = synced ? Status::OK() : ErrnoStatus("fdatasync", file.path);
       close(fd);
       if (!s.ok()) return s;
     }
@@ -116,7 +118,7 @@ Status Oplog::Recover() {
                            std::to_string((*files)[i + 1].name_seq) + ") says it cannot");
     }
     struct stat st;
-    if (stat(file.path.c_str(), &st) != 0) return ErrnoError("stat", file.path);
+    if (stat(file.path.c_str(), &st) != 0) return ErrnoStatus("stat", file.path);
     segments_.push_back({file.name_seq, file.path, scan->first_seq, scan->last_seq,
                          scan->valid_bytes, static_cast<int64_t>(st.st_mtime)});
     recovery_.records += scan->records;
@@ -170,7 +172,7 @@ Result<uint64_t> Oplog::Append(std::string_view payload) {
     wake = queue_.empty();
     if (wake) {
       queue_first_ = seq;
-      queue_since_us_ = NowMicros();
+      queue_since_us_ = MonotonicMicros();
     }
     AppendFrame(seq, payload, &queue_);
     queue_last_ = seq;
@@ -251,9 +253,9 @@ Status Oplog::WriteAndSync(std::string_view frames, uint64_t first, uint64_t las
     return CutBack(s, start);
   }
   if (options_.sync != SyncPolicy::kNone) {
-    const uint64_t t0 = NowMicros();
-    if (fdatasync(active_fd_) != 0) return CutBack(ErrnoError("fdatasync", active_path_), start);
-    sync_latency_.Record(NowMicros() - t0);
+    const uint64_t t0 = MonotonicMicros();
+    if (fdatasync(active_fd_) != 0) return CutBack(ErrnoStatus("fdatasync", active_path_), start);
+    sync_latency_.Record(MonotonicMicros() - t0);
   }
   active_size_ = start + frames.size();
   return Status::OK();
@@ -266,7 +268,7 @@ Status Oplog::CutBack(Status cause, uint64_t size) {
   const bool cut = ftruncate(active_fd_, static_cast<off_t>(size)) == 0 &&
                    (options_.sync == SyncPolicy::kNone || fdatasync(active_fd_) == 0);
   if (!cut) {
-    Status damaged = ErrnoError("cannot cut a failed write back off", active_path_);
+    Status damaged = ErrnoStatus("cannot cut a failed write back off", active_path_);
     std::lock_guard<std::mutex> lock(mu_);
     damaged_ = Status::Error("oplog is damaged (" + damaged.message() + ", after: " +
                              cause.message() + "); restart to recover");
@@ -295,7 +297,7 @@ Status Oplog::EnsureActiveSegment(uint64_t first_seq, size_t bytes) {
     if (fd < 0) unlink(path.c_str());  // not usable: an empty name is created below
   }
   if (fd < 0) fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoError("create", path);
+  if (fd < 0) return ErrnoStatus("create", path);
   if (Status s = SyncDir(dir_); !s.ok()) {
     close(fd);
     unlink(path.c_str());
@@ -315,9 +317,9 @@ Status Oplog::CloseActiveSegment() {
   // A closed segment holds exactly its records and is durable under every policy, so
   // recovery may treat damage in any segment but the newest as corruption.
   if (active_prepared_ && ftruncate(active_fd_, static_cast<off_t>(active_size_)) != 0) {
-    return ErrnoError("trim", active_path_);
+    return ErrnoStatus("trim", active_path_);
   }
-  if (fdatasync(active_fd_) != 0) return ErrnoError("fdatasync", active_path_);
+  if (fdatasync(active_fd_) != 0) return ErrnoStatus("fdatasync", active_path_);
   close(active_fd_);
   active_fd_ = -1;
   active_prepared_ = false;
@@ -348,7 +350,7 @@ void Oplog::Report(const Status& status, uint64_t first, uint64_t last, uint64_t
     }
     report.durable_seq = durable_seq_.load(std::memory_order_relaxed);
   }
-  if (status.ok()) durable_latency_.Record(NowMicros() - since_us, last - first + 1);
+  if (status.ok()) durable_latency_.Record(MonotonicMicros() - since_us, last - first + 1);
   if (options_.on_sync) options_.on_sync(report);
   // Settled only after the callback, so Sync() returns once the caller has been told.
   {
@@ -402,7 +404,7 @@ Status Oplog::SaveCursorsIfDue(bool force) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!cursors_dirty_) return Status::OK();
-    const uint64_t now = NowMicros();
+    const uint64_t now = MonotonicMicros();
     const uint64_t interval =
         static_cast<uint64_t>(options_.cursor_save_interval.count()) * 1000u;
     if (!force && now - last_cursor_save_us_ < interval) return Status::OK();
@@ -442,7 +444,7 @@ Result<size_t> Oplog::RemoveExpiredSegments(int64_t now) {
   Status error;
   for (const std::string& path : doomed) {
     if (unlink(path.c_str()) != 0 && errno != ENOENT) {
-      error = ErrnoError("delete", path);
+      error = ErrnoStatus("delete", path);
       break;
     }
     ++removed;
@@ -458,12 +460,13 @@ Result<size_t> Oplog::RemoveExpiredSegments(int64_t now) {
 Stats Oplog::GetStats() const {
   Stats stats;
   stats.policy = options_.sync;
-  stats.sync_p50_us = sync_latency_.Quantile(0.5);
-  stats.sync_p99_us = sync_latency_.Quantile(0.99);
-  stats.sync_max_us = sync_latency_.max_micros();
-  stats.durable_p50_us = durable_latency_.Quantile(0.5);
-  stats.durable_p99_us = durable_latency_.Quantile(0.99);
-  stats.durable_max_us = durable_latency_.max_micros();
+  const LatencySnapshot sync = sync_latency_.Snapshot(), durable = durable_latency_.Snapshot();
+  stats.sync_p50_us = sync.Quantile(0.5);
+  stats.sync_p99_us = sync.Quantile(0.99);
+  stats.sync_max_us = sync.max_micros();
+  stats.durable_p50_us = durable.Quantile(0.5);
+  stats.durable_p99_us = durable.Quantile(0.99);
+  stats.durable_max_us = durable.max_micros();
   std::lock_guard<std::mutex> lock(mu_);
   stats.segments = segments_.size();
   for (const Segment& seg : segments_) {

@@ -68,10 +68,10 @@
 #include <thread>
 #include <vector>
 
+#include "base/latency.h"
 #include "base/status.h"
 #include "oplog/cursors.h"
 #include "oplog/prepared_segment.h"
-#include "oplog/sync_latency.h"
 
 namespace clickatron::oplog {
 
@@ -269,8 +269,8 @@ class Oplog {
   std::atomic<uint64_t> durable_seq_{0};
   std::mutex cursor_save_mu_;     // one SaveCursors at a time
   std::mutex retention_mu_;       // one retention pass at a time
-  SyncLatency sync_latency_;
-  SyncLatency durable_latency_;
+  LatencyHistogram sync_latency_;     // one fdatasync; the sync thread records
+  LatencyHistogram durable_latency_;  // append → durable, per record; the sync thread records
   std::unique_ptr<SegmentPreparer> preparer_;  // null when Options::prepare_segments is off
   std::thread sync_thread_;
 };

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/errno_status.h"
 #include "oplog/file.h"
 
 namespace clickatron::oplog {
@@ -53,7 +54,7 @@ bool SegmentPreparer::TakeAs(const std::string& path) {
   cv_.notify_all();
   // RENAME_NOREPLACE: a segment name is never reused, and never silently replaced.
   if (renameat2(AT_FDCWD, path_.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) != 0) {
-    last_error_ = ErrnoError("rename " + path_ + " to", path).message();
+    last_error_ = ErrnoStatus("rename " + path_ + " to", path).message();
     unlink(path_.c_str());
     return false;
   }
@@ -102,7 +103,7 @@ std::string SegmentPreparer::PrepareOne() {
     }
   }
   const int fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoError("create", path_).message();
+  if (fd < 0) return ErrnoStatus("create", path_).message();
   const std::vector<char> zeros(std::min<uint64_t>(kChunk, bytes_), 0);
   std::string error;
   for (uint64_t at = 0; at < bytes_; at += zeros.size()) {
@@ -124,11 +125,11 @@ std::string SegmentPreparer::PrepareOne() {
     if (sync_file_range(fd, static_cast<off_t>(at), static_cast<off_t>(n),
                         SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
                             SYNC_FILE_RANGE_WAIT_AFTER) != 0) {
-      error = ErrnoError("sync_file_range", path_).message();
+      error = ErrnoStatus("sync_file_range", path_).message();
       break;
     }
   }
-  if (error.empty() && fdatasync(fd) != 0) error = ErrnoError("fdatasync", path_).message();
+  if (error.empty() && fdatasync(fd) != 0) error = ErrnoStatus("fdatasync", path_).message();
   close(fd);
   return error;
 }

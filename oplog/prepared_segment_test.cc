@@ -12,7 +12,7 @@
 #include "oplog/oplog.h"
 #include "oplog/prepared_segment.h"
 #include "oplog/segment.h"
-#include "oplog/test_dir.h"
+#include "oplog/test_log.h"
 
 namespace clickatron::oplog {
 namespace {

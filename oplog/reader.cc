@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "oplog/file.h"
+#include "base/errno_status.h"
 #include "oplog/frame.h"
 
 namespace clickatron::oplog {
@@ -24,7 +24,7 @@ Reader::~Reader() {
 Status Reader::Open(const Oplog::Segment& seg) {
   if (fd_ >= 0) close(fd_);
   fd_ = open(seg.path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) return ErrnoError("open", seg.path);
+  if (fd_ < 0) return ErrnoStatus("open", seg.path);
   name_seq_ = seg.name_seq;
   path_ = seg.path;
   offset_ = 0;
@@ -81,7 +81,7 @@ Status Reader::ReadSegment(uint64_t after, size_t max_records, size_t max_bytes,
   if (!log_->SegmentLimit(name_seq_, &limit, newest)) {
     // Deleted by retention after we opened it: it was complete, all of it is readable.
     struct stat st;
-    if (fstat(fd_, &st) != 0) return ErrnoError("stat", path_);
+    if (fstat(fd_, &st) != 0) return ErrnoStatus("stat", path_);
     limit = static_cast<uint64_t>(st.st_size);
     *newest = false;
   }
@@ -95,7 +95,7 @@ Status Reader::ReadSegment(uint64_t after, size_t max_records, size_t max_bytes,
     while (got < chunk) {
       const ssize_t n = pread(fd_, buf_.data() + got, chunk - got, static_cast<off_t>(offset_ + got));
       if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return ErrnoError("read", path_);
+      if (n < 0) return ErrnoStatus("read", path_);
       if (n == 0) {
         return Status::Error("oplog segment " + path_ + " is shorter than its " +
                              std::to_string(limit) + " readable bytes");

@@ -10,7 +10,7 @@
 #include "oplog/oplog.h"
 #include "oplog/reader.h"
 #include "oplog/segment.h"
-#include "oplog/test_dir.h"
+#include "oplog/test_log.h"
 
 namespace clickatron::oplog {
 namespace {

@@ -6,8 +6,9 @@
 
 #include <memory>
 
+#include "base/durable_file.h"
+#include "base/errno_status.h"
 #include "oplog/cursors.h"
-#include "oplog/file.h"
 #include "oplog/oplog.h"
 #include "oplog/reader.h"
 
@@ -22,7 +23,7 @@ std::string Names(const CursorMap& cursors) {
 
 Status CheckRequest(const std::string& dir, const RewindRequest& request) {
   struct stat st;
-  if (stat(dir.c_str(), &st) != 0) return ErrnoError("open directory", dir);
+  if (stat(dir.c_str(), &st) != 0) return ErrnoStatus("open directory", dir);
   if (!S_ISDIR(st.st_mode)) return Status::Error(dir + " is not a directory");
   if (Status s = CheckCursorName(request.cursor); !s.ok()) return s;
   for (const std::string& name : request.remove_files) {
@@ -115,7 +116,7 @@ Result<Rewind> RewindCursor(const std::string& dir, const RewindRequest& request
     if (unlink(path.c_str()) == 0) {
       rewind.removed.push_back(path);
     } else if (errno != ENOENT) {
-      return ErrnoError("remove", path);
+      return ErrnoStatus("remove", path);
     }
   }
   if (!rewind.removed.empty()) {

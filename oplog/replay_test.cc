@@ -9,7 +9,7 @@
 #include "oplog/frame.h"
 #include "oplog/oplog.h"
 #include "oplog/segment.h"
-#include "oplog/test_dir.h"
+#include "oplog/test_log.h"
 
 namespace clickatron::oplog {
 namespace {

@@ -7,6 +7,7 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "base/errno_status.h"
 #include "oplog/file.h"
 #include "oplog/frame.h"
 
@@ -80,7 +81,7 @@ bool ParseSegmentFileName(std::string_view name, uint64_t* first_seq) {
 
 Result<std::vector<SegmentFile>> ListSegments(const std::string& dir) {
   DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return ErrnoError("open directory", dir);
+  if (d == nullptr) return ErrnoStatus("open directory", dir);
   std::vector<SegmentFile> segments;
   errno = 0;
   while (dirent* e = readdir(d)) {

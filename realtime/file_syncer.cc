@@ -5,10 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
-#include <cstring>
-#include <vector>
+
+#include "base/errno_status.h"
 
 namespace clickatron::realtime {
 
@@ -58,8 +57,14 @@ void FileSyncer::Flush() {
 }
 
 FileSyncerStats FileSyncer::stats() const {
+  const LatencySnapshot latency = latency_.Snapshot();
+  FileSyncerStats stats;
+  stats.fsyncs = latency.count();
+  stats.micros_max = latency.max_micros();
+  stats.micros_total = latency.sum_micros();
   std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
+  stats.errors = errors_;
+  return stats;
 }
 
 void FileSyncer::Run() {
@@ -73,20 +78,18 @@ void FileSyncer::Run() {
     bool round_ok = true;
     lock.unlock();
     for (const std::string& path : paths) {
-      auto start = std::chrono::steady_clock::now();
-      int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-      bool ok = fd >= 0 && ::fsync(fd) == 0;
-      int err = errno;
+      const uint64_t start = MonotonicMicros();
+      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      const bool ok = fd >= 0 && ::fsync(fd) == 0;
+      const int err = errno;
       if (fd >= 0) ::close(fd);
-      auto micros = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                              std::chrono::steady_clock::now() - start).count());
-      if (!ok) std::fprintf(stderr, "realtime: fsync %s: %s\n", path.c_str(), std::strerror(err));
+      latency_.Record(MonotonicMicros() - start);
       round_ok = round_ok && ok;
-      std::lock_guard<std::mutex> stats_lock(mu_);
-      ++stats_.fsyncs;
-      stats_.errors += ok ? 0 : 1;
-      stats_.micros_total += micros;
-      if (micros > stats_.micros_max) stats_.micros_max = micros;
+      if (!ok) {
+        std::fprintf(stderr, "realtime: %s\n", ErrnoStatus(err, "fsync " + path).message().c_str());
+        std::lock_guard<std::mutex> stats_lock(mu_);
+        ++errors_;
+      }
     }
     lock.lock();
     finished_rounds_ = round;

@@ -23,12 +23,14 @@
 #include <string>
 #include <thread>
 
+#include "base/latency.h"
+
 namespace clickatron::realtime {
 
 struct FileSyncerStats {
-  uint64_t fsyncs = 0;
+  uint64_t fsyncs = 0;        // attempted, failed ones included
   uint64_t errors = 0;
-  uint64_t micros_max = 0;
+  uint64_t micros_max = 0;    // of one fsync
   uint64_t micros_total = 0;
 };
 
@@ -69,7 +71,8 @@ class FileSyncer {
   uint64_t synced_rounds_ = 0;       // ... by successful ones, while none has failed
   bool failed_ = false;              // an fsync failed: synced_rounds_ stays where it was
   bool stop_ = false;
-  FileSyncerStats stats_;
+  uint64_t errors_ = 0;
+  LatencyHistogram latency_;  // of each fsync; only the thread records
   int notify_fd_ = -1;
   std::thread thread_;
 };

@@ -11,10 +11,10 @@
 #include <fstream>
 #include <string>
 
+#include "base/test_dir.h"
 #include "keyformat/ymdh.h"
 #include "realtime/file_syncer.h"
 #include "realtime/ring.h"
-#include "realtime/test_dir.h"
 
 namespace clickatron::realtime {
 namespace {

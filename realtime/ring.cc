@@ -1,9 +1,9 @@
 #include "realtime/ring.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 
+#include "base/latency.h"
 #include "keyformat/records.h"
 #include "keyformat/ymdh.h"
 
@@ -44,10 +44,8 @@ WriteOutcome Refuse(Refusal r, std::string message) {
   return o;
 }
 
-int64_t NowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+// Signed, so that -1 can mean "no write yet" beside the times.
+int64_t NowMicros() { return static_cast<int64_t>(MonotonicMicros()); }
 
 PendingDelta Abs(PendingDelta d) { return d < 0 ? -d : d; }
 

@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/test_dir.h"
 #include "keyformat/ymdh.h"
-#include "realtime/test_dir.h"
 
 namespace clickatron::realtime {
 namespace {

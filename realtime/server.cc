@@ -14,6 +14,7 @@
 
 #include <unistd.h>
 
+#include "base/clip.h"
 #include "keyformat/footer.h"
 #include "keyformat/records.h"
 #include "keyformat/ymdh.h"
@@ -54,7 +55,7 @@ std::string Upper(std::string_view s) {
 // Snapshots waiting to become durable; more only delays synced_seq, never loses it.
 constexpr size_t kMaxDurableSnapshots = 64;
 
-std::string Shown(std::string_view s) { return std::string(s.substr(0, 64)); }
+constexpr size_t kShown = 64;  // bytes of a bad parameter quoted in an error
 
 // 16 hex digits, different for every start of the process: what a sender compares to
 // notice that the shard restarted (and may have lost what it acked since its last sync).
@@ -295,13 +296,13 @@ void RealtimeServer::OnIncr(net::Request& req) {
   if (!source) return ReplyError(req, 400, "MISSING_ARG_SOURCE", "missing argument: source");
   if (!ValidSource(*source)) {
     return ReplyError(req, 400, "INVALID_ARG_SOURCE",
-                      "source '" + Shown(*source) + "' must be 1-64 characters of A-Z a-z 0-9 _ - . :");
+                      "source '" + Clipped(*source, kShown) + "' must be 1-64 characters of A-Z a-z 0-9 _ - . :");
   }
   if (!seq_text) return ReplyError(req, 400, "MISSING_ARG_SEQ", "missing argument: seq");
   int64_t seq;
   if (!ParseSeq(*seq_text, &seq)) {
     return ReplyError(req, 400, "INVALID_ARG_SEQ",
-                      "seq '" + Shown(*seq_text) + "' is not a non-negative 64-bit integer");
+                      "seq '" + Clipped(*seq_text, kShown) + "' is not a non-negative 64-bit integer");
   }
   // A sender that names the instance it last talked to is refused by any other: this
   // process may have lost batches that one acknowledged after its last sync, and applying
@@ -310,7 +311,7 @@ void RealtimeServer::OnIncr(net::Request& req) {
   if (expect && *expect != instance_) {
     ++counters_.refused_instance;
     return ReplyError(req, 412, "INSTANCE_CHANGED",
-                      "this shard restarted (instance " + instance_ + ", not " + Shown(*expect) +
+                      "this shard restarted (instance " + instance_ + ", not " + Clipped(*expect, kShown) +
                           "): re-send what the old instance acknowledged since its last sync");
   }
   Status parsed = ParseIncrBatch(req.body(), &incr_lines_);
@@ -401,7 +402,7 @@ void RealtimeServer::OnFwmatch(net::Request& req) {
     uint64_t n = 0;
     auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), n);
     if (text->empty() || ec != std::errc() || end != text->data() + text->size() || n == 0) {
-      return ReplyError(req, 400, "INVALID_ARG_LIMIT", "limit '" + Shown(*text) + "' is not a positive integer");
+      return ReplyError(req, 400, "INVALID_ARG_LIMIT", "limit '" + Clipped(*text, kShown) + "' is not a positive integer");
     }
     limit = std::min(limit, n);  // larger limits are capped at --fwmatch-limit
   }

@@ -1,17 +1,16 @@
 #include "realtime/slot.h"
 
-#include <fcntl.h>
 #include <tcbdb.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <bit>
-#include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include "base/durable_file.h"
 #include "keyformat/records.h"
 
 namespace clickatron::realtime {
@@ -96,18 +95,6 @@ bool ParseDecimal(const void* p, int size, int64_t* out) {
   if (!n.ok()) return false;
   *out = *n;
   return true;
-}
-
-Status SyncDirectory(const std::string& file) {
-  size_t slash = file.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : file.substr(0, slash == 0 ? 1 : slash);
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return Status::Error(dir + ": " + std::strerror(errno));
-  int rc = ::fsync(fd);
-  int saved = errno;
-  ::close(fd);
-  if (rc != 0) return Status::Error(dir + ": fsync: " + std::strerror(saved));
-  return Status::OK();
 }
 
 }  // namespace
@@ -293,10 +280,7 @@ Status Slot::Reset(int64_t day) {
     tcbdbdel(db_);
     db_ = nullptr;
   }
-  if (s.ok() && std::rename(fresh.c_str(), path_.c_str()) != 0) {
-    s = Status::Error(path_ + ": rename: " + std::strerror(errno));
-  }
-  if (s.ok()) s = SyncDirectory(path_);
+  if (s.ok()) s = RenameDurable(fresh, path_);
   if (!s.ok()) ::unlink(fresh.c_str());
   // Reopen whichever file is now at path_: the new day, or the old one if the reset failed.
   Status reopened = OpenFile(path_, false);

@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "realtime/test_dir.h"
+#include "base/test_dir.h"
 
 namespace clickatron::realtime {
 namespace {

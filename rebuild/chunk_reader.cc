@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/errno_status.h"
 #include "rebuild/file.h"
 
 namespace clickatron::rebuild {

@@ -15,13 +15,4 @@ Result<HttpResult> HttpCall(const net::HostPort& to, const std::string& method,
   return HttpResult{response.status, std::move(response.body)};
 }
 
-std::string Shown(std::string_view body) {
-  std::string out(body.substr(0, 200));
-  for (char& c : out) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out;
-}
-
 }  // namespace clickatron::rebuild

@@ -23,7 +23,4 @@ struct HttpResult {
 Result<HttpResult> HttpCall(const net::HostPort& to, const std::string& method,
                             const std::string& path, int timeout_ms);
 
-// The first 200 bytes of an answer body, on one line, for error messages.
-std::string Shown(std::string_view body);
-
 }  // namespace clickatron::rebuild

@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 
+#include "base/durable_file.h"
 #include "keyformat/ymdh.h"
 #include "rebuild/commands.h"
 #include "rebuild/file.h"

@@ -11,6 +11,9 @@
 
 #include <cstdio>
 
+#include "base/clip.h"
+#include "base/durable_file.h"
+#include "base/errno_status.h"
 #include "keyformat/footer.h"
 #include "keyformat/ymdh.h"
 #include "net/fetch.h"
@@ -90,8 +93,8 @@ Status RunExport(const Options& options, WorkDir* work) {
     };
     if (!write_error.ok()) return fail(write_error.message());
     if (!fetch.ok()) return fail(fetch.message());
-    if (response.status == 404) return fail("the shard does not hold " + FormatDay(day) + " (404: " + Shown(error_body) + ")");
-    if (response.status != 200) return fail("HTTP " + std::to_string(response.status) + ": " + Shown(error_body));
+    if (response.status == 404) return fail("the shard does not hold " + FormatDay(day) + " (404: " + ClippedLine(error_body, 200) + ")");
+    if (response.status != 200) return fail("HTTP " + std::to_string(response.status) + ": " + ClippedLine(error_body, 200));
     if (Status s = check.Finish(); !s.ok()) return fail(s.message());
     if (Status s = out.SyncAndClose(); !s.ok()) return fail(s.message());
     if (Status s = RenameDurable(tmp, path); !s.ok()) return s;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "base/errno_status.h"
 #include "keyformat/footer.h"
 #include "keyformat/hex64.h"
 #include "keyformat/ymdh.h"

@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,19 +11,11 @@
 #include <filesystem>
 #include <system_error>
 
+#include "base/errno_status.h"
+
 namespace clickatron::rebuild {
 
 namespace fs = std::filesystem;
-
-Status ErrnoStatus(std::string_view what, const std::string& path) {
-  const int e = errno;
-  std::string m(what);
-  m += " ";
-  m += path;
-  m += ": ";
-  m += strerror(e);
-  return Status::Error(std::move(m));
-}
 
 namespace {
 // O_DIRECT wants file offsets, sizes and memory aligned to the logical block size; a page
@@ -265,7 +256,6 @@ bool LineReader::Refill() {
     }
     if (buffer_.size() < end_ + block.size()) buffer_.resize(end_ + block.size());
     std::memcpy(buffer_.data() + end_, block.data(), block.size());
-    if (digest_enabled_) XXH64_update(&digest_state_, block.data(), block.size());
     end_ += block.size();
     bytes_read_ += block.size();
     return true;
@@ -282,7 +272,6 @@ bool LineReader::Refill() {
       eof_ = true;
       return false;
     }
-    if (digest_enabled_) XXH64_update(&digest_state_, buffer_.data() + end_, size_t(n));
     end_ += size_t(n);
     bytes_read_ += uint64_t(n);
     return true;
@@ -336,34 +325,6 @@ Result<std::string> ReadSmallFile(const std::string& path) {
   }
   ::close(fd);
   return out;
-}
-
-Status SyncDir(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus("open directory", dir);
-  const int r = ::fsync(fd);
-  Status s = r == 0 ? Status::OK() : ErrnoStatus("fsync directory", dir);
-  ::close(fd);
-  return s;
-}
-
-static std::string ParentOf(const std::string& path) {
-  const fs::path parent = fs::path(path).parent_path();
-  return parent.empty() ? std::string(".") : parent.string();
-}
-
-Status RenameDurable(const std::string& from, const std::string& to) {
-  if (::rename(from.c_str(), to.c_str()) != 0) return ErrnoStatus("rename " + from + " to", to);
-  return SyncDir(ParentOf(to));
-}
-
-Status WriteFileAtomic(const std::string& path, std::string_view contents) {
-  const std::string tmp = path + ".tmp";
-  FileWriter w;
-  if (Status s = w.Open(tmp, 1 << 16); !s.ok()) return s;
-  if (Status s = w.Append(contents); !s.ok()) return s;
-  if (Status s = w.SyncAndClose(); !s.ok()) return s;
-  return RenameDurable(tmp, path);
 }
 
 Status MakeDirs(const std::string& dir) {

@@ -1,15 +1,14 @@
-// Files for batch work: big buffered writes and reads, durable renames, directories.
+// Files for batch work: big buffered writes and reads, directories.
 //
 // Every output of clickatron-rebuild is written to a temporary name, fsynced, and renamed
-// into place (then its directory fsynced), so a step killed at any point leaves either the
-// old file or the whole new one — never half of one. Errors are returned as Status values
-// whose text names the path and the failing call ("write /w/merged/shard-0.csv: No space
-// left on device").
+// into place (then its directory fsynced: RenameDurable and WriteFileAtomic,
+// base/durable_file.h), so a step killed at any point leaves either the old file or the
+// whole new one — never half of one. Errors are returned as Status values whose text names
+// the path and the failing call ("write /w/merged/shard-0.csv: No space left on device",
+// base/errno_status.h).
 #pragma once
 
 #include <sys/types.h>
-#define XXH_STATIC_LINKING_ONLY  // XXH64_state_t on the stack, no malloc per hash
-#include <xxhash.h>
 
 #include <cstdint>
 #include <memory>
@@ -126,13 +125,6 @@ class LineReader {
   uint64_t file_size() const { return file_size_; }
   bool has_final_newline() const { return final_newline_; }
   const std::string& path() const { return path_; }
-  // Hash every byte read from now on (call right after Open); digest() is XXH64 (seed 0)
-  // of the whole input once Next() has returned false.
-  void EnableDigest() {
-    digest_enabled_ = true;
-    XXH64_reset(&digest_state_, 0);
-  }
-  uint64_t digest() const { return XXH64_digest(&digest_state_); }
 
  private:
   bool Refill();
@@ -147,18 +139,11 @@ class LineReader {
   uint64_t line_number_ = 0;
   uint64_t bytes_read_ = 0;
   uint64_t file_size_ = 0;
-  bool digest_enabled_ = false;
-  XXH64_state_t digest_state_;
   Status status_;
 };
 
 // Reads a whole small file (metadata, manifests).
 Result<std::string> ReadSmallFile(const std::string& path);
-// Writes a small file durably: temp name, fsync, rename, fsync of the directory.
-Status WriteFileAtomic(const std::string& path, std::string_view contents);
-// rename(2) then fsync of the destination's directory.
-Status RenameDurable(const std::string& from, const std::string& to);
-Status SyncDir(const std::string& dir);
 // mkdir -p.
 Status MakeDirs(const std::string& dir);
 // rm -rf; a missing path is fine.
@@ -168,7 +153,5 @@ bool Exists(const std::string& path);
 uint64_t FileSize(const std::string& path);
 // Names in a directory (not "." or ".."), sorted; a missing directory is empty.
 Result<std::vector<std::string>> ListDir(const std::string& dir);
-// "errno text" of the last failed call, prefixed with what and path.
-Status ErrnoStatus(std::string_view what, const std::string& path);
 
 }  // namespace clickatron::rebuild

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <mutex>
 
+#include "base/durable_file.h"
 #include "keyformat/hex64.h"
 #include "keyformat/ymdh.h"
 #include "rebuild/commands.h"

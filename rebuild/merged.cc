@@ -1,5 +1,6 @@
 #include "rebuild/merged.h"
 
+#include "base/durable_file.h"
 #include "keyformat/key_value.h"
 #include "keyformat/shard_meta.h"
 #include "rebuild/file.h"

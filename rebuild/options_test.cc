@@ -5,10 +5,10 @@
 #include <fstream>
 #include <set>
 
+#include "base/test_dir.h"
 #include "keyformat/ymdh.h"
 #include "rebuild/commands.h"
 #include "rebuild/options.h"
-#include "rebuild/test_dir.h"
 
 namespace clickatron::rebuild {
 namespace {
@@ -72,7 +72,7 @@ TEST(ParseOptions, NamesWhatACommandLineLacks) {
 }
 
 TEST(ParseOptions, TheClusterLayoutComesFromTheConfig) {
-  TempDir dir;
+  TestDir dir;
   const std::string config = dir.path() + "/cluster.conf";
   std::ofstream(config) << "realtime = 127.0.0.1:7101\nrealtime = 127.0.0.1:7102\n"
                            "archive = 127.0.0.1:7201,127.0.0.1:7211\narchive = 127.0.0.1:7202\n"

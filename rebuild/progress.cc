@@ -50,10 +50,9 @@ void Progress::Tick() {
   const double secs = Seconds();
   const double mbps = secs > 0 ? double(bytes_) / secs / 1e6 : 0;
   std::string eta;
-  const uint64_t total = total_bytes_;
-  if (total > 0 && bytes_ > 0 && bytes_ < total) {
+  if (total_bytes_ > 0 && bytes_ > 0 && bytes_ < total_bytes_) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, ", ETA %.0fs", double(total - bytes_) / (double(bytes_) / secs));
+    std::snprintf(buf, sizeof buf, ", ETA %.0fs", double(total_bytes_ - bytes_) / (double(bytes_) / secs));
     eta = buf;
   }
   std::fprintf(stderr, "\r\033[K%s: %s records, %s, %.1f MB/s%s", step_.c_str(),

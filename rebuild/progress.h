@@ -19,7 +19,6 @@ class Progress {
   ~Progress();  // clears the progress line
 
   void Add(uint64_t records, uint64_t bytes);
-  void SetTotalBytes(uint64_t total) { total_bytes_ = total; }
   // Prints the progress line if a second has passed and stderr is a terminal.
   void Tick();
   double Seconds() const;
@@ -31,7 +30,7 @@ class Progress {
 
  private:
   std::string step_;
-  std::atomic<uint64_t> total_bytes_;
+  const uint64_t total_bytes_;
   std::atomic<uint64_t> records_{0}, bytes_{0};
   std::chrono::steady_clock::time_point start_;
   std::mutex mu_;

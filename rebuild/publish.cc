@@ -16,6 +16,9 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "base/clip.h"
+#include "base/durable_file.h"
+#include "base/errno_status.h"
 #include "keyformat/hex64.h"
 #include "keyformat/manifest.h"
 #include "rebuild/cluster_http.h"
@@ -153,7 +156,7 @@ Status ReloadOne(const net::HostPort& host, const std::string& generation, int t
   if (!r.ok()) return r.status();
   if (r->status != 200) {
     return Status::Error("archive " + host.ToString() + " refused the reload (HTTP " + std::to_string(r->status) +
-                         ": " + Shown(r->body) + ")");
+                         ": " + ClippedLine(r->body, 200) + ")");
   }
   stats = HttpCall(host, "GET", "/stats", timeout_ms);
   if (!stats.ok()) return stats.status();

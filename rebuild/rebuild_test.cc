@@ -11,6 +11,7 @@
 #include <thread>
 #include <tuple>
 
+#include "base/test_dir.h"
 #include "keyformat/footer.h"
 #include "keyformat/ymdh.h"
 #include "rebuild/cluster_http.h"
@@ -20,7 +21,6 @@
 #include "rebuild/record_sorter.h"
 #include "rebuild/segment_merge.h"
 #include "rebuild/sorted_file.h"
-#include "rebuild/test_dir.h"
 #include "rebuild/work_dir.h"
 
 namespace clickatron::rebuild {
@@ -29,6 +29,21 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string ReadAll(const std::string& path) { return *ReadSmallFile(path); }
+
+// Reads a whole segment only to verify it (footer, checksum, order); fills *summary.
+Status VerifySegment(const std::string& path, FileSummary* summary) {
+  SegmentReader reader;
+  if (Status s = reader.Open(path); !s.ok()) return s;
+  std::string_view key, value;
+  FileSummary sum;
+  while (reader.Next(&key, &value)) {
+    sum.records++;
+    sum.bytes += key.size() + value.size() + 2;
+  }
+  if (!reader.status().ok()) return reader.status();
+  if (summary) *summary = sum;
+  return Status::OK();
+}
 
 TEST(ColumnMerge, ConcatenatesInterleavesSumsAndDropsZeros) {
   std::string acc, scratch;
@@ -73,7 +88,7 @@ class CollectSink : public LineSink {
 };
 
 TEST(RecordSorter, TurnsRealtimeRecordsIntoSortedArchiveLines) {
-  TempDir dir;
+  TestDir dir;
   RecordSorter sorter(SorterOptions{1, 64 << 20, dir.path(), kLookupDay, 0, 1});
   for (const char* line : {"u|b.c3p1,2", "u|a+.c3p0,1", "u|a.c3p5,4", "u|a.c3p0,3", "c.u|a.US.c3p0,2",
                            "c.u|a.JP.c3p0,1", "c.u|a.US.c3p0,1", "u|z.c3p0,5", "u|z.c3p0,-5",
@@ -96,7 +111,7 @@ TEST(RecordSorter, TurnsRealtimeRecordsIntoSortedArchiveLines) {
 }
 
 TEST(RecordSorter, NamesTheProblemOfAMalformedLine) {
-  TempDir dir;
+  TestDir dir;
   RecordSorter sorter(SorterOptions{1, 64 << 20, dir.path(), kLookupDay, Day(*ParseDay("2012-03-25")), 1});
   EXPECT_EQ(sorter.Add("u|a.c3p0").message(), "no ',' between key and value");
   EXPECT_EQ(sorter.Add("u|a.c3p0,1x").message(), "count '1x' of 'u|a.c3p0' is not a signed 64-bit integer");
@@ -129,7 +144,7 @@ std::vector<std::string> SorterInput(int users, bool countries) {
 }
 
 TEST(RecordSorter, SpillsRunsAndMergesThemToTheSameOutput) {
-  TempDir dir;
+  TestDir dir;
   const std::vector<std::string> input = SorterInput(20000, /*countries=*/false);
   std::vector<std::string> outputs[2];
   for (int pass = 0; pass < 2; ++pass) {
@@ -153,7 +168,7 @@ TEST(RecordSorter, SpillsRunsAndMergesThemToTheSameOutput) {
 }
 
 TEST(RecordSorter, FeedersOnSeveralThreadsSortLikeOne) {
-  TempDir dir;
+  TestDir dir;
   const std::vector<std::string> input = SorterInput(50000, /*countries=*/true);
   std::vector<std::string> outputs[2];
   for (int pass = 0; pass < 2; ++pass) {
@@ -189,7 +204,7 @@ TEST(RecordSorter, FeedersOnSeveralThreadsSortLikeOne) {
 }
 
 TEST(FileWriter, DirectWritesKeepEveryByteAtEverySize) {
-  TempDir dir;
+  TestDir dir;
   // Around the 4 KiB block and the (small) buffer, in small and in oversized pieces.
   for (size_t size : {size_t(0), size_t(1), size_t(4095), size_t(4096), size_t(4097), size_t(20000), size_t(40960)}) {
     for (size_t piece : {size_t(7), size_t(5000), size_t(50000)}) {
@@ -207,7 +222,7 @@ TEST(FileWriter, DirectWritesKeepEveryByteAtEverySize) {
 }
 
 TEST(BlockReader, ReadsEveryByteInBlocks) {
-  TempDir dir;
+  TestDir dir;
   for (size_t size : {size_t(0), size_t(1), size_t(4096), size_t(8192), size_t(10000), size_t(300000)}) {
     std::string bytes(size, '\0');
     for (size_t i = 0; i < size; ++i) bytes[i] = char(i * 131 % 251);
@@ -229,7 +244,7 @@ TEST(BlockReader, ReadsEveryByteInBlocks) {
 }
 
 TEST(SortedFiles, ASegmentIsReadBackAndItsDamageIsFound) {
-  TempDir dir;
+  TestDir dir;
   const std::string path = dir.path() + "/s.seg";
   SortedFileWriter w;
   ASSERT_TRUE(w.Open(path, true).ok());
@@ -261,7 +276,7 @@ TEST(SortedFiles, ASegmentIsReadBackAndItsDamageIsFound) {
 }
 
 TEST(SegmentMerge, ReadingAheadMergesAndFailsLikeReadingInLine) {
-  TempDir dir;
+  TestDir dir;
   // Two big inputs (several read-ahead blocks each) with keys of their own and shared
   // ones, and a small one; written as segments.
   std::vector<std::string> paths;
@@ -305,7 +320,7 @@ TEST(SegmentMerge, ReadingAheadMergesAndFailsLikeReadingInLine) {
 }
 
 TEST(MetaFiles, MergedMetaRoundTripsAndRefusesDamage) {
-  TempDir dir;
+  TestDir dir;
   MergedInfo info;
   info.inputs = "0123456789abcdef";
   info.shards = 2;
@@ -342,7 +357,7 @@ TEST(MetaFiles, MergedMetaRoundTripsAndRefusesDamage) {
 }
 
 TEST(MetaFiles, SegmentMetaRoundTripsAndRefusesDamage) {
-  TempDir dir;
+  TestDir dir;
   SegmentInfo info;
   info.dir = dir.path();
   info.name = "2012-03-25.1";
@@ -384,7 +399,7 @@ Status MakeSegment(const std::string& dir, const std::string& name, const std::s
 }
 
 TEST(WorkDir, TransactionsApplyWholeOrNotAtAll) {
-  TempDir dir;
+  TestDir dir;
   {
     WorkDir work(dir.path());
     ASSERT_TRUE(work.Open().ok());

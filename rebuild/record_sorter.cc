@@ -9,6 +9,7 @@
 #include <queue>
 #include <thread>
 
+#include "base/clip.h"
 #include "keyformat/columns.h"
 #include "keyformat/records.h"
 #include "keyformat/shard.h"
@@ -360,7 +361,7 @@ Status RecordSorter::Feeder::Add(std::string_view line) {
     has_lookups_ = true;
   } else {
     Result<int64_t> n = ParseCount(value);
-    if (!n.ok()) return Status::Error("count '" + std::string(value.substr(0, 40)) + "' of '" + std::string(key) + "' is not a signed 64-bit integer");
+    if (!n.ok()) return Status::Error("count '" + Clipped(value, 40) + "' of '" + std::string(key) + "' is not a signed 64-bit integer");
     count = *n;
     const int64_t d = DayOfYmdhUnchecked(p.ymdh);
     day = Day(d);

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <set>
 
+#include "base/clip.h"
 #include "keyformat/day_ring.h"
 #include "keyformat/manifest.h"
 #include "keyformat/ymdh.h"
@@ -72,7 +73,7 @@ Status RunRelease(const Options& options, WorkDir* work) {
         released[n].push_back(day);
       } else if (r->status != 404) {
         return Status::Error("realtime shard " + std::to_string(n) + " (" + host.ToString() + ") refused to release " + day +
-                             ": HTTP " + std::to_string(r->status) + " " + Shown(r->body));
+                             ": HTTP " + std::to_string(r->status) + " " + ClippedLine(r->body, 200));
       }
     }
     return Status::OK();

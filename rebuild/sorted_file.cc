@@ -1,5 +1,6 @@
 #include "rebuild/sorted_file.h"
 
+#include "base/clip.h"
 #include "keyformat/key_order.h"
 
 namespace clickatron::rebuild {
@@ -77,24 +78,10 @@ bool SegmentReader::Next(std::string_view* key, std::string_view* value) {
   *value = line.substr(comma + 1);
   if (!previous_key_.empty() && CompareKeys(previous_key_, *key) >= 0) {
     return Fail("line " + std::to_string(reader_.line_number()) + ": key '" +
-                std::string(key->substr(0, 200)) + "' is out of order");
+                Clipped(*key, 200) + "' is out of order");
   }
   previous_key_.assign(*key);
   return true;
-}
-
-Status VerifySegment(const std::string& path, FileSummary* summary) {
-  SegmentReader reader;
-  if (Status s = reader.Open(path); !s.ok()) return s;
-  std::string_view key, value;
-  FileSummary sum;
-  while (reader.Next(&key, &value)) {
-    sum.records++;
-    sum.bytes += key.size() + value.size() + 2;
-  }
-  if (!reader.status().ok()) return reader.status();
-  if (summary) *summary = sum;
-  return Status::OK();
 }
 
 }  // namespace clickatron::rebuild

@@ -72,7 +72,4 @@ class SegmentReader {
   Status status_;
 };
 
-// Reads a whole segment only to verify it (footer, checksum, order); fills *summary.
-Status VerifySegment(const std::string& path, FileSummary* summary);
-
 }  // namespace clickatron::rebuild

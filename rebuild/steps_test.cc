@@ -11,15 +11,15 @@
 #include <set>
 #include <sstream>
 
+#include "base/test_dir.h"
+#include "keyformat/footer.h"
 #include "keyformat/ymdh.h"
 #include "net/test_server.h"
 #include "rebuild/commands.h"
 #include "rebuild/export_files.h"
-#include "keyformat/footer.h"
 #include "rebuild/merged.h"
 #include "rebuild/publish.h"
 #include "rebuild/sorted_file.h"
-#include "rebuild/test_dir.h"
 #include "rebuild/work_dir.h"
 
 namespace clickatron::rebuild {
@@ -81,7 +81,7 @@ class Work {
   Options options;
 
  private:
-  TempDir dir_;
+  TestDir dir_;
   WorkDir work_;
   int imports_ = 0;
 };

@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cstdio>
 
+#include "base/durable_file.h"
+#include "base/errno_status.h"
 #include "keyformat/shard_meta.h"
 #include "rebuild/file.h"
 

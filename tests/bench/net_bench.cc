@@ -4,7 +4,7 @@
 #include <string>
 
 #include "net/json.h"
-#include "net/latency.h"
+#include "base/latency.h"
 #include "net/query.h"
 
 namespace net = clickatron::net;
@@ -70,7 +70,7 @@ static void BM_JsonWriterSeries100(benchmark::State& state) {
 BENCHMARK(BM_JsonWriterSeries100);
 
 static void BM_LatencyRecord(benchmark::State& state) {
-  net::LatencyHistogram h;
+  clickatron::LatencyHistogram h;
   uint64_t v = 1;
   for (auto _ : state) {
     h.Record(v);
@@ -80,7 +80,7 @@ static void BM_LatencyRecord(benchmark::State& state) {
 BENCHMARK(BM_LatencyRecord);
 
 static void BM_MonotonicMicros(benchmark::State& state) {
-  for (auto _ : state) benchmark::DoNotOptimize(net::MonotonicMicros());
+  for (auto _ : state) benchmark::DoNotOptimize(clickatron::MonotonicMicros());
 }
 BENCHMARK(BM_MonotonicMicros);
 

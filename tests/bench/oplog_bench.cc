@@ -34,9 +34,10 @@
 #include <thread>
 #include <vector>
 
-#include "oplog/file.h"
+#include "base/latency.h"
 #include "oplog/oplog.h"
 
+using namespace clickatron;
 using namespace clickatron::oplog;
 
 namespace {
@@ -81,21 +82,21 @@ Raw RawRun(const std::string& dir, bool sync, int per_sync, bool prezero, double
   }
   const std::string frames(kFrame * static_cast<size_t>(per_sync), 'r');
   std::vector<uint64_t> syncs;
-  const uint64_t start = NowMicros(), limit = static_cast<uint64_t>(seconds * 1e6);
+  const uint64_t start = MonotonicMicros(), limit = static_cast<uint64_t>(seconds * 1e6);
   uint64_t n = 0;
-  while (n + static_cast<uint64_t>(per_sync) <= max_records && NowMicros() - start < limit) {
+  while (n + static_cast<uint64_t>(per_sync) <= max_records && MonotonicMicros() - start < limit) {
     const int bursts = sync ? 1 : 64;  // check the clock after every sync
     for (int i = 0; i < bursts && n + static_cast<uint64_t>(per_sync) <= max_records; ++i) {
       if (pwrite(fd, frames.data(), frames.size(), static_cast<off_t>(n * kFrame)) < 0) abort();
       n += static_cast<uint64_t>(per_sync);
       if (sync) {
-        const uint64_t t0 = NowMicros();
+        const uint64_t t0 = MonotonicMicros();
         if (fdatasync(fd) != 0) abort();
-        syncs.push_back(NowMicros() - t0);
+        syncs.push_back(MonotonicMicros() - t0);
       }
     }
   }
-  const uint64_t took = NowMicros() - start;
+  const uint64_t took = MonotonicMicros() - start;
   close(fd);
   Raw raw;
   raw.rate = static_cast<double>(n) / Seconds(took);
@@ -131,7 +132,7 @@ Run OplogRun(const std::string& dir, SyncPolicy policy, double seconds, uint64_t
   Options o;
   o.sync = policy;
   o.on_sync = [&](const SyncReport& r) {
-    const uint64_t now = NowMicros();
+    const uint64_t now = MonotonicMicros();
     std::lock_guard<std::mutex> lock(mu);
     if (r.failed_last != 0) {
       std::fprintf(stderr, "append failed: %s\n", r.error.c_str());
@@ -145,11 +146,11 @@ Run OplogRun(const std::string& dir, SyncPolicy policy, double seconds, uint64_t
     exit(1);
   }
   const std::string payload(kPayload, 'p');
-  const uint64_t start = NowMicros(), limit = static_cast<uint64_t>(seconds * 1e6);
+  const uint64_t start = MonotonicMicros(), limit = static_cast<uint64_t>(seconds * 1e6);
   uint64_t n = 0;
   uint64_t next_cursor_us = start;
   while (n < max_records) {
-    const uint64_t now = NowMicros();
+    const uint64_t now = MonotonicMicros();
     if (now - start >= limit) break;
     if (cursors && now >= next_cursor_us) {  // two senders moving their cursors
       next_cursor_us = now + 100000;
@@ -172,7 +173,7 @@ Run OplogRun(const std::string& dir, SyncPolicy policy, double seconds, uint64_t
       }
     }
     for (uint64_t i = 0; i < burst && n < max_records; ++i) {
-      const uint64_t t = NowMicros();
+      const uint64_t t = MonotonicMicros();
       auto seq = (*log)->Append(payload);
       if (!seq.ok()) {  // queue full: the disk is behind; wait for it like the API would
         std::this_thread::sleep_for(std::chrono::microseconds(100));
@@ -183,7 +184,7 @@ Run OplogRun(const std::string& dir, SyncPolicy policy, double seconds, uint64_t
     }
   }
   if (!(*log)->Sync().ok()) abort();
-  const uint64_t took = NowMicros() - start;
+  const uint64_t took = MonotonicMicros() - start;
   Run run;
   run.records = n;
   run.rate = static_cast<double>(n) / Seconds(took);

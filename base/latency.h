@@ -1,23 +1,25 @@
 // Latency recording for /stats: a log-bucketed histogram that is cheap to record into and
 // can be read from another thread, and a plain snapshot that merges and answers quantiles.
+// The one histogram of every component: the servers' per-route latencies (net/), the
+// oplog's fdatasync and durability latencies, the realtime fsync thread's, the API's
+// delivery lag.
 //
 // Buckets: values 0..15 microseconds exactly, then 8 buckets per power of two (each bucket
 // spans 1/8 of its octave, so a reported quantile is within 12.5% of the true value), up
 // to 2^40 us (~12.7 days); larger values land in the last bucket. 304 buckets in all.
 //
-// Threading: one thread records into a LatencyHistogram (each server loop has its own, so
-// recording is a relaxed atomic increment on a cache line nobody else writes); any thread
+// Threading: one thread records into a LatencyHistogram (each server loop has its own, the
+// oplog's sync thread its own, so recording is a relaxed atomic increment on a cache line nobody else writes); any thread
 // may Snapshot() it at any time and gets a consistent-enough view (each bucket is read
 // atomically; a record that races with the snapshot may be missed). Snapshots of several
 // histograms (one per thread) Merge() into the endpoint's total.
-#ifndef CLICKATRON_NET_LATENCY_H_
-#define CLICKATRON_NET_LATENCY_H_
+#pragma once
 
 #include <array>
 #include <atomic>
 #include <cstdint>
 
-namespace clickatron::net {
+namespace clickatron {
 
 inline constexpr int kLatencyBuckets = 16 + 36 * 8;
 
@@ -53,8 +55,10 @@ class LatencyHistogram {
   LatencyHistogram(const LatencyHistogram&) = delete;
   LatencyHistogram& operator=(const LatencyHistogram&) = delete;
 
-  // REQUIRES: called by one thread at a time (the owner); lock-free, no allocation.
-  void Record(uint64_t micros);
+  // Records `count` values of `micros` (a group commit makes every record in it durable
+  // after the same wait). REQUIRES: called by one thread at a time (the owner); lock-free,
+  // no allocation.
+  void Record(uint64_t micros, uint64_t count = 1);
   // Any thread.
   LatencySnapshot Snapshot() const;
 
@@ -64,9 +68,7 @@ class LatencyHistogram {
   std::atomic<uint64_t> max_{0};
 };
 
-// Microseconds from a monotonic clock, for timing a request.
+// Microseconds from a monotonic clock, for timing a request or a sync.
 uint64_t MonotonicMicros();
 
-}  // namespace clickatron::net
-
-#endif  // CLICKATRON_NET_LATENCY_H_
+}  // namespace clickatron

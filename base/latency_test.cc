@@ -1,10 +1,10 @@
-#include "net/latency.h"
+#include "base/latency.h"
 
 #include <gtest/gtest.h>
 
 #include <thread>
 
-namespace clickatron::net {
+namespace clickatron {
 namespace {
 
 TEST(Latency, BucketsAreContiguousAndWithinAnEighth) {
@@ -62,5 +62,32 @@ TEST(Latency, HistogramSnapshotsFromAnotherThreadAndMerges) {
   EXPECT_EQ(merged.sum_micros(), 100000u * 10 + 50000u);
 }
 
+// What the oplog's /stats relies on (it had a coarser histogram of its own before).
+TEST(Latency, QuantilesAreWithinABucket) {
+  LatencyHistogram h;
+  EXPECT_EQ(h.Snapshot().Quantile(0.99), 0u);
+  for (uint64_t v = 1; v <= 1000; ++v) h.Record(v);
+  const LatencySnapshot s = h.Snapshot();
+  EXPECT_EQ(s.count(), 1000u);
+  EXPECT_EQ(s.max_micros(), 1000u);
+  const uint64_t p50 = s.Quantile(0.5), p99 = s.Quantile(0.99);
+  EXPECT_GE(p50, 500u);
+  EXPECT_LE(p50, 500u * 5 / 4);
+  EXPECT_GE(p99, 990u);
+  EXPECT_LE(p99, 1000u);
+  EXPECT_EQ(s.Quantile(0), 1u);
+}
+
+TEST(Latency, RecordManyAtOnce) {
+  LatencyHistogram h;
+  h.Record(7, 3);
+  h.Record(40);
+  const LatencySnapshot s = h.Snapshot();
+  EXPECT_EQ(s.count(), 4u);
+  EXPECT_EQ(s.sum_micros(), 3u * 7 + 40);
+  EXPECT_EQ(s.Quantile(0.75), 7u);
+  EXPECT_EQ(s.Quantile(1.0), 40u);  // bucket bound 43, capped at the max seen
+}
+
 }  // namespace
-}  // namespace clickatron::net
+}  // namespace clickatron

@@ -1,13 +1,14 @@
-// Test helpers: a scratch directory removed at the end of a test, reading a whole log back
-// through a Reader, a small real filesystem, and options for plain (appended) segments.
-// Only *_test.cc include this.
-#ifndef CLICKATRON_OPLOG_TEST_DIR_H_
-#define CLICKATRON_OPLOG_TEST_DIR_H_
+// Test helpers for a log on disk: reading a whole log back through a Reader, a small real
+// filesystem, and options for plain (appended) segments. The scratch directory is
+// base/test_dir.h. Only *_test.cc include this.
+#ifndef CLICKATRON_OPLOG_TEST_LOG_H_
+#define CLICKATRON_OPLOG_TEST_LOG_H_
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/mount.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -17,28 +18,11 @@
 #include <utility>
 #include <vector>
 
+#include "base/test_dir.h"
 #include "oplog/oplog.h"
 #include "oplog/reader.h"
 
 namespace clickatron::oplog {
-
-class TestDir {
- public:
-  TestDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "oplog-test-XXXXXX").string();
-    path_ = mkdtemp(tmpl.data()) ? tmpl : std::string();
-    EXPECT_FALSE(path_.empty());
-  }
-  ~TestDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 // Every readable record after `after`, as (seq, payload) pairs, read in batches of at
 // most `batch` records.
@@ -105,4 +89,4 @@ inline std::vector<std::string> SegmentNames(const std::string& dir) {
 
 }  // namespace clickatron::oplog
 
-#endif  // CLICKATRON_OPLOG_TEST_DIR_H_
+#endif  // CLICKATRON_OPLOG_TEST_LOG_H_

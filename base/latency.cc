@@ -1,11 +1,11 @@
-#include "net/latency.h"
+#include "base/latency.h"
 
 #include <time.h>
 
 #include <algorithm>
 #include <cmath>
 
-namespace clickatron::net {
+namespace clickatron {
 
 int LatencyBucket(uint64_t micros) {
   if (micros < 16) return static_cast<int>(micros);
@@ -53,12 +53,12 @@ LatencyHistogram::LatencyHistogram() {
   for (auto& c : counts_) c.store(0, std::memory_order_relaxed);
 }
 
-void LatencyHistogram::Record(uint64_t micros) {
+void LatencyHistogram::Record(uint64_t micros, uint64_t count) {
   // One writer per histogram, so a plain load and store (no locked read-modify-write)
   // is enough; readers only need each word to be read whole.
   auto& bucket = counts_[LatencyBucket(micros)];
-  bucket.store(bucket.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  sum_.store(sum_.load(std::memory_order_relaxed) + micros, std::memory_order_relaxed);
+  bucket.store(bucket.load(std::memory_order_relaxed) + count, std::memory_order_relaxed);
+  sum_.store(sum_.load(std::memory_order_relaxed) + micros * count, std::memory_order_relaxed);
   if (micros > max_.load(std::memory_order_relaxed)) {
     max_.store(micros, std::memory_order_relaxed);
   }
@@ -81,4 +81,4 @@ uint64_t MonotonicMicros() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000u + static_cast<uint64_t>(ts.tv_nsec) / 1000u;
 }
 
-}  // namespace clickatron::net
+}  // namespace clickatron

@@ -1,0 +1,69 @@
+#include "base/durable_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+#include "base/errno_status.h"
+
+namespace clickatron {
+namespace {
+
+// The directory holding path ("." for a bare name, "/" for a file at the root).
+std::string DirectoryOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return path.substr(0, slash == 0 ? 1 : slash);
+}
+
+Status Rename(const std::string& from, const std::string& to) {
+  if (::rename(from.c_str(), to.c_str()) == 0) return Status::OK();
+  const int err = errno;  // before building the message
+  return ErrnoStatus(err, "rename " + from + " to " + to);
+}
+
+}  // namespace
+
+Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus("write", path);
+    if (n == 0) return ErrnoStatus(EIO, "write " + path);
+    bytes.remove_prefix(size_t(n));
+  }
+  return Status::OK();
+}
+
+Status SyncDir(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus("open directory", dir);
+  Status s;
+  if (::fsync(fd) != 0) s = ErrnoStatus("fsync directory", dir);
+  ::close(fd);
+  return s;
+}
+
+Status RenameDurable(const std::string& from, const std::string& to) {
+  if (Status s = Rename(from, to); !s.ok()) return s;
+  return SyncDir(DirectoryOf(to));
+}
+
+Status WriteFileAtomic(const std::string& path, std::string_view contents) {
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus("create", tmp);
+  Status s = WriteAll(fd, contents, tmp);
+  if (s.ok() && ::fdatasync(fd) != 0) s = ErrnoStatus("fsync", tmp);
+  if (::close(fd) != 0 && s.ok()) s = ErrnoStatus("close", tmp);
+  if (s.ok()) s = Rename(tmp, path);
+  if (!s.ok()) {
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  return SyncDir(DirectoryOf(path));
+}
+
+}  // namespace clickatron
