@@ -2,7 +2,7 @@
 // (/incr), the read path (QueryService: /series, /breakdown, /lookup), /stats and /ping,
 // plus the oplog's sync thread, the only other thread.
 //
-// Write path (SPEC 3.3, 4):
+// Write path (docs/api-write.md, 4):
 //   GET /incr?ns=..&key=..[&value=][&ts=][&sub=..]*      one event
 //   POST /incr  with a body, one event per line in the same form (empty query string)
 //   POST /incr?ns=..  with an empty body                 one event, as GET
@@ -13,7 +13,7 @@
 // store → 503 OPLOG_UNAVAILABLE, never a false 200. Records then reach the realtime shards
 // through one Sender per shard.
 //
-// Error replies are the SPEC 3.3 envelope with data null and a "message" naming the
+// Error replies are the docs/api-write.md envelope with data null and a "message" naming the
 // problem: {"status_code": 400, "status_txt": "INVALID_ARG_TS", "data": null,
 // "message": "line 3: ts 'x' is not an integer (unix seconds)"}.
 //

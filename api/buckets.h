@@ -1,4 +1,4 @@
-// Buckets: how a query's hours roll up into its unit and time zone (SPEC 3.3).
+// Buckets: how a query's hours roll up into its unit and time zone (docs/api-read.md#buckets-and-time-zones).
 //
 // Units: hour, day, week (starts Sunday 00:00), mweek (starts Monday 00:00), month (1st,
 // 00:00), all in the query's zone. A query names the bucket holding `unit_reference_ts` and

@@ -1,4 +1,4 @@
-// IncrEvent: one event of `/incr` (SPEC 3.3), parsed and validated from its query
+// IncrEvent: one event of `/incr` (docs/api.md#api-incr), parsed and validated from its query
 // parameters — the query string of `GET /incr` or one line of a `POST /incr` body.
 //
 //   ns=u&key=jehiah&value=2&ts=1332637200&sub=country:US&sub=ref:http://bit.ly/
@@ -11,7 +11,7 @@
 // five is refused (400 UNKNOWN_ARG): a typo such as `vaule=5` would otherwise count 1
 // silently. ns, key, value and ts may appear once.
 //
-// Errors carry what the client sees: the HTTP code, the status_txt of SPEC 3.3
+// Errors carry what the client sees: the HTTP code, the status_txt of docs/api.md#api-incr
 // (`MISSING_ARG_KEY`, `INVALID_ARG_TS`, `TS_TOO_OLD`, ...) and a message naming the problem.
 // The parsed Event holds views into the parameter values: valid while they are.
 #pragma once

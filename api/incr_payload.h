@@ -8,10 +8,10 @@
 //   1 20537 country.u|jehiah.US.c3p1,1
 //   1 20537 _l|h0aMB8AuNw4=,http://www.facebook.com/
 //
-// shard is the realtime shard (SPEC 2.5: crc32 of the record's shard key modulo the shard
+// shard is the realtime shard (docs/formats.md#sharding: crc32 of the record's shard key modulo the shard
 // count when the event was accepted), day the event's UTC day (days since 1970-01-01).
 // Count lines (totals, subtotals) carry a signed delta; lookup lines (`_l|<hash>`) the
-// escaped original (SPEC 2.4), sent with `/set?day=<day>`. Routing is decided once, at
+// escaped original (docs/formats.md#text-files), sent with `/set?day=<day>`. Routing is decided once, at
 // acceptance, so each shard's sender only compares a number; the shard count is pinned by
 // the shard list file in the oplog directory (shard_list.h) for as long as records are
 // undelivered. Text, so `clickatron-oplog dump` shows it as is.

@@ -25,7 +25,7 @@
 namespace clickatron {
 namespace {
 
-// 2012-03-25 01:30 UTC, the hour `c3p1` of SPEC 2.1.
+// 2012-03-25 01:30 UTC, the hour `c3p1` of docs/formats.md#hours-ymdh.
 constexpr int64_t kTs = 1332639000;
 constexpr int64_t kNow = kTs;
 
@@ -169,7 +169,7 @@ TEST(IncrPayload, SameRecordsAsKeyformatEncodeEvent) {
     EXPECT_TRUE(got.emplace(key, line).second) << "duplicate line " << line;
   }
   EXPECT_EQ(got, want);
-  // The hash of SPEC 2.2, and its lookup written once although two subtotals carry it.
+  // The hash of docs/formats.md#keys-and-hashes, and its lookup written once although two subtotals carry it.
   EXPECT_EQ(got.count("_l|h0aMB8AuNw4="), 1u);
   EXPECT_EQ(got["_l|h0aMB8AuNw4="].substr(got["_l|h0aMB8AuNw4="].find(',') + 1), url);
 }
@@ -190,7 +190,7 @@ TEST(IncrPayload, HashedKeyRoutesByItsHash) {
 }
 
 TEST(IncrPayload, ShardOfGoldenKey) {
-  // crc32("u|jehiah") = 3573330444 (SPEC 2.5): shard 3573330444 % 5 = 4.
+  // crc32("u|jehiah") = 3573330444 (docs/formats.md#sharding): shard 3573330444 % 5 = 4.
   Event e;
   e.ns = "u";
   e.key = "jehiah";

@@ -1,7 +1,7 @@
 // LookupCache: an LRU map from a lookup hash (`h0aMB8AuNw4=`) to the original value it
 // stands for, so hashed subkeys in /breakdown answers do not cost a lookup request each time.
 //
-// A hash names one original for good (SPEC 2.2: lookup records are written once and never
+// A hash names one original for good (docs/formats.md#keys-and-hashes: lookup records are written once and never
 // change; a collision is reported by the rebuild, not overwritten), so entries never go
 // stale; the cache only bounds memory, evicting the least recently used entry beyond
 // `capacity`. Only found lookups are cached: an unknown hash may get its record later.

@@ -1,4 +1,4 @@
-// clickatron-api: the public HTTP API (SPEC 3.3). Reads the cluster config, opens the
+// clickatron-api: the public HTTP API (docs/api.md#clickatron-api). Reads the cluster config, opens the
 // oplog, serves until SIGTERM. The logic lives in api_server.cc.
 #include <cstdio>
 

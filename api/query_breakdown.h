@@ -1,4 +1,4 @@
-// Breakdown arithmetic: subtotals summed per subkey over a query's hours (SPEC 3.3
+// Breakdown arithmetic: subtotals summed per subkey over a query's hours (docs/api.md#api-breakdown
 // /breakdown), the top-N ranking, and the JSON of the answer. Pure code.
 //
 // The archive total record is the index of which subtotal records exist: only its hours in

@@ -12,7 +12,7 @@
 // naming the shard.
 //
 // Lookups: `_l|<hash>` on its archive shard, then, for the hashes not found, on its
-// realtime shard (SPEC 2.5: shard of "_l|<hash>"); values are unescaped (SPEC 2.4). Found
+// realtime shard (docs/formats.md#sharding: shard of "_l|<hash>"); values are unescaped (docs/formats.md#text-files). Found
 // originals go into the service's LookupCache.
 #pragma once
 

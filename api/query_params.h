@@ -1,4 +1,4 @@
-// QueryParams: the parameters of /series and /breakdown (SPEC 3.3), parsed and checked
+// QueryParams: the parameters of /series and /breakdown (docs/api-read.md#parameters-and-answers), parsed and checked
 // before any backend is asked anything.
 //
 //   ns, key            required; ns a namespace (not `_`-prefixed), key any user key (hashed
@@ -38,7 +38,7 @@ struct QueryParams {
   QueryKind kind = QueryKind::kSeries;
   std::string ns;
   std::string key;         // as the user gave it
-  std::string stored_key;  // itself or its hash (SPEC 2.2)
+  std::string stored_key;  // itself or its hash (docs/formats.md#keys-and-hashes)
   std::string sub;         // /breakdown
   Unit unit = Unit::kDay;
   int64_t units = kUnitsBackToFirst;

@@ -1,6 +1,6 @@
 // Query planning: which records a query needs from which tier, as pure functions.
 //
-// The archive watermark W (SPEC 3.1, 3.3) is the `X-Archive-Last-Day` of the archive answer a
+// The archive watermark W (docs/architecture.md#the-watermark, 3.3) is the `X-Archive-Last-Day` of the archive answer a
 // query used, as days since 1970-01-01; an answer without the header holds no days
 // (kNoArchiveDays). An hour whose UTC day is <= W is read from the archive only, a later hour
 // from realtime only. Realtime can hold only days after W up to tomorrow (increments later

@@ -1,4 +1,4 @@
-// Series arithmetic: the hours of a total rolled up into buckets (SPEC 3.3 /series), and the
+// Series arithmetic: the hours of a total rolled up into buckets (docs/api.md#api-series /series), and the
 // JSON of the answer. Pure code — query_service.cc feeds it the backends' bodies.
 //
 // The archive total record `{ns}|{key}` holds `ymdh:n` columns in time order; realtime

@@ -58,7 +58,7 @@ QueryError TooLarge(const std::string& what, size_t bound) {
                         " from the backends; ask for a shorter range or a smaller limit"};
 }
 
-// The shards of a key (SPEC 2.5): one archive shard (if any) and one realtime shard.
+// The shards of a key (docs/formats.md#sharding): one archive shard (if any) and one realtime shard.
 struct KeyShards {
   std::string shard_key;  // {ns}|{stored key}
   bool has_archive = false;

@@ -1,4 +1,4 @@
-// QueryService: the API's read path (SPEC 3.3) — GET /series, GET /breakdown, GET /lookup.
+// QueryService: the API's read path (docs/api-read.md) — GET /series, GET /breakdown, GET /lookup.
 //
 // A query is answered from both tiers at once. The archive watermark W (the last day the
 // archive answer covers, from its X-Archive-Last-Day header; none without the header) splits

@@ -1,4 +1,4 @@
-// Sender: delivers the oplog's records to ONE realtime shard (SPEC 3.3, 4).
+// Sender: delivers the oplog's records to ONE realtime shard (docs/api-write.md#delivery, 4).
 //
 // A sender runs on the API's event loop and has at most one request in flight. It reads
 // the durable records after its cursor, keeps the lines routed to its shard (see

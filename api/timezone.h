@@ -1,4 +1,4 @@
-// TimeZone: the zone a query's buckets are drawn in (SPEC 3.3 `timezone`).
+// TimeZone: the zone a query's buckets are drawn in (docs/api-read.md#buckets-and-time-zones `timezone`).
 //
 // Either a fixed whole-hour offset from UTC (−14…14, the `timezone=-5` / `hour_offset=-5`
 // forms) or an IANA zone read from the OS tz database through Howard Hinnant's date/tz

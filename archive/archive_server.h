@@ -1,4 +1,4 @@
-// ArchiveServer: clickatron-archive, the sortdb-compatible HTTP face of a LiveDb (SPEC 3.1).
+// ArchiveServer: clickatron-archive, the sortdb-compatible HTTP face of a LiveDb (docs/api.md#clickatron-archive).
 //
 // Endpoints (each also answers with a trailing slash, as sortdb's did):
 //   /get?key=K            200 the value and its '\n'; 404 empty body when absent

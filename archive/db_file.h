@@ -1,4 +1,4 @@
-// DbFile: one sorted text file (SPEC 2.4), mapped read-only and verified, answering
+// DbFile: one sorted text file (docs/formats.md#key-order), mapped read-only and verified, answering
 // exact-key and prefix lookups by binary search over the mapping.
 //
 // A file is a sequence of lines `key SEP value \n`, sorted by key bytewise with a key

@@ -24,7 +24,7 @@
 
 namespace clickatron::archive {
 
-// Longest key a request may ask for (SPEC 2.2: keys over 4096 bytes are rejected).
+// Longest key a request may ask for (docs/formats.md#keys-and-hashes: keys over 4096 bytes are rejected).
 inline constexpr size_t kMaxKeyBytes = 4096;
 
 class KeyParams {

@@ -1,4 +1,4 @@
-// clickatron-archive: serves one sorted file, sortdb-compatible (SPEC 3.1; issue 3).
+// clickatron-archive: serves one sorted file, sortdb-compatible (docs/api.md#clickatron-archive).
 //   clickatron-archive --db-file FILE [--port P] [--address A] [--threads N]
 //                      [--field-separator C] [--fwmatch-limit N] [--populate] [--config F]
 // Every flag may also be given as `name = value` in the file named by --config (options

@@ -1,4 +1,4 @@
-// Multi-column archive values (SPEC 2.3): `name:n name:n …`, one space between columns.
+// Multi-column archive values (docs/formats.md#archive-records): `name:n name:n …`, one space between columns.
 //
 // Total records name columns by YMDH token (ascending time); subtotal records by stored
 // subkey (ascending bytes). ColumnReader walks a value in place — no allocation per

@@ -1,7 +1,7 @@
 // An event ("user jehiah got 1 click at 21:00 from the US") and its realtime records.
 //
 // One event adds `value` to the total of its hour and to one subtotal per subtotal
-// namespace; every hashed key or subkey also yields a lookup record (SPEC 2.2, 2.3).
+// namespace; every hashed key or subkey also yields a lookup record (docs/formats.md#keys-and-hashes, 2.3).
 // Used by `clickatron-key encode` and by the API's /incr.
 #pragma once
 
@@ -52,7 +52,7 @@ struct RealtimeRecord {
 // order. REQUIRES: ValidateEvent(event).
 void EncodeEvent(const Event& event, std::vector<RealtimeRecord>* out);
 
-// The SPEC 2.5 shard key of the event's totals and subtotals: `{ns}|{stored key}`.
+// The docs/formats.md#sharding shard key of the event's totals and subtotals: `{ns}|{stored key}`.
 std::string EventShardKey(const Event& event);
 
 }  // namespace clickatron

@@ -1,5 +1,5 @@
-// Checks every row of ../shared/golden/keyformat.tsv and the key order of
-// ../shared/golden/sortdb/key-order.txt, read at test time.
+// Checks every row of tests/golden/keyformat.tsv and the key order of
+// tests/golden/sortdb/key-order.txt, read at test time.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// The order of every sorted Clickatron file (SPEC 2.4): by key, bytewise, a key sorting
+// The order of every sorted Clickatron file (docs/formats.md#key-order): by key, bytewise, a key sorting
 // before any longer key it prefixes. Comparing whole lines instead would put `ab+,1`
 // before `ab,1` (since '+' < ','), and hashes contain '+', '/' and '='.
 #pragma once

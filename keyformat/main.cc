@@ -1,4 +1,4 @@
-// clickatron-key: the command-line face of the keyformat library (SPEC 3.5, 6).
+// clickatron-key: the command-line face of the keyformat library (docs/api.md#clickatron-key, 6).
 //   clickatron-key ymdh TS | unymdh TOKEN | hash VALUE | stored VALUE
 //   clickatron-key shard --shards N SHARDKEY
 //   clickatron-key encode --ns NS --key KEY --ts TS [--value N] [--sub SUBNS:SUBKEY]...

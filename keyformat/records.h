@@ -1,4 +1,4 @@
-// Records of SPEC 2.3: building and parsing realtime and archive keys, one text line
+// Records of docs/formats.md#records: building and parsing realtime and archive keys, one text line
 // (`key,value`), counts, and lookup values.
 //
 // Realtime keys (one int64 per hour):      Archive keys (multi-column lines):
@@ -22,7 +22,7 @@ inline constexpr std::string_view kLookupPrefix = "_l|";
 
 enum class RecordType { kTotal, kSubtotal, kLookup };
 
-// Parts of a key; fields a type does not have are empty. `shard_key` is the SPEC 2.5 shard
+// Parts of a key; fields a type does not have are empty. `shard_key` is the docs/formats.md#sharding shard
 // key (`{ns}|{key}` for totals and subtotals, `_l|{hash}` for lookups), a view into the key.
 struct ParsedKey {
   RecordType type = RecordType::kTotal;
@@ -43,7 +43,7 @@ void AppendArchiveTotalKey(std::string* out, std::string_view ns, std::string_vi
 void AppendArchiveSubtotalKey(std::string* out, std::string_view subns, std::string_view ns,
                               std::string_view key, std::string_view ymdh);
 
-// One line of a text file (SPEC 2.4), without its '\n': key before the first separator.
+// One line of a text file (docs/formats.md#text-files), without its '\n': key before the first separator.
 struct Line {
   std::string_view key;
   std::string_view value;
@@ -55,7 +55,7 @@ Result<Line> SplitLine(std::string_view line, char separator = ',');
 Result<int64_t> ParseCount(std::string_view text);
 void AppendCount(std::string* out, int64_t n);
 
-// The lookup value escaping of SPEC 2.4: `%`→%25, LF→%0A, CR→%0D, NUL→%00, nothing else.
+// The lookup value escaping of docs/formats.md#text-files: `%`→%25, LF→%0A, CR→%0D, NUL→%00, nothing else.
 void AppendEscapedLookupValue(std::string* out, std::string_view original);
 // Inverse; fails on a `%` not followed by one of those four escapes.
 Result<std::string> UnescapeLookupValue(std::string_view escaped);

@@ -1,4 +1,4 @@
-// Sharding (SPEC 2.5): shard = crc32(shard key) % shard count, crc32 as in zlib (IEEE).
+// Sharding (docs/formats.md#sharding): shard = crc32(shard key) % shard count, crc32 as in zlib (IEEE).
 //
 // The shard key of a total or subtotal record is its total part `{ns}|{stored key}`, so
 // one query touches one shard; of a lookup record, the whole `_l|{hash}`.

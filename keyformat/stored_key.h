@@ -1,4 +1,4 @@
-// Stored keys and lookup hashes (SPEC 2.2), and namespace names.
+// Stored keys and lookup hashes (docs/formats.md#keys-and-hashes), and namespace names.
 //
 // A user-supplied key or subkey is stored literally when it is 1–11 bytes of 0x21–0x7E
 // with none of the reserved `:` `,` `.` `|`; otherwise as its hash: standard base64 (with
@@ -21,7 +21,7 @@ inline constexpr size_t kMaxNamespaceSize = 16;
 // True when `value` is stored as itself. REQUIRES: value is a valid user key.
 bool IsLiteralKey(std::string_view value);
 
-// The 12-character hash of `value` (SPEC 2.2), appended to *out.
+// The 12-character hash of `value` (docs/formats.md#keys-and-hashes), appended to *out.
 void AppendKeyHash(std::string_view value, std::string* out);
 std::string KeyHash(std::string_view value);
 

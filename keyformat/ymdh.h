@@ -1,4 +1,4 @@
-// YMDH: the 4-character hour token of SPEC 2.1.
+// YMDH: the 4-character hour token of docs/formats.md#hours-ymdh.
 //
 // b32(year-2000) b32(month) b32(day) b32(hour), alphabet 0-9a-v, all UTC. Tokens sort in
 // time order. The format holds 2000-01-01 00:00 to 2031-12-31 23:00 UTC and nothing else:

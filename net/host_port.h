@@ -1,6 +1,6 @@
 // HostPort: a server address from a config string, "host:port".
 //
-// Config files name servers as `127.0.0.1:7101` (SPEC 6). The host is an IPv4 literal or a
+// Config files name servers as `127.0.0.1:7101` (docs/formats.md#cluster-config). The host is an IPv4 literal or a
 // DNS name (letters, digits, '-', '.'); a DNS name is resolved by the OS resolver when a
 // connection is made (blocking, once per new connection), so config files should prefer
 // IPv4 literals. The port is 1..65535. IPv6 literals are not accepted.
@@ -30,7 +30,7 @@ struct HostPort {
 // *out unchanged.
 Status ParseHostPort(std::string_view text, HostPort* out);
 
-// Parses a comma-separated list "h1:p1,h2:p2" (replicas of one archive shard, SPEC 6).
+// Parses a comma-separated list "h1:p1,h2:p2" (replicas of one archive shard, docs/formats.md#cluster-config).
 // Empty items are errors. On error *out is unchanged.
 Status ParseHostPortList(std::string_view text, std::vector<HostPort>* out);
 

@@ -1,5 +1,5 @@
 // JSON output: a small streaming writer with correct string escaping, and the response
-// envelope of SPEC 3.3.
+// envelope of docs/api.md#conventions.
 //
 // Strings are escaped so that any byte sequence produces valid JSON: '"' and '\' get a
 // backslash, \b \f \n \r \t their short forms, every other control byte (0x00-0x1F, 0x7F)
@@ -87,7 +87,7 @@ class JsonWriter {
   bool after_key_ = false;
 };
 
-// The SPEC 3.3 envelope: {"status_code": 200, "status_txt": "OK", "data": <data_json>}.
+// The docs/api.md#conventions envelope: {"status_code": 200, "status_txt": "OK", "data": <data_json>}.
 // REQUIRES: data_json is one valid JSON value ("null" for errors).
 std::string JsonEnvelope(int status_code, std::string_view status_txt,
                          std::string_view data_json);

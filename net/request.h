@@ -76,7 +76,7 @@ class Responder {
   void ReplyReference(int code, const void* data, size_t length, ReleaseFn release,
                       void* arg);
   // Replies {"status_code": code, "status_txt": ..., "data": data_json} with HTTP status
-  // code (SPEC 3.3). REQUIRES: data_json is one JSON value.
+  // code (docs/api.md#conventions). REQUIRES: data_json is one JSON value.
   void ReplyJson(int code, std::string_view status_txt, std::string_view data_json);
   // Replies {"status_code": code, "status_txt": ..., "data": null}.
   // The error envelope; message, when given, is the human detail ("line 3: ...").

@@ -1,4 +1,4 @@
-// The crash test of issue 5: a child process appends with `batch` sync and reports on a
+// The oplog crash test (docs/oplog.md): a child process appends with `batch` sync and reports on a
 // pipe what is acknowledged (durable); the parent kill -9s it at a random moment, reopens
 // the log, and checks that every acknowledged record is there, whole and in order.
 // Fifty rounds on the same directory, so each round also recovers from the last one.

@@ -1,4 +1,4 @@
-// clickatron-oplog: the operator's view of an oplog directory (SPEC 3.5, 6).
+// clickatron-oplog: the operator's view of an oplog directory (docs/api.md#clickatron-oplog, 6).
 //   clickatron-oplog dump DIR [--from SEQ]   one line per record: seq, length, payload
 //   clickatron-oplog verify DIR              checks every frame, prints counts
 //   clickatron-oplog cursors DIR             each consumer's cursor and backlog

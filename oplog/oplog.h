@@ -1,5 +1,5 @@
 // Oplog: a durable local log of accepted increments — the API's write-ahead log and the
-// queue its deliveries to the realtime shards read from (SPEC 4; docs/oplog.md).
+// queue its deliveries to the realtime shards read from (docs/architecture.md#the-oplog; docs/oplog.md).
 //
 // Records are opaque payloads. Each gets a sequence number: global, strictly increasing,
 // starting at 1 and continuing across restarts and segment files. Numbers may have gaps
@@ -13,7 +13,7 @@
 //   always  each record is written and fdatasync'ed on its own, one after the other;
 //   batch   everything queued is written with one write and one fdatasync, then the next
 //           batch (group commit: a record waits at most for the sync in flight plus its
-//           own, the 5 ms bound of SPEC 4 on any disk that syncs in 2.5 ms);
+//           own, the 5 ms bound of docs/architecture.md#the-oplog on any disk that syncs in 2.5 ms);
 //   none    written without fdatasync; durable_seq() covers a record as soon as it is
 //           appended.
 // After each write (and sync) the sync thread calls Options::on_sync with a SyncReport in

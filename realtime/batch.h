@@ -17,7 +17,7 @@
 
 namespace clickatron::realtime {
 
-// One increment: a realtime total or subtotal key (SPEC 2.3) and a signed delta.
+// One increment: a realtime total or subtotal key (docs/formats.md#realtime-records) and a signed delta.
 struct IncrLine {
   std::string_view key;
   int64_t delta = 0;
@@ -25,7 +25,7 @@ struct IncrLine {
   uint32_t line = 0;  // 1-based line number in the body, for error messages
 };
 
-// One lookup record: `_l|{hash}` and its escaped original value (SPEC 2.4).
+// One lookup record: `_l|{hash}` and its escaped original value (docs/formats.md#text-files).
 struct LookupLine {
   std::string_view key;
   std::string_view value;  // as sent: escaped, stored and served escaped

@@ -7,7 +7,7 @@
 namespace clickatron::realtime {
 namespace {
 
-// c3p1 = 2012-03-25 01:00 UTC (SPEC 2.1).
+// c3p1 = 2012-03-25 01:00 UTC (docs/formats.md#hours-ymdh).
 constexpr int64_t kDay = 15424;  // 2012-03-25
 
 TEST(IncrBatch, ParsesTotalsAndSubtotals) {

@@ -1,4 +1,4 @@
-// The day state machine of one ring slot (SPEC 3.2).
+// The day state machine of one ring slot (docs/architecture.md#the-day-ring-realtime).
 //
 // Day d (days since 1970-01-01 UTC, from a key's ymdh) lives in slot SlotOfDay(d) of the
 // day ring (keyformat/day_ring.h). A slot holds one day and a state: empty (a new

@@ -1,4 +1,4 @@
-// clickatron-realtime: one shard of the realtime tier (SPEC 3.2). Flags (config/option_loader.h),
+// clickatron-realtime: one shard of the realtime tier (docs/api.md#clickatron-realtime). Flags (config/option_loader.h),
 // then the server.
 //   clickatron-realtime --data-dir DIR --port P [--address A] [--sync-interval 1s]
 //                       [--cache-mb N] [--fwmatch-limit N] [--max-body-mb N] [--max-pending-mb N]

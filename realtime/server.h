@@ -1,4 +1,4 @@
-// RealtimeServer: the HTTP face of one realtime shard (SPEC 3.2) over a Ring.
+// RealtimeServer: the HTTP face of one realtime shard (docs/api.md#clickatron-realtime) over a Ring.
 //
 //   POST /incr?source=S&seq=N[&instance=I]  body `key,delta` lines → JSON {applied, duplicate, seq}
 //                               (412 INSTANCE_CHANGED when I is not this process: instance.h)

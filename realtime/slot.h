@@ -1,6 +1,6 @@
 // Slot: one Tokyo Cabinet B+tree database of the day ring, holding one day's records.
 //
-// Records are the realtime records of SPEC 2.3: counters (total and subtotal keys) stored
+// Records are the realtime records of docs/formats.md#realtime-records: counters (total and subtotal keys) stored
 // as 8-byte little-endian int64 values, and lookup records (`_l|hash`) stored as their
 // escaped text. Beside them the slot keeps its own metadata under keys that start with
 // '#', which no realtime key can (they start with [A-Za-z0-9] or `_l|`) and which sort

@@ -2,7 +2,7 @@
 //
 // Total records (`ymdh:n …`) and subtotal records (`subkey:n …`) both hold columns in
 // ascending name order. Merging two values walks both once: equal names are summed, a
-// column whose sum is 0 is dropped (SPEC 2.3), the rest keep their order. The common case
+// column whose sum is 0 is dropped (docs/formats.md#archive-records), the rest keep their order. The common case
 // of the nightly merge — yesterday's hours appended after every earlier hour — is a plain
 // concatenation, checked by comparing one boundary pair of names.
 #pragma once

@@ -1,4 +1,4 @@
-// The subcommands of clickatron-rebuild (SPEC 3.4), one file each, and the one table of
+// The subcommands of clickatron-rebuild (docs/api.md#clickatron-rebuild), one file each, and the one table of
 // them that main, the --help text, the option checks and nightly read. Every command opens
 // the work directory (lock + recovery of interrupted changes), checks its inputs, is a
 // no-op when its output is already there and up to date, prints progress on a terminal

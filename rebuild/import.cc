@@ -1,4 +1,4 @@
-// `import`: bulk-load history given as realtime-format lines (SPEC 3.4).
+// `import`: bulk-load history given as realtime-format lines (docs/api.md#clickatron-rebuild).
 //
 // The input is read once, each line parsed once into the external sort (record_sorter.h),
 // on --jobs threads that each take the next chunk of lines (chunk_reader.h) and sort and

@@ -1,4 +1,4 @@
-// clickatron-rebuild: the nightly rebuild and bulk loader (SPEC 3.4, 6). Reads flags and
+// clickatron-rebuild: the nightly rebuild and bulk loader (docs/api.md#clickatron-rebuild, 6). Reads flags and
 // the config, opens the work directory, runs one subcommand (commands.h). Errors: one
 // line on stderr naming the problem, exit status 1 (2 for a bad command line).
 #include <cstdio>

@@ -1,6 +1,6 @@
 // DIR/merged/: the output of `merge`, input of `publish`.
 //
-//   merged/shard-K.csv   plain SPEC 2.4 files, one per archive shard
+//   merged/shard-K.csv   plain docs/formats.md#text-files files, one per archive shard
 //   merged/meta          inputs = <segment set fingerprint>, shards, last_day, collisions,
 //                        shard.K.records / bytes / xxh64 / columns (keyformat/shard_meta.h)
 #pragma once

@@ -1,4 +1,4 @@
-// The command line of clickatron-rebuild (SPEC 6) and what the cluster config adds to it.
+// The command line of clickatron-rebuild (docs/api.md#clickatron-rebuild) and what the cluster config adds to it.
 //
 //   clickatron-rebuild COMMAND --work DIR [flags]     (the commands: commands.h)
 //

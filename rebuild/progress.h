@@ -1,6 +1,6 @@
 // Progress of a long step: on a terminal, one line rewritten about once a second
 // ("import: 12.4M records, 310 MB, 148.2 MB/s, ETA 41s"); and the one-line summary every
-// step prints at its end, terminal or not (SPEC 5: long work shows progress and ends with
+// step prints at its end, terminal or not (docs/architecture.md#guarantees: long work shows progress and ends with
 // a summary). Thread-safe: parallel tasks add to the same counters.
 #pragma once
 

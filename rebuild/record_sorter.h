@@ -1,14 +1,14 @@
 // RecordSorter: realtime records in, sorted archive lines out — the external sort behind
 // `import` and `segment`.
 //
-// Each input line (`key,delta` or `_l|hash,escaped`, SPEC 2.3) is parsed once and turned
+// Each input line (`key,delta` or `_l|hash,escaped`, docs/formats.md#records) is parsed once and turned
 // into one sort entry whose key is
 //
 //   [day: 2 bytes BE][archive shard: 2 bytes BE][archive key] 0x00 [column]
 //
 // where the column is the YMDH token of a total, the subkey of a subtotal, or the escaped
 // original of a lookup. Sorting these bytes orders the output by day, then shard, then
-// archive key in SPEC 2.4 order (0x00 sorts before any key byte, so a key comes before
+// archive key in docs/formats.md#key-order order (0x00 sorts before any key byte, so a key comes before
 // every longer key it prefixes), then column. Equal entries are summed (pre-aggregation:
 // realistic input repeats keys a lot), so runs shrink.
 //

@@ -1,7 +1,7 @@
 // `release --through D`: frees the realtime slots of days ≤ D — only when the live
 // archive generation holds them (its manifest's last_day ≥ D) and every archive replica
 // of the config already serves a generation that does (its /stats last_day), so the API
-// never finds an hour in neither tier (SPEC 3.3).
+// never finds an hour in neither tier (docs/architecture.md#the-watermark).
 //
 // Which days a realtime shard still holds comes from its /stats (slots with day and
 // state); each open day ≤ D is released with POST /release?day=. A 404 means the slot has

@@ -1,8 +1,8 @@
 // Sorted record files: the segments of the work directory and the merged archive files.
 //
-// Both hold `key,value\n` lines in SPEC 2.4 key order. A segment ends with the `#END`
+// Both hold `key,value\n` lines in docs/formats.md#key-order key order. A segment ends with the `#END`
 // footer (keyformat/footer.h) so a truncated or corrupted segment is found by its checksum
-// when it is read; a merged file is a plain SPEC 2.4 file (the archive server serves it as
+// when it is read; a merged file is a plain docs/formats.md#text-files file (the archive server serves it as
 // is) and its checksum goes into the manifest instead. Readers check the order of keys as
 // well, which costs one comparison per line and catches a file written by something else.
 #pragma once

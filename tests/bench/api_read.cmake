@@ -1,4 +1,4 @@
-# clickatron-api read path (issue 7): the load benchmark is the script
+# clickatron-api read path: the load benchmark is the script
 # tests/bench/api_read_load.sh (data from api_read_gen.py, wrk + api_read_wrk.lua, with nginx
 # and the archive's own /get measured in the same run), plus http_rate, the open-loop load
 # generator its "series-rate" run uses for latency at a fixed offered rate.

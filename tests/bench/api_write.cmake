@@ -1,4 +1,4 @@
-# api write path (issue 6): micro-benchmarks of /incr parsing and encoding. The end-to-end
+# api write path: micro-benchmarks of /incr parsing and encoding. The end-to-end
 # load test (wrk against the API and nginx, batched POSTs into realtime, delivery lag) is
 # tests/bench/api_write_bench.py.
 if(TARGET clickatron_api)

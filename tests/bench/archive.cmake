@@ -1,4 +1,4 @@
-# clickatron-archive benchmarks (issue 3): lookup micro-benchmarks here; the HTTP load test
+# clickatron-archive benchmarks: lookup micro-benchmarks here; the HTTP load test
 # against nginx is the script tests/bench/archive_load.sh (wrk + archive_wrk.lua).
 if(TARGET clickatron_archive_core)
   clickatron_bench(archive_bench

@@ -1,4 +1,4 @@
-// clickatron-archive micro-benchmarks (issue 3): the lookup itself, without HTTP — exact
+// clickatron-archive micro-benchmarks: the lookup itself, without HTTP — exact
 // key hits and misses, a 10-key mget and a prefix scan over a generated sorted file of
 // realistic archive records, plus decoding a request's keys. The HTTP-level load test is
 // tests/bench/archive_load.sh; results in docs/benchmarks.md.

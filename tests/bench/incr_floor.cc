@@ -1,5 +1,5 @@
 // incr_floor: how fast can single-event GET /incr with a durable oplog be on this machine
-// when the HTTP layer costs the least it can? A measuring instrument for issue 6, not a
+// when the HTTP layer costs the least it can? A measuring instrument (docs/benchmarks.md#api-write-path), not a
 // server: it answers only `GET /incr?...` on kept-alive HTTP/1.1 connections.
 //
 // It does the API's own work per request — the query parsed and validated (net::Query,

@@ -1,4 +1,4 @@
-# realtime benchmark (issue 4): raw Tokyo Cabinet vs the ring vs clickatron-realtime over HTTP.
+# realtime benchmark: raw Tokyo Cabinet vs the ring vs clickatron-realtime over HTTP.
 if(TARGET clickatron_realtime_server AND CLICKATRON_BENCH)
   clickatron_bench(realtime_bench
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/realtime_bench.cc

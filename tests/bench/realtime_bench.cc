@@ -1,4 +1,4 @@
-// realtime_bench: issue 4's benchmark of the realtime shard, all figures from one run.
+// realtime_bench: the benchmark of the realtime shard (docs/benchmarks.md#realtime), all figures from one run.
 //
 //   realtime_bench --server build/realtime-release/bin/clickatron-realtime [--keys 1000000]
 //                  [--increments 5000000] [--batch 1000] [--pipeline 1] [--dir /tmp]
