@@ -1,33 +1,8 @@
 #include "archive/key_params.h"
 
+#include "net/query.h"
+
 namespace clickatron::archive {
-
-namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// Appends the decoding of in ('+' kept literally); false on a bad escape. Runs between
-// escapes are appended whole (most keys have none, or one '|' sent as %7C).
-bool Decode(std::string_view in, std::string* out) {
-  while (!in.empty()) {
-    size_t pct = in.find('%');
-    out->append(in.substr(0, pct));
-    if (pct == std::string_view::npos) return true;
-    if (pct + 2 >= in.size()) return false;
-    int hi = HexValue(in[pct + 1]), lo = HexValue(in[pct + 2]);
-    if (hi < 0 || lo < 0) return false;
-    out->push_back(static_cast<char>(hi * 16 + lo));
-    in.remove_prefix(pct + 3);
-  }
-  return true;
-}
-
-}  // namespace
 
 bool KeyParams::Fail(const char* name, std::string message) {
   error_name_ = name;
@@ -59,7 +34,8 @@ bool KeyParams::Parse(std::string_view raw, Mode mode) {
                                         : (name == "key" && ends_.empty());
     if (is_key) {
       size_t start = buffer_.size();
-      if (!Decode(value, &buffer_)) {
+      // '+' kept literally: archive keys contain '+' (key_params.h).
+      if (net::PercentDecodeAppend(value, false, &buffer_) != std::string_view::npos) {
         return Fail("INVALID_ARG_KEY", "bad percent-encoding in key");
       }
       if (buffer_.size() - start > kMaxKeyBytes) {

@@ -2,39 +2,8 @@
 
 namespace clickatron::net {
 
-namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// Appends the decoding of in to *out; returns the offset of the first bad '%', or npos.
-size_t Decode(std::string_view in, bool plus_as_space, std::string* out) {
-  for (size_t i = 0; i < in.size(); ++i) {
-    char c = in[i];
-    if (c == '%') {
-      if (i + 2 >= in.size()) return i;
-      int hi = HexValue(in[i + 1]);
-      int lo = HexValue(in[i + 2]);
-      if (hi < 0 || lo < 0) return i;
-      out->push_back(static_cast<char>(hi * 16 + lo));
-      i += 2;
-    } else if (c == '+' && plus_as_space) {
-      out->push_back(' ');
-    } else {
-      out->push_back(c);
-    }
-  }
-  return std::string_view::npos;
-}
-
-}  // namespace
-
 Status PercentDecode(std::string_view in, bool plus_as_space, std::string* out) {
-  size_t bad = Decode(in, plus_as_space, out);
+  size_t bad = PercentDecodeAppend(in, plus_as_space, out);
   if (bad == std::string_view::npos) return Status::OK();
   return Status::Error("bad percent-encoding '" + std::string(in.substr(bad, 3)) + "'");
 }
@@ -84,9 +53,9 @@ Status Query::Parse(std::string_view raw) {
         eq == std::string_view::npos ? std::string_view() : segment.substr(eq + 1);
 
     size_t name_start = buffer_.size();
-    bool bad = Decode(raw_name, true, &buffer_) != std::string_view::npos;
+    bool bad = PercentDecodeAppend(raw_name, true, &buffer_) != std::string_view::npos;
     size_t value_start = buffer_.size();
-    bad = bad || Decode(raw_value, true, &buffer_) != std::string_view::npos;
+    bad = bad || PercentDecodeAppend(raw_value, true, &buffer_) != std::string_view::npos;
     if (bad) {
       buffer_.resize(name_start);
       bad_param_.assign(raw_name);

@@ -90,5 +90,28 @@ TEST(Query, PercentEncodeRoundTrips) {
   EXPECT_EQ(decoded, "a+b");
 }
 
+TEST(PercentDecodeAppend, ReturnsTheOffsetOfTheFirstBadEscape) {
+  std::string out = "x";
+  EXPECT_EQ(PercentDecodeAppend("a%7Cb%7cc+d", false, &out), std::string_view::npos);
+  EXPECT_EQ(out, "xa|b|c+d");  // appended; '+' literal
+  out.clear();
+  EXPECT_EQ(PercentDecodeAppend("a+b%20c+", true, &out), std::string_view::npos);
+  EXPECT_EQ(out, "a b c ");
+  out.clear();
+  EXPECT_EQ(PercentDecodeAppend("%00", false, &out), std::string_view::npos);
+  EXPECT_EQ(out, std::string(1, '\0'));
+  out.clear();
+  EXPECT_EQ(PercentDecodeAppend("ab+%zz", true, &out), 3u);
+  EXPECT_EQ(out, "ab ");
+  out.clear();
+  EXPECT_EQ(PercentDecodeAppend("abc%4", false, &out), 3u);
+  EXPECT_EQ(out, "abc");
+  out.clear();
+  EXPECT_EQ(PercentDecodeAppend("%", true, &out), 0u);
+  EXPECT_EQ(out, "");
+  EXPECT_EQ(PercentDecodeAppend("", true, &out), std::string_view::npos);
+  EXPECT_EQ(out, "");
+}
+
 }  // namespace
 }  // namespace clickatron::net
