@@ -41,18 +41,15 @@ Status ChunkReader::Open(const std::string& path, size_t chunk_bytes) {
 // Reads until *buffer is full or the input ends; false on a read error.
 bool ChunkReader::Fill(std::vector<char>* buffer, size_t* used) {
   while (*used < buffer->size() && !eof_) {
-    const ssize_t n = ::read(fd_, buffer->data() + *used, buffer->size() - *used);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      status_ = ErrnoStatus("read", path_);
-      return false;
-    }
+    size_t n = 0;
+    status_ = ReadSome(fd_, buffer->data() + *used, buffer->size() - *used, path_, &n);
+    if (!status_.ok()) return false;
     if (n == 0) {
       eof_ = true;
       break;
     }
-    XXH64_update(&digest_state_, buffer->data() + *used, size_t(n));
-    *used += size_t(n);
+    XXH64_update(&digest_state_, buffer->data() + *used, n);
+    *used += n;
     bytes_read_ += uint64_t(n);
   }
   return true;

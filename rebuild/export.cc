@@ -30,20 +30,10 @@ namespace {
 
 Status VerifyExportFile(const std::string& path, uint64_t* records) {
   FootedStreamCheck check;
-  std::vector<char> buf(4 << 20);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus("open", path);
-  for (;;) {
-    const ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n < 0) {
-      Status s = ErrnoStatus("read", path);
-      ::close(fd);
-      return s;
-    }
-    if (n == 0) break;
-    check.Add(std::string_view(buf.data(), size_t(n)));
+  if (Status s = ForEachBlock(path, 4 << 20, [&check](std::string_view block) { check.Add(block); });
+      !s.ok()) {
+    return s;
   }
-  ::close(fd);
   if (Status s = check.Finish(); !s.ok()) return Status::Error(path + ": " + s.message());
   *records = check.records();
   return Status::OK();

@@ -261,21 +261,17 @@ bool LineReader::Refill() {
     return true;
   }
   if (end_ == buffer_.size()) buffer_.resize(buffer_.size() * 2);  // a line longer than the buffer
-  for (;;) {
-    const ssize_t n = ::read(fd_, buffer_.data() + end_, buffer_.size() - end_);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      status_ = ErrnoStatus("read", path_);
-      return false;
-    }
-    if (n == 0) {
-      eof_ = true;
-      return false;
-    }
-    end_ += size_t(n);
-    bytes_read_ += uint64_t(n);
-    return true;
+  size_t n = 0;
+  if (status_ = ReadSome(fd_, buffer_.data() + end_, buffer_.size() - end_, path_, &n); !status_.ok()) {
+    return false;
   }
+  if (n == 0) {
+    eof_ = true;
+    return false;
+  }
+  end_ += n;
+  bytes_read_ += uint64_t(n);
+  return true;
 }
 
 bool LineReader::Next(std::string_view* line) {
@@ -308,23 +304,40 @@ bool LineReader::Next(std::string_view* line) {
 }
 
 Result<std::string> ReadSmallFile(const std::string& path) {
+  std::string out;
+  Status s = ForEachBlock(path, 65536, [&out](std::string_view block) { out.append(block); });
+  if (!s.ok()) return s;
+  return out;
+}
+
+Status ForEachBlock(const std::string& path, size_t block_size,
+                    const std::function<void(std::string_view)>& fn) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("open", path);
-  std::string out;
-  char buf[65536];
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  std::vector<char> buf(block_size);
   for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      Status s = ErrnoStatus("read", path);
+    size_t n = 0;
+    if (Status s = ReadSome(fd, buf.data(), buf.size(), path, &n); !s.ok()) {
       ::close(fd);
       return s;
     }
     if (n == 0) break;
-    out.append(buf, size_t(n));
+    fn(std::string_view(buf.data(), n));
   }
   ::close(fd);
-  return out;
+  return Status::OK();
+}
+
+Status ReadSome(int fd, char* buffer, size_t size, const std::string& path, size_t* n) {
+  for (;;) {
+    const ssize_t got = ::read(fd, buffer, size);
+    if (got >= 0) {
+      *n = size_t(got);
+      return Status::OK();
+    }
+    if (errno != EINTR) return ErrnoStatus("read", path);
+  }
 }
 
 Status MakeDirs(const std::string& dir) {

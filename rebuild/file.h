@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -144,6 +145,14 @@ class LineReader {
 
 // Reads a whole small file (metadata, manifests).
 Result<std::string> ReadSmallFile(const std::string& path);
+// Reads the file at path front to back in blocks of up to block_size bytes, passing each to
+// fn in order (a sequential-read hint given). Errors name the call and the path:
+// "open <path>: ...", "read <path>: ..." (base/errno_status.h).
+Status ForEachBlock(const std::string& path, size_t block_size,
+                    const std::function<void(std::string_view)>& fn);
+// One read(2) of up to size bytes from fd into buffer, retried on EINTR; *n is 0 at the end
+// of the input. The error is "read <path>: <strerror>".
+Status ReadSome(int fd, char* buffer, size_t size, const std::string& path, size_t* n);
 // mkdir -p.
 Status MakeDirs(const std::string& dir);
 // rm -rf; a missing path is fine.

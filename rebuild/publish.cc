@@ -37,27 +37,16 @@ constexpr size_t kIoBuffer = 4 << 20;
 
 // Reads a whole file and checks its size and XXH64 against what merge recorded.
 Status VerifyMergedFile(const std::string& path, const FileSummary& expect, Progress* progress) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus("open", path);
-  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   XXH64_state_t st;
   XXH64_reset(&st, 0);
-  std::vector<char> buf(kIoBuffer);
   uint64_t bytes = 0;
-  for (;;) {
-    const ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n < 0) {
-      Status s = ErrnoStatus("read", path);
-      ::close(fd);
-      return s;
-    }
-    if (n == 0) break;
-    XXH64_update(&st, buf.data(), size_t(n));
-    bytes += uint64_t(n);
-    progress->Add(0, uint64_t(n));
+  Status status = ForEachBlock(path, kIoBuffer, [&](std::string_view block) {
+    XXH64_update(&st, block.data(), block.size());
+    bytes += block.size();
+    progress->Add(0, block.size());
     progress->Tick();
-  }
-  ::close(fd);
+  });
+  if (!status.ok()) return status;
   if (bytes != expect.bytes || XXH64_digest(&st) != expect.xxh64) {
     return Status::Error(path + " does not match merged/meta (" + std::to_string(bytes) + " bytes, xxh64 " +
                          Hex64(XXH64_digest(&st)) + "; expected " + std::to_string(expect.bytes) + ", " +

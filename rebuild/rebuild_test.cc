@@ -203,6 +203,35 @@ TEST(RecordSorter, FeedersOnSeveralThreadsSortLikeOne) {
   EXPECT_EQ(outputs[0].size(), 50000u + 300 * 3 + (45000 * 3 + 3) + 1);
 }
 
+TEST(ForEachBlock, PassesEveryByteInOrderInBlocksOfAtMostTheSize) {
+  TestDir dir;
+  std::string contents;
+  for (int i = 0; i < 1000; ++i) contents += std::to_string(i) + ",";
+  const std::string path = dir.Write("f", contents);
+  std::string seen;
+  size_t blocks = 0;
+  ASSERT_TRUE(ForEachBlock(path, 100, [&](std::string_view block) {
+    EXPECT_LE(block.size(), 100u);
+    EXPECT_FALSE(block.empty());
+    seen.append(block);
+    ++blocks;
+  }).ok());
+  EXPECT_EQ(seen, contents);
+  EXPECT_GE(blocks, contents.size() / 100);
+  blocks = 0;
+  ASSERT_TRUE(ForEachBlock(dir.Write("empty", ""), 100, [&](std::string_view) { ++blocks; }).ok());
+  EXPECT_EQ(blocks, 0u);
+}
+
+TEST(ForEachBlock, NamesTheFailingCallAndPath) {
+  TestDir dir;
+  const auto ignore = [](std::string_view) {};
+  EXPECT_EQ(ForEachBlock(dir / "missing", 100, ignore).message(),
+            "open " + (dir / "missing") + ": No such file or directory");
+  EXPECT_EQ(ForEachBlock(dir.path(), 100, ignore).message(),
+            "read " + dir.path() + ": Is a directory");
+}
+
 TEST(FileWriter, DirectWritesKeepEveryByteAtEverySize) {
   TestDir dir;
   // Around the 4 KiB block and the (small) buffer, in small and in oversized pieces.
