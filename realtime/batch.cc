@@ -39,39 +39,44 @@ Status KeyError(std::string_view before, std::string_view key, std::string_view 
   return Status::Error(std::move(m));
 }
 
-}  // namespace
-
-Status ParseIncrBatch(std::string_view body, std::vector<IncrLine>* lines) {
-  lines->clear();
-  return ForEachLine(body, [lines](std::string_view text, uint32_t number) {
+// ForEachLine, with each line split at its separator and its key parsed as a realtime key:
+// calls fn(split, key, number).
+template <typename Fn>
+Status ForEachKeyedLine(std::string_view body, Fn fn) {
+  return ForEachLine(body, [&fn](std::string_view text, uint32_t number) {
     Result<Line> split = SplitLine(text);
     if (!split.ok()) return split.status();
     Result<ParsedKey> key = ParseRealtimeKey(split->key);
     if (!key.ok()) return key.status();
-    if (key->type == RecordType::kLookup) {
-      return KeyError("lookup record '", split->key, "' is not a counter (send lookups to /set)");
+    return fn(*split, *key, number);
+  });
+}
+
+}  // namespace
+
+Status ParseIncrBatch(std::string_view body, std::vector<IncrLine>* lines) {
+  lines->clear();
+  return ForEachKeyedLine(body, [lines](const Line& split, const ParsedKey& key, uint32_t number) {
+    if (key.type == RecordType::kLookup) {
+      return KeyError("lookup record '", split.key, "' is not a counter (send lookups to /set)");
     }
-    Result<int64_t> delta = ParseCount(split->value);
+    Result<int64_t> delta = ParseCount(split.value);
     if (!delta.ok()) return delta.status().Prefixed("delta: ");
-    lines->push_back(IncrLine{split->key, *delta, DayOfYmdhUnchecked(key->ymdh), number});
+    lines->push_back(IncrLine{split.key, *delta, DayOfYmdhUnchecked(key.ymdh), number});
     return Status::OK();
   });
 }
 
 Status ParseLookupBatch(std::string_view body, std::vector<LookupLine>* lines) {
   lines->clear();
-  return ForEachLine(body, [lines](std::string_view text, uint32_t number) {
-    Result<Line> split = SplitLine(text);
-    if (!split.ok()) return split.status();
-    Result<ParsedKey> key = ParseRealtimeKey(split->key);
-    if (!key.ok()) return key.status();
-    if (key->type != RecordType::kLookup) {
-      return KeyError("'", split->key, "' is not a lookup key (_l|{hash}); counters go to /incr");
+  return ForEachKeyedLine(body, [lines](const Line& split, const ParsedKey& key, uint32_t number) {
+    if (key.type != RecordType::kLookup) {
+      return KeyError("'", split.key, "' is not a lookup key (_l|{hash}); counters go to /incr");
     }
-    if (split->value.empty()) return Status::Error("lookup value is empty");
-    Result<std::string> original = UnescapeLookupValue(split->value);
+    if (split.value.empty()) return Status::Error("lookup value is empty");
+    Result<std::string> original = UnescapeLookupValue(split.value);
     if (!original.ok()) return original.status().Prefixed("lookup value: ");
-    lines->push_back(LookupLine{split->key, split->value, number});
+    lines->push_back(LookupLine{split.key, split.value, number});
     return Status::OK();
   });
 }
