@@ -62,52 +62,56 @@ Status ParseHead(std::string_view key, ParsedKey* p, std::string_view* rest, boo
   return Status::OK();
 }
 
+// Parses a lookup key whole; any other key's head with ParseHead, then calls
+// tail(&p, rest, has_rest) for what follows "{key}", which realtime and archive keys lay out
+// differently. A template so each parser's tail stays inlined.
+template <typename Tail>
+Result<ParsedKey> ParseKey(std::string_view key, Tail tail) {
+  if (key.starts_with(kLookupPrefix)) return ParseLookupKey(key);
+  ParsedKey p;
+  std::string_view rest;
+  bool has_rest;
+  Status s = ParseHead(key, &p, &rest, &has_rest);
+  if (!s.ok()) return s;
+  s = tail(&p, rest, has_rest);
+  if (!s.ok()) return s;
+  return p;
+}
+
 }  // namespace
 
 bool IsStoredKey(std::string_view stored) { return IsLiteralKey(stored) || IsKeyHash(stored); }
 
 Result<ParsedKey> ParseRealtimeKey(std::string_view key) {
-  if (key.starts_with(kLookupPrefix)) return ParseLookupKey(key);
-  ParsedKey p;
-  std::string_view rest;
-  bool has_rest;
-  Status s = ParseHead(key, &p, &rest, &has_rest);
-  if (!s.ok()) return s;
-  if (!has_rest) return KeyError(key, "is malformed: it has no time token");
-  if (p.subns.empty()) {
-    p.type = RecordType::kTotal;
-    p.ymdh = rest;
-  } else {
-    p.type = RecordType::kSubtotal;
-    const size_t dot = rest.find('.');
-    if (dot == std::string_view::npos) return KeyError(key, "is malformed: a subtotal key needs '.{subkey}.{ymdh}'");
-    p.subkey = rest.substr(0, dot);
-    p.ymdh = rest.substr(dot + 1);
-    if (!IsStoredKey(p.subkey)) return KeyError(key, "is malformed: '" + std::string(p.subkey) + "' is not a stored subkey");
-  }
-  s = CheckYmdh(key, p.ymdh);
-  if (!s.ok()) return s;
-  return p;
+  return ParseKey(key, [key](ParsedKey* p, std::string_view rest, bool has_rest) {
+    if (!has_rest) return KeyError(key, "is malformed: it has no time token");
+    if (p->subns.empty()) {
+      p->type = RecordType::kTotal;
+      p->ymdh = rest;
+    } else {
+      p->type = RecordType::kSubtotal;
+      const size_t dot = rest.find('.');
+      if (dot == std::string_view::npos) return KeyError(key, "is malformed: a subtotal key needs '.{subkey}.{ymdh}'");
+      p->subkey = rest.substr(0, dot);
+      p->ymdh = rest.substr(dot + 1);
+      if (!IsStoredKey(p->subkey)) return KeyError(key, "is malformed: '" + std::string(p->subkey) + "' is not a stored subkey");
+    }
+    return CheckYmdh(key, p->ymdh);
+  });
 }
 
 Result<ParsedKey> ParseArchiveKey(std::string_view key) {
-  if (key.starts_with(kLookupPrefix)) return ParseLookupKey(key);
-  ParsedKey p;
-  std::string_view rest;
-  bool has_rest;
-  Status s = ParseHead(key, &p, &rest, &has_rest);
-  if (!s.ok()) return s;
-  if (p.subns.empty()) {
-    p.type = RecordType::kTotal;
-    if (has_rest) return KeyError(key, "is malformed: an archive total key has no time token");
-    return p;
-  }
-  p.type = RecordType::kSubtotal;
-  if (!has_rest) return KeyError(key, "is malformed: an archive subtotal key needs '.{ymdh}'");
-  p.ymdh = rest;
-  s = CheckYmdh(key, p.ymdh);
-  if (!s.ok()) return s;
-  return p;
+  return ParseKey(key, [key](ParsedKey* p, std::string_view rest, bool has_rest) {
+    if (p->subns.empty()) {
+      p->type = RecordType::kTotal;
+      if (has_rest) return KeyError(key, "is malformed: an archive total key has no time token");
+      return Status::OK();
+    }
+    p->type = RecordType::kSubtotal;
+    if (!has_rest) return KeyError(key, "is malformed: an archive subtotal key needs '.{ymdh}'");
+    p->ymdh = rest;
+    return CheckYmdh(key, p->ymdh);
+  });
 }
 
 void AppendTotalKey(std::string* out, std::string_view ns, std::string_view key, std::string_view ymdh) {
