@@ -12,19 +12,11 @@
 #include <string>
 
 #include "base/test_dir.h"
-#include "keyformat/ymdh.h"
 #include "realtime/file_syncer.h"
-#include "realtime/ring.h"
+#include "realtime/ring_fixture.h"
 
 namespace clickatron::realtime {
 namespace {
-
-constexpr int64_t kDay = 15424;  // 2012-03-25, slot 1
-
-std::string Key(std::string_view name, int64_t day = kDay, int hour = 1) {
-  return "u|" + std::string(name) + "." +
-         std::string(EncodeYmdh(day * kSecondsPerDay + hour * kSecondsPerHour).value().view());
-}
 
 bool Readable(int fd) {
   pollfd p{fd, POLLIN, 0};
@@ -58,23 +50,10 @@ TEST(FileSyncerTest, SyncedRoundFollowsSuccessfulFsyncsAndStopsAtTheFirstFailure
   EXPECT_EQ(syncer.stats().errors, 1u);
 }
 
-class FlushTest : public ::testing::Test {
+class FlushTest : public RingFixture {
  protected:
-  void SetUp() override { Reopen(); }
-  void Reopen() {
-    ring_.reset();
-    Result<std::unique_ptr<Ring>> r = Ring::Open(dir_.path(), SlotOptions{});
-    ASSERT_TRUE(r.ok()) << r.status().message();
-    ring_ = std::move(r).value();
-  }
   WriteOutcome Incr(const std::string& body, int64_t seq, std::string_view source = "api-1") {
-    Status s = ParseIncrBatch(body, &lines_);
-    EXPECT_TRUE(s.ok()) << s.message();
-    return ring_->Incr(&lines_, source, seq);
-  }
-  std::string Get(const std::string& key) {
-    std::string v;
-    return ring_->Get(key, &v) ? v : "<absent>";
+    return RingFixture::Incr(body, source, seq);
   }
   // A batch adding 1 to `n` keys of kDay: enough work that a flush of it takes a while.
   static std::string Wide(int n, int64_t day = kDay) {
@@ -90,10 +69,6 @@ class FlushTest : public ::testing::Test {
       ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "flush never finished";
     }
   }
-
-  TestDir dir_;
-  std::unique_ptr<Ring> ring_;
-  std::vector<IncrLine> lines_;
 };
 
 TEST_F(FlushTest, WritesDuringAFlushLandInTheNextAndReadsSeeEverything) {

@@ -2,43 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include "base/test_dir.h"
-#include "keyformat/ymdh.h"
+#include "realtime/ring_fixture.h"
 
 namespace clickatron::realtime {
 namespace {
 
-constexpr int64_t kDay = 15424;  // 2012-03-25, slot 15424 % 3 == 1
-
-// "u|{name}.{ymdh}" for hour `hour` of `day`.
-std::string Key(std::string_view name, int64_t day, int hour = 1) {
-  return "u|" + std::string(name) + "." +
-         std::string(EncodeYmdh(day * kSecondsPerDay + hour * kSecondsPerHour).value().view());
-}
-
-class RingTest : public ::testing::Test {
- protected:
-  void SetUp() override { Reopen(); }
-  void Reopen() {
-    ring_.reset();
-    Result<std::unique_ptr<Ring>> r = Ring::Open(dir_.path(), SlotOptions{});
-    ASSERT_TRUE(r.ok()) << r.status().message();
-    ring_ = std::move(r).value();
-  }
-  WriteOutcome Incr(const std::string& body, std::string_view source, int64_t seq) {
-    Status s = ParseIncrBatch(body, &lines_);
-    EXPECT_TRUE(s.ok()) << s.message();
-    return ring_->Incr(&lines_, source, seq);
-  }
-  std::string Get(const std::string& key) {
-    std::string v;
-    return ring_->Get(key, &v) ? v : "<absent>";
-  }
-
-  TestDir dir_;
-  std::unique_ptr<Ring> ring_;
-  std::vector<IncrLine> lines_;
-};
+using RingTest = RingFixture;
 
 TEST_F(RingTest, ThreeDaysLiveSideBySide) {
   std::string body;
