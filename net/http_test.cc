@@ -514,23 +514,30 @@ struct Streamer {
   }
 };
 
+// Registers /stream?n=N (default 3): each request gets a Streamer, kept in *streams, sending
+// N chunks of chunk_size copies of fill and counting into *closed and *finished.
+void StreamRoute(Server& s, size_t chunk_size, char fill, std::vector<std::unique_ptr<Streamer>>* streams,
+                 std::atomic<int>* closed, std::atomic<int>* finished) {
+  s.Handle("/stream", [=](Request& r) {
+    auto st = std::make_unique<Streamer>();
+    st->remaining = std::stoi(std::string(r.Param("n").value_or("3")));
+    st->chunk.assign(chunk_size, fill);
+    st->closed = closed;
+    st->finished = finished;
+    st->reply = r.Defer();
+    Streamer* raw = st.get();
+    st->reply->SetOnClose([raw] { raw->closed->fetch_add(1); });
+    st->reply->StartChunked(200);
+    streams->push_back(std::move(st));
+    raw->Next();
+  });
+}
+
 TEST(HttpServer, ChunkedStreamWithFlowControl) {
   std::atomic<int> closed{0}, finished{0};
   std::vector<std::unique_ptr<Streamer>> streams;  // loop thread only
   TestServer t([&](Server& s) {
-    s.Handle("/stream", [&](Request& r) {
-      auto st = std::make_unique<Streamer>();
-      st->remaining = std::stoi(std::string(r.Param("n").value_or("3")));
-      st->chunk.assign(64 * 1024, 'x');
-      st->closed = &closed;
-      st->finished = &finished;
-      st->reply = r.Defer();
-      Streamer* raw = st.get();
-      st->reply->SetOnClose([raw] { raw->closed->fetch_add(1); });
-      st->reply->StartChunked(200);
-      streams.push_back(std::move(st));
-      raw->Next();
-    });
+    StreamRoute(s, 64 * 1024, 'x', &streams, &closed, &finished);
   });
   // A whole stream: 3 chunks of 64 KiB, then the terminating chunk.
   std::string got = Raw(t.port(), "GET /stream?n=3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
@@ -909,19 +916,7 @@ TEST(Fetch, WholeBodyAndStream) {
   std::atomic<int> closed{0}, finished{0};
   TestServer t([&](Server& s) {
     EchoRoutes(s);
-    s.Handle("/stream", [&](Request& r) {
-      auto st = std::make_unique<Streamer>();
-      st->remaining = std::stoi(std::string(r.Param("n").value_or("3")));
-      st->chunk.assign(100 * 1000, 'y');
-      st->closed = &closed;
-      st->finished = &finished;
-      st->reply = r.Defer();
-      Streamer* raw = st.get();
-      st->reply->SetOnClose([raw] { raw->closed->fetch_add(1); });
-      st->reply->StartChunked(200);
-      streams.push_back(std::move(st));
-      raw->Next();
-    });
+    StreamRoute(s, 100 * 1000, 'y', &streams, &closed, &finished);
   });
   HttpResponse r;
   ASSERT_TRUE(Fetch(t.address().ToString(), "/get?key=1", {}, &r).ok());
