@@ -19,22 +19,15 @@ ChunkReader::~ChunkReader() {
 }
 
 Status ChunkReader::Open(const std::string& path, size_t chunk_bytes) {
-  path_ = path;
+  path_ = path == "-" ? "standard input" : path;
   chunk_bytes_ = std::max<size_t>(chunk_bytes, 1);
   XXH64_reset(&digest_state_, 0);
-  if (path == "-") {
-    fd_ = 0;
-    path_ = "standard input";
-    return Status::OK();
-  }
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) return status_ = ErrnoStatus("open", path);
-  owns_fd_ = true;
-  struct stat st;
-  if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) {
-    file_size_ = uint64_t(st.st_size);
-    ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
-  }
+  InputFile in;
+  if (Status s = OpenInput(path, &in); !s.ok()) return status_ = s;
+  fd_ = in.fd;
+  owns_fd_ = in.owned;
+  file_size_ = in.size;
+  if (in.regular) ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
   return Status::OK();
 }
 

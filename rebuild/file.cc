@@ -220,20 +220,15 @@ LineReader::~LineReader() {
 }
 
 Status LineReader::Open(const std::string& path, size_t buffer_size) {
-  path_ = path;
-  if (path == "-") {
-    fd_ = 0;
-    path_ = "standard input";
-  } else {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) return status_ = ErrnoStatus("open", path);
-    owns_fd_ = true;
-    struct stat st;
-    if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) {
-      file_size_ = uint64_t(st.st_size);
-      blocks_ = std::make_unique<BlockReader>();
-      if (Status s = blocks_->Open(path, buffer_size); !s.ok()) return status_ = s;
-    }
+  path_ = path == "-" ? "standard input" : path;
+  InputFile in;
+  if (Status s = OpenInput(path, &in); !s.ok()) return status_ = s;
+  fd_ = in.fd;
+  owns_fd_ = in.owned;
+  file_size_ = in.size;
+  if (in.regular) {
+    blocks_ = std::make_unique<BlockReader>();
+    if (Status s = blocks_->Open(path, buffer_size); !s.ok()) return status_ = s;
   }
   buffer_.resize(buffer_size);
   return Status::OK();
@@ -301,6 +296,22 @@ bool LineReader::Next(std::string_view* line) {
     }
     scan_from = begin_ + partial;
   }
+}
+
+Status OpenInput(const std::string& path, InputFile* in) {
+  if (path == "-") {
+    in->fd = 0;
+    return Status::OK();
+  }
+  in->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in->fd < 0) return ErrnoStatus("open", path);
+  in->owned = true;
+  struct stat st;
+  if (::fstat(in->fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    in->regular = true;
+    in->size = uint64_t(st.st_size);
+  }
+  return Status::OK();
 }
 
 Result<std::string> ReadSmallFile(const std::string& path) {

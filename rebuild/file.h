@@ -143,6 +143,16 @@ class LineReader {
   Status status_;
 };
 
+// A file (or standard input) opened by OpenInput.
+struct InputFile {
+  int fd = -1;
+  bool owned = false;    // false for standard input, which the caller must not close
+  bool regular = false;  // a regular file: its size is known
+  uint64_t size = 0;     // when regular
+};
+// Opens path for reading; "-" is standard input (not fstat'ed). Error: "open <path>: ...".
+Status OpenInput(const std::string& path, InputFile* in);
+
 // Reads a whole small file (metadata, manifests).
 Result<std::string> ReadSmallFile(const std::string& path);
 // Reads the file at path front to back in blocks of up to block_size bytes, passing each to

@@ -203,6 +203,25 @@ TEST(RecordSorter, FeedersOnSeveralThreadsSortLikeOne) {
   EXPECT_EQ(outputs[0].size(), 50000u + 300 * 3 + (45000 * 3 + 3) + 1);
 }
 
+TEST(OpenInput, RegularFilesStandardInputAndErrors) {
+  TestDir dir;
+  InputFile in;
+  ASSERT_TRUE(OpenInput(dir.Write("f", "12345"), &in).ok());
+  EXPECT_GE(in.fd, 0);
+  EXPECT_TRUE(in.owned);
+  EXPECT_TRUE(in.regular);
+  EXPECT_EQ(in.size, 5u);
+  ::close(in.fd);
+  InputFile std_in;
+  ASSERT_TRUE(OpenInput("-", &std_in).ok());
+  EXPECT_EQ(std_in.fd, 0);
+  EXPECT_FALSE(std_in.owned);
+  EXPECT_FALSE(std_in.regular);
+  InputFile missing;
+  EXPECT_EQ(OpenInput(dir / "missing", &missing).message(),
+            "open " + (dir / "missing") + ": No such file or directory");
+}
+
 TEST(ForEachBlock, PassesEveryByteInOrderInBlocksOfAtMostTheSize) {
   TestDir dir;
   std::string contents;
