@@ -21,8 +21,7 @@ static void BM_QueryParseMget(benchmark::State& state) {
 }
 BENCHMARK(BM_QueryParseMget);
 
-static void BM_JsonEscapeAscii(benchmark::State& state) {
-  const std::string s = "http://www.facebook.com/some/path?with=query&and=more";
+static void BM_JsonEscape(benchmark::State& state, const std::string& s) {
   std::string out;
   for (auto _ : state) {
     out.clear();
@@ -31,19 +30,9 @@ static void BM_JsonEscapeAscii(benchmark::State& state) {
   }
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(s.size()));
 }
-BENCHMARK(BM_JsonEscapeAscii);
-
-static void BM_JsonEscapeUtf8(benchmark::State& state) {
-  const std::string s = "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 na\xc3\xafve r\xc3\xa9sum\xc3\xa9";
-  std::string out;
-  for (auto _ : state) {
-    out.clear();
-    net::AppendJsonString(s, &out);
-    benchmark::DoNotOptimize(out.data());
-  }
-  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(s.size()));
-}
-BENCHMARK(BM_JsonEscapeUtf8);
+BENCHMARK_CAPTURE(BM_JsonEscape, ascii, std::string("http://www.facebook.com/some/path?with=query&and=more"));
+BENCHMARK_CAPTURE(BM_JsonEscape, utf8,
+                  std::string("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 na\xc3\xafve r\xc3\xa9sum\xc3\xa9"));
 
 // A /series answer of 100 buckets.
 static void BM_JsonWriterSeries100(benchmark::State& state) {
