@@ -53,15 +53,35 @@ Status OptionLoader::Load(int argc, const char* const* argv, po::variables_map* 
   return Status::OK();
 }
 
+// The 1-based line of the file where `key` is set (0 if not found): Boost.Program_options
+// does not say, so the file is scanned again for `key =`.
+size_t OptionLoader::LineOfKey(const std::string& key) const {
+  std::ifstream file(config_path_);
+  std::string line;
+  for (size_t n = 1; std::getline(file, line); ++n) {
+    const size_t start = line.find_first_not_of(" \t");
+    if (start == std::string::npos || line[start] == '#') continue;
+    const size_t eq = line.find('=', start);
+    if (eq == std::string::npos) continue;
+    const size_t end = line.find_last_not_of(" \t", eq - 1);
+    if (end != std::string::npos && end >= start && line.compare(start, end - start + 1, key) == 0) return n;
+  }
+  return 0;
+}
+
 Status OptionLoader::ReadConfigFile(po::variables_map* vm) {
   config_path_ = (*vm)["config"].as<std::string>();
   std::ifstream file(config_path_);
   if (!file) return Status::Error("--config: cannot open " + config_path_);
-  // Keys of other programs are allowed: one file configures the whole cluster.
+  // Keys of other programs are allowed: one file configures the whole cluster. A key no
+  // program reads is a typo (`nodeid = api-2`) that would otherwise start the process on a
+  // default silently: refused, naming the key, the file and the line.
   po::parsed_options parsed = po::parse_config_file(file, visible_, /*allow_unregistered=*/true);
   for (const po::option& o : parsed.options) {
-    // Refusing unknown keys would be one `return Status::Error(...)` here.
-    if (o.unregistered && !IsConfigKey(o.string_key)) unknown_keys_.push_back(o.string_key);
+    if (o.unregistered && !IsConfigKey(o.string_key)) {
+      return Status::Error("--config " + config_path_ + ": line " + std::to_string(LineOfKey(o.string_key)) +
+                           ": unknown key '" + o.string_key + "' (no Clickatron program reads it)");
+    }
   }
   po::store(parsed, *vm);  // values already given on the command line are kept
   return Status::OK();

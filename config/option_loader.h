@@ -3,9 +3,9 @@
 // `#` comments). The command line wins: a value given there is not replaced by the file.
 //
 // One file holds the settings of every process of a cluster (docs/operations.md#deploying-n-shards-on-n-hosts),
-// so a program ignores the file's keys it does not know. The loader knows every key any
-// program reads (config_keys.h): a key no program knows is collected in unknown_keys(),
-// and this loader is the one place that could refuse it.
+// so a program ignores the file's keys that other programs read. The loader knows every key
+// any program reads (config_keys.h): a key no program reads (a typo) is refused with an
+// error naming the key, the file and the line, and the program exits 2.
 //
 //   OptionLoader loader("usage: clickatron-x --port P [options]\n", "options");
 //   loader.Add()("port", po::value<int>(&port), "TCP port");
@@ -53,12 +53,10 @@ class OptionLoader {
   void PrintHelp(std::ostream& out) const;
   // The --config file given ("" when none). REQUIRES: Load() succeeded.
   const std::string& config_path() const { return config_path_; }
-  // Keys of the --config file that no Clickatron program reads (a typo, or a setting of
-  // a removed option), in file order. Ignored today, as they always were.
-  const std::vector<std::string>& unknown_keys() const { return unknown_keys_; }
 
  private:
   Status ReadConfigFile(po::variables_map* vm);
+  size_t LineOfKey(const std::string& key) const;
 
   std::string usage_;
   bool config_file_;
@@ -66,7 +64,6 @@ class OptionLoader {
   po::options_description hidden_;
   po::positional_options_description positional_;
   std::string config_path_;
-  std::vector<std::string> unknown_keys_;
 };
 
 }  // namespace clickatron::config
