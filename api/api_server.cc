@@ -2,7 +2,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <ctime>
 #include <utility>
 
 #include "api/incr_event.h"
@@ -10,6 +9,7 @@
 #include "api/query_service.h"
 #include "api/shard_list.h"
 #include "base/latency.h"
+#include "base/wall_clock.h"
 #include "net/http_client.h"
 #include "net/http_server.h"
 #include "net/json.h"
@@ -133,7 +133,7 @@ void ApiServer::Reject(net::Request& req, int code, const std::string& status_tx
 }
 
 bool ApiServer::EncodeRequest(net::Request& req, uint64_t* events) {
-  const int64_t now = int64_t(std::time(nullptr));
+  const int64_t now = WallClockSeconds();
   const uint32_t shards = uint32_t(config_.realtime.size());
   IncrError error;
   payload_.clear();

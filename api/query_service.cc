@@ -1,6 +1,5 @@
 #include "api/query_service.h"
 
-#include <chrono>
 #include <memory>
 #include <utility>
 
@@ -9,6 +8,7 @@
 #include "api/query_params.h"
 #include "api/query_plan.h"
 #include "api/query_series.h"
+#include "base/wall_clock.h"
 #include "keyformat/records.h"
 #include "keyformat/shard.h"
 #include "keyformat/stored_key.h"
@@ -27,11 +27,7 @@ constexpr size_t kMaxRealtimeMgetHours = 96;
 // A breakdown whose archive generation changes under it (a publish in progress) starts over.
 constexpr int kMaxAttempts = 3;
 
-int64_t Now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+int64_t Now() { return WallClockSeconds(); }
 
 void ReplyError(QueryState* s, net::Responder* reply, const QueryError& e) {
   (e.code == 503 ? s->errors_503 : s->errors_4xx)++;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/clip.h"
+#include "base/wall_clock.h"
 #include "keyformat/footer.h"
 #include "keyformat/records.h"
 #include "keyformat/ymdh.h"
@@ -276,7 +277,7 @@ bool RealtimeServer::DayParam(net::Request& req, bool required, int64_t* day) {
       ReplyError(req, 400, "MISSING_ARG_DAY", "missing argument: day (YYYY-MM-DD)");
       return false;
     }
-    *day = static_cast<int64_t>(std::time(nullptr)) / kSecondsPerDay;  // today, UTC
+    *day = WallClockSeconds() / kSecondsPerDay;  // today, UTC
     return true;
   }
   Result<int64_t> d = ParseDay(*text);
