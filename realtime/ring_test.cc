@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "realtime/ring_fixture.h"
 
 namespace clickatron::realtime {
@@ -146,6 +148,26 @@ TEST_F(RingTest, DuplicateAfterReleaseAndReuseIsStillADuplicate) {
   EXPECT_EQ(ring_->SourceMark(kDay, "api-1"), 9);
   o = Incr(body, "api-1", 11);  // not applied before: late
   EXPECT_EQ(o.refusal, Refusal::kClosed);
+}
+
+// A crash after the slot's closed state was committed and before closed-days was written:
+// the release of that day records it first, so its marks outlive the slot.
+TEST_F(RingTest, ReleaseRecordsAClosedDayTheWatermarkMissed) {
+  ASSERT_TRUE(Incr(Key("a", kDay) + ",5\n", "api-1", 4).ok());
+  int closed_now = 0;
+  ASSERT_TRUE(ring_->CloseDay(kDay, &closed_now).ok());
+  ring_.reset();
+  ASSERT_EQ(std::remove((dir_.path() + "/" + kClosedDaysFile).c_str()), 0);
+  Reopen();
+  EXPECT_EQ(ring_->slot(1).state(), SlotState::kClosed);
+  EXPECT_EQ(ring_->closed_through(), kNoDay);
+  EXPECT_EQ(Incr(Key("a", kDay) + ",1\n", "api-1", 5).refusal, Refusal::kClosed);  // the slot says so
+  ASSERT_TRUE(ring_->Release(kDay).ok());
+  EXPECT_EQ(ring_->closed_through(), kDay);
+  Result<ClosedDays> kept = LoadClosedDays(dir_.path() + "/" + kClosedDaysFile);
+  ASSERT_TRUE(kept.ok()) << kept.status().message();
+  EXPECT_EQ(kept->through, kDay);
+  EXPECT_EQ(kept->Mark(kDay, "api-1"), 4);
 }
 
 TEST_F(RingTest, WatermarkSurvivesReopenAndMovesOnlyUp) {
