@@ -10,8 +10,6 @@
 #include <cstdio>
 #include <ctime>
 
-#include <unistd.h>
-
 #include "base/clip.h"
 #include "base/latency.h"
 #include "base/random_id.h"
@@ -323,14 +321,9 @@ void RealtimeServer::OnIncr(net::Request& req) {
     AddSourceMark(req, source, batch_read);
     ReplyError(req, code, status_txt, message);
   };
-  if (req.method() != net::Method::kPost) {
-    AddSourceMark(req, source, batch_read);
-    RequirePost(req);
-    return;
-  }
-  if (!req.query().status().ok()) {
-    AddSourceMark(req, source, batch_read);
-    CheckQuery(req);
+  if (req.method() != net::Method::kPost || !req.query().status().ok()) {
+    AddSourceMark(req, source, batch_read);  // no source read yet: -1
+    if (RequirePost(req)) CheckQuery(req);
     return;
   }
   std::optional<std::string_view> source_param = req.Param("source");
