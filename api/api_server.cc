@@ -9,6 +9,7 @@
 #include "api/query_service.h"
 #include "api/shard_list.h"
 #include "base/latency.h"
+#include "base/random_id.h"
 #include "base/wall_clock.h"
 #include "net/http_client.h"
 #include "net/http_server.h"
@@ -97,9 +98,12 @@ Status ApiServer::Init() {
   queries_ = std::make_unique<QueryService>(base, client_.get(), config_, query_options);
   const uint64_t last = log_->last_seq();
   append_times_.Add(last + 1, MonotonicMicros());  // older records: "since start"
+  // One sender id for the process (X-Clickatron-Sender): a restarted API is a new sender.
+  SenderOptions sender_options = options_.sender;
+  if (sender_options.sender_id.empty()) sender_options.sender_id = RandomId64();
   for (size_t k = 0; k < config_.realtime.size(); k++) {
     senders_.push_back(std::make_unique<Sender>(base, client_.get(), log_.get(), &append_times_, uint32_t(k),
-                                                config_.realtime[k], config_.node_id, options_.sender));
+                                                config_.realtime[k], config_.node_id, sender_options));
     if (Status s = senders_.back()->Start(last); !s.ok()) return s;
   }
   return Status::OK();

@@ -301,8 +301,13 @@ void Sender::SendStep() {
       net::PercentEncode(source_, &path_);
       path_ += "&seq=" + std::to_string(round_end_);
       if (!instance_.empty()) path_ += "&instance=" + instance_;
-      client_->Post(to_, path_, p.incr_body, options_.request_timeout_ms,
-                    [this](net::HttpResponse&& r) { OnResponse(std::move(r), /*is_set=*/false); });
+      net::RequestOptions request;
+      request.method = "POST";
+      request.body = p.incr_body;
+      request.headers.emplace_back(realtime::kSenderHeader, options_.sender_id);
+      request.timeout_ms = options_.request_timeout_ms;
+      client_->Request(to_, path_, std::move(request),
+                       [this](net::HttpResponse&& r) { OnResponse(std::move(r), /*is_set=*/false); });
       return;
     }
     delivered_lines_ += p.lines;  // lookups only

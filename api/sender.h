@@ -65,6 +65,9 @@ class Reader;
 }  // namespace oplog
 
 struct SenderOptions {
+  // This API process's id, sent as X-Clickatron-Sender with every /incr (realtime/instance.h):
+  // 16 lowercase hex digits drawn once per process (ApiServer fills it).
+  std::string sender_id;
   size_t max_round_bytes = 512 * 1024;  // request body (the realtime accepts 1 MiB)
   size_t read_records = 1024;           // oplog records per Read
   int request_timeout_ms = 5000;

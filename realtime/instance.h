@@ -1,5 +1,6 @@
-// What a realtime shard's answers tell their readers beyond the body: for /incr and /set,
-// the shard's durability; for /fwmatch, whether the answer is whole.
+// The headers of the realtime shard's protocol beyond the body: who sends an /incr, and what
+// the answers tell: for /incr and /set, the shard's durability and the source's mark; for
+// /fwmatch, whether the answer is whole (docs/api.md#clickatron-realtime).
 //
 // Every answer carries `X-Realtime-Instance: <16 hex digits>`, new at every start of the
 // process. A sender that sees it change knows the shard restarted and may have lost the
@@ -25,5 +26,20 @@ inline constexpr char kSyncedSeqHeader[] = "X-Realtime-Synced-Seq";
 // sums what it lists (the API's breakdowns) must read to the end or fail, never add up a
 // first page as if it were everything (docs/api.md#realtime-get-mget-fwmatch).
 inline constexpr char kFwmatchMoreHeader[] = "X-Fwmatch-More";
+
+// Every /incr carries `X-Clickatron-Sender: <16 lowercase hex digits>`, an id the sending
+// API process draws at random when it starts (400 SENDER_MISSING without it). The shard
+// remembers, per source, the sender that last wrote and when; a batch of that source from
+// another sender while the last one wrote within --source-lease-ms is refused with 409
+// SOURCE_IN_USE and nothing applied. Two API processes using one node-id (a misconfigured
+// node, a forged request) then cannot both move the source's marks; an API that restarted
+// (a new id) takes over once the lease of its old process has expired.
+inline constexpr char kSenderHeader[] = "X-Clickatron-Sender";
+
+// Every /incr answer (200 or error) carries `X-Realtime-Source-Mark: <seq>`: the highest
+// mark of the source over the days of the batch (over the days the shard holds when the
+// batch could not be read), -1 for none. A sender that finds it beyond its own oplog's
+// head knows someone else wrote as its source: its batches would be taken as duplicates.
+inline constexpr char kSourceMarkHeader[] = "X-Realtime-Source-Mark";
 
 }  // namespace clickatron::realtime

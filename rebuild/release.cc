@@ -4,7 +4,8 @@
 // never finds an hour in neither tier (docs/architecture.md#the-watermark).
 //
 // Which days a realtime shard still holds comes from its /stats (slots with day and
-// state); each open day ≤ D is released with POST /release?day=. A 404 means the slot has
+// state); each open or closed day ≤ D is released with POST /release?day= (the shard
+// releases a closed day only: export closed it). A 404 means the slot has
 // moved on meanwhile, which is what release wanted anyway.
 #include <cstdio>
 #include <set>
@@ -60,7 +61,9 @@ Status RunRelease(const Options& options, WorkDir* work) {
     const Result<std::vector<net::RealtimeSlotFields>> slots = net::ReadRealtimeSlots(stats->body);
     if (stats->status == 200 && slots.ok() && !slots->empty()) {
       for (const net::RealtimeSlotFields& slot : *slots) {
-        if (!slot.day.empty() && slot.day <= through && slot.state == "open") days.insert(slot.day);
+        if (!slot.day.empty() && slot.day <= through && (slot.state == "open" || slot.state == "closed")) {
+          days.insert(slot.day);
+        }
       }
     } else {
       // Unknown /stats shape: try every day the ring can hold up to D.

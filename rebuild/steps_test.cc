@@ -160,13 +160,15 @@ class FakeArchive {
   net::TestServer server_;  // last: its thread stops before the state above goes
 };
 
-// A realtime shard as export and release see it: day slots in /stats, POST /release?day=,
-// and GET /export?day= answering the body set for that day.
+// A realtime shard as export and release see it: day slots in /stats, POST /close?day=
+// (open slots <= day become closed), POST /release?day= (of an open or closed slot: the
+// fake does not refuse an open one), and GET /export?day= answering the body set for that day.
 class FakeRealtime {
  public:
   FakeRealtime()
       : server_([this](net::Server& s) {
           s.Handle("/stats", [this](net::Request& r) { r.Reply(200, Stats()); });
+          s.Handle("/close", [this](net::Request& r) { OnClose(r); });
           s.Handle("/release", [this](net::Request& r) { OnRelease(r); });
           s.Handle("/export", [this](net::Request& r) { OnExport(r); });
         }) {}
@@ -201,6 +203,11 @@ class FakeRealtime {
     std::lock_guard<std::mutex> lock(mu_);
     return export_requests_;
   }
+  // "close <day>" and "export <day>" in the order they came.
+  std::vector<std::string> calls() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_;
+  }
 
  private:
   std::string Stats() const {
@@ -218,13 +225,23 @@ class FakeRealtime {
     release_requests_.push_back(day);
     if (release_status_ != 0) return r.Reply(release_status_, "nope\n");
     auto it = slots_.find(day);
-    if (it == slots_.end() || it->second != "open") return r.Reply(404, "no such slot\n");
+    if (it == slots_.end() || (it->second != "open" && it->second != "closed")) return r.Reply(404, "no such slot\n");
     it->second = "released";
     r.Reply(200, "{}");
+  }
+  void OnClose(net::Request& r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string day(r.Param("day").value_or(""));
+    calls_.push_back("close " + day);
+    for (auto& [d, state] : slots_) {
+      if (d <= day && state == "open") state = "closed";
+    }
+    r.Reply(200, R"({"data": {"day": ")" + day + R"(", "closed_through": ")" + day + R"("}})");
   }
   void OnExport(net::Request& r) {
     std::lock_guard<std::mutex> lock(mu_);
     ++export_requests_;
+    calls_.push_back("export " + std::string(r.Param("day").value_or("")));
     auto it = exports_.find(std::string(r.Param("day").value_or("")));
     if (it == exports_.end()) return r.Reply(404, "day not in the ring\n");
     r.Reply(200, it->second);
@@ -236,6 +253,7 @@ class FakeRealtime {
   int release_status_ = 0;  // 0: answer as a shard would
   std::map<std::string, std::string> exports_;
   std::vector<std::string> release_requests_;
+  std::vector<std::string> calls_;
   int export_requests_ = 0;
   net::TestServer server_;  // last: its thread stops before the state above goes
 };
@@ -264,10 +282,13 @@ TEST(ExportStep, WritesEachShardsVerifiedAnswer) {
   EXPECT_EQ(ReadFile(ExportPath(*w.work(), w.options.day, 1)), body1);
   EXPECT_FALSE(fs::exists(ExportPath(*w.work(), w.options.day, 0) + ".tmp"));
 
-  // Again: the files are there and verified, nothing is fetched.
+  // Again: the files are there and verified, nothing is fetched (the close is repeated:
+  // it is idempotent, and a day must be closed before anything is done with its export).
   ASSERT_TRUE(w.Run(RunExport).ok());
   EXPECT_EQ(shard0.export_requests(), 1);
   EXPECT_EQ(shard1.export_requests(), 1);
+  const std::vector<std::string> calls = {"close 2012-03-25", "export 2012-03-25", "close 2012-03-25"};
+  EXPECT_EQ(shard0.calls(), calls);
 }
 
 TEST(ExportStep, RefusesAnAnswerWithoutItsFooterAndKeepsNoFile) {

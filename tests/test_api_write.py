@@ -17,7 +17,7 @@ import zlib
 import pytest
 import requests
 
-from harness import free_port, get, post, request, wait_until
+from harness import SENDER, free_port, get, post, request, wait_until
 from ymdh import encode as ymdh
 
 SHARDS = 2
@@ -442,7 +442,7 @@ def test_slot_not_released_waits_then_delivers(procs, tmp_path):
     tomorrow_ts = (d + 1) * 86400 + 60
     old = d + 1 - 3  # shares tomorrow's slot; held open (unreleased) by another source
     old_key = f"u|seed.{ymdh(old * 86400)}"
-    r = post(c.rt_ports[0], "/incr?source=seed&seq=1", f"{old_key},1\n")
+    r = post(c.rt_ports[0], "/incr?source=seed&seq=1", f"{old_key},1\n", headers=SENDER)
     assert r.status == 200, r
     assert c.incr(ns="u", key="later", ts=tomorrow_ts, value=3).status == 200
     wait_until(lambda: c.stats()["realtime"][0]["waiting_slot_release"], what="SLOT_NOT_RELEASED reported")
@@ -451,6 +451,7 @@ def test_slot_not_released_waits_then_delivers(procs, tmp_path):
     assert "waiting for the nightly to release" in c.api.output()
     # Acceptance goes on meanwhile.
     assert c.incr(ns="u", key="today", ts=now()).status == 200
+    assert post(c.rt_ports[0], "/close?day=" + day_text(old)).status == 200
     assert post(c.rt_ports[0], "/release?day=" + day_text(old)).status == 200
     c.wait_drained()
     assert c.total("u", "later", tomorrow_ts) == 3
@@ -463,7 +464,7 @@ def test_day_expired_is_counted_and_logged_not_silent(procs, tmp_path):
     d = today()
     yesterday_ts = (d - 1) * 86400 + 60
     newer = d - 1 + 3  # shares yesterday's slot and is newer: yesterday has expired there
-    r = post(c.rt_ports[0], "/incr?source=seed&seq=1", f"u|seed.{ymdh(newer * 86400)},1\n")
+    r = post(c.rt_ports[0], "/incr?source=seed&seq=1", f"u|seed.{ymdh(newer * 86400)},1\n", headers=SENDER)
     assert r.status == 200, r
     assert c.batch([f"ns=u&key=gone&ts={yesterday_ts}&sub=s:x",
                     f"ns=u&key=kept&ts={now()}"]).status == 200
@@ -478,7 +479,7 @@ def test_day_expired_is_counted_and_logged_not_silent(procs, tmp_path):
 def test_counter_overflow_drops_that_line_only(procs, tmp_path):
     c = Cluster(procs, tmp_path, shards=1)
     ts = now()
-    r = post(c.rt_ports[0], "/incr?source=seed&seq=1", f"u|big.{ymdh(ts)},9223372036854775800\n")
+    r = post(c.rt_ports[0], "/incr?source=seed&seq=1", f"u|big.{ymdh(ts)},9223372036854775800\n", headers=SENDER)
     assert r.status == 200, r
     assert c.batch([f"ns=u&key=big&ts={ts}&value=100", f"ns=u&key=small&ts={ts}&value=3"]).status == 200
     c.wait_drained()

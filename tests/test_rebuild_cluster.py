@@ -17,7 +17,7 @@ import time
 import urllib.parse
 import zlib
 
-from harness import BIN, GOLDEN, free_port, get, post, wait_until, binary
+from harness import BIN, GOLDEN, SENDER, free_port, get, post, wait_until, binary
 from ymdh import encode as ymdh_of_ts
 
 DAY0 = calendar.timegm((2013, 5, 10, 0, 0, 0)) // 86400
@@ -107,7 +107,7 @@ class Cluster:
         for i, port in enumerate(self.rt_ports):
             body = "".join(f"{k},{v}\n" for k, v in sorted(counts.items()) if shard_of(k, n) == i)
             self.seq += 1
-            r = post(port, f"/incr?source=test&seq={self.seq}", body)
+            r = post(port, f"/incr?source=test&seq={self.seq}", body, headers=SENDER)
             assert r.status == 200, r
         for (day, key), original in sorted(lookups.items()):
             port = self.rt_ports[shard_of(key, n)]
@@ -279,8 +279,16 @@ def test_kill9_of_nightly_at_random_points_then_rerun_gives_the_same_files(procs
 
 
 class TruncatingExport(http.server.BaseHTTPRequestHandler):
-    """A fake realtime shard whose /export stops short of its #END footer."""
+    """A fake realtime shard whose /export stops short of its #END footer (its /close, the
+    step before the export, answers as a shard does)."""
     body = b"u|a.c4ab,1\nu|b.c4ab,2\n#END count=2 xxh64=0000000000000000\n"
+
+    def do_POST(self):
+        data = b'{"status_code": 200, "status_txt": "OK", "data": {}}'
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def do_GET(self):
         data = self.body if "full" in self.path else self.body[:15]
