@@ -7,7 +7,9 @@
 // names the content, so publishing the same merge twice is a no-op and a re-run after a
 // crash produces the very same generation. Shard files are hard links of the merged ones
 // (no copy). The manifest (keyformat/manifest.h) is what the archive server checks the
-// file against.
+// file against; it also records the days merged from realtime exports with each shard's
+// export digest, and per API the last late id merged (docs/formats.md#manifest), which
+// release and the nightly's late fetch read back.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
