@@ -24,6 +24,7 @@ import zlib
 import pytest
 
 from harness import BIN, GOLDEN, free_port, get, post, wait_until, binary
+from test_realtime import xxh64
 from ymdh import encode as ymdh_of_ts
 
 DAY0 = calendar.timegm((2013, 5, 10, 0, 0, 0)) // 86400
@@ -414,6 +415,76 @@ def test_release_refuses_when_realtime_stats_cannot_be_read(procs, tmp_path):
     rebuild("release", "--work", work, "--config", config, "--through", day_text(DAY0))
     assert [cluster.slot_state(p, DAY0) for p in cluster.rt_ports] == ["released", "released"]
     assert [cluster.slot_state(p, DAY0 + 1) for p in cluster.rt_ports] == ["open", "open"]
+
+
+class LateApi(http.server.BaseHTTPRequestHandler):
+    """An API's late-data endpoints (docs/api.md#api-late): GET /late?after=ID answers the
+    entries after ID as a footed export-shaped stream with X-Late-First/-Last; POST
+    /late/release?through=ID drops them. Requests are recorded."""
+    entries = {}  # id -> realtime records
+    requests = []
+
+    def do_GET(self):
+        after = int(urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)["after"][0])
+        LateApi.requests.append(("GET", after))
+        ids = sorted(i for i in LateApi.entries if i > after)
+        body = "".join(LateApi.entries[i] for i in ids).encode()
+        footer = b"#END count=%d xxh64=%016x\n" % (body.count(b"\n"), xxh64(body))
+        self.send_response(200)
+        if ids:
+            self.send_header("X-Late-First", str(ids[0]))
+        self.send_header("X-Late-Last", str(ids[-1] if ids else after))
+        self.send_header("Content-Length", str(len(body) + len(footer)))
+        self.end_headers()
+        self.wfile.write(body + footer)
+
+    def do_POST(self):
+        through = int(urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)["through"][0])
+        LateApi.requests.append(("POST", through))
+        for i in [i for i in LateApi.entries if i <= through]:
+            del LateApi.entries[i]
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, *args):
+        pass
+
+
+@needs_close
+def test_nightly_adds_late_data_to_archived_days_and_releases_it_at_the_api(procs, tmp_path):
+    """Late data an API kept (increments refused as closed) is summed into a day already
+    archived; the manifest records its last id and the API is told to drop it, once."""
+    cluster = Cluster(procs, tmp_path, realtime=2, archive_replicas=(1,))
+    counts, lookups = records_for([DAY0, DAY0 + 1, DAY0 + 2])
+    cluster.load(counts, lookups)
+    bootstrap(cluster)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), LateApi)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        api = f"127.0.0.1:{server.server_address[1]}"
+        with open(cluster.config, "a") as f:
+            f.write(f"api = {api}\n")
+        LateApi.entries.clear()
+        LateApi.requests.clear()
+        rebuild("nightly", "--work", cluster.work, "--config", cluster.config, "--day", day_text(DAY0))
+        assert LateApi.requests == [("GET", 0)]
+        key = next(k for k in sorted(counts)
+                   if k.startswith("u|") and k.rsplit(".", 1)[1] in {ymdh(DAY0, h) for h in range(24)})
+        name, hour = key.rsplit(".", 1)
+        LateApi.entries[7] = f"{key},1000\n"
+        rebuild("nightly", "--work", cluster.work, "--config", cluster.config, "--day", day_text(DAY0 + 1))
+        assert LateApi.requests[1:] == [("GET", 0), ("POST", 7)]
+        assert f"late = {api} 7\n" in (cluster.work / "current" / "manifest").read_text()
+        line = cluster.archive_get(name).body.decode()
+        assert f"{hour}:{counts[key] + 1000}" in line.rstrip("\n").split(" "), line
+        rebuild("nightly", "--work", cluster.work, "--config", cluster.config, "--day", day_text(DAY0 + 1))
+        assert LateApi.requests[3:] == [("GET", 7), ("POST", 7)]
+        assert cluster.archive_get(name).body.decode() == line  # merged once
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 class TruncatingExport(http.server.BaseHTTPRequestHandler):
