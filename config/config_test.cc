@@ -182,7 +182,7 @@ TEST(OptionLoader, AnOptionMissingFromTheKeyUnionIsRefused) {
 }
 
 TEST(ConfigKeys, KnowsEveryProgramsKeys) {
-  for (const char* key : {"realtime", "archive", "oplog-dir", "data-dir", "db-file", "work", "through", "port"}) {
+  for (const char* key : {"realtime", "archive", "api", "oplog-dir", "data-dir", "db-file", "work", "through", "port"}) {
     EXPECT_TRUE(IsConfigKey(key)) << key;
   }
   EXPECT_FALSE(IsConfigKey("prot"));
@@ -200,6 +200,10 @@ TEST(ClusterLayout, ParsesShardsAndReplicas) {
   EXPECT_EQ(layout.archive[0],
             (std::vector<net::HostPort>{{"127.0.0.1", 7201}, {"127.0.0.1", 7211}}));
   EXPECT_EQ(layout.archive[1], (std::vector<net::HostPort>{{"archive-2.example", 7202}}));
+  EXPECT_TRUE(layout.api.empty());
+  ASSERT_TRUE(ParseClusterLayout({}, {}, &layout, {"127.0.0.1:8000", "api-2.example:8000"}).ok());
+  EXPECT_EQ(layout.api, (std::vector<net::HostPort>{{"127.0.0.1", 8000}, {"api-2.example", 8000}}));
+  EXPECT_EQ(ParseClusterLayout({}, {}, &layout, {"127.0.0.1"}).message(), "api: '127.0.0.1' is not host:port");
 }
 
 TEST(ClusterLayout, ErrorsNameTheKeyAndAddress) {
@@ -220,7 +224,8 @@ TEST(ClusterLayout, ErrorsNameTheKeyAndAddress) {
 
 TEST(ClusterLayout, ReadFromTheLoaderCommandLineReplacesTheFile) {
   const std::string path =
-      WriteConfig("layout.conf", "realtime = 127.0.0.1:7101\nrealtime = 127.0.0.1:7102\narchive = 127.0.0.1:7201\n");
+      WriteConfig("layout.conf", "realtime = 127.0.0.1:7101\nrealtime = 127.0.0.1:7102\narchive = 127.0.0.1:7201\n"
+                                 "api = 127.0.0.1:8000\napi = 127.0.0.1:8001\n");
   OptionLoader loader("usage\n", "options");
   AddClusterLayoutOptions(&loader);
   po::variables_map vm;
@@ -230,6 +235,7 @@ TEST(ClusterLayout, ReadFromTheLoaderCommandLineReplacesTheFile) {
   ASSERT_TRUE(ReadClusterLayout(vm, &layout).ok());
   EXPECT_EQ(layout.realtime, (std::vector<net::HostPort>{{"127.0.0.1", 9101}}));
   EXPECT_EQ(layout.archive, (std::vector<std::vector<net::HostPort>>{{{"127.0.0.1", 7201}}}));
+  EXPECT_EQ(layout.api, (std::vector<net::HostPort>{{"127.0.0.1", 8000}, {"127.0.0.1", 8001}}));
 
   OptionLoader none("usage\n", "options");
   AddClusterLayoutOptions(&none);
