@@ -330,7 +330,6 @@ def archive_stats(port):
     return get(port, "/stats").json()["data"]
 
 
-@pytest.mark.needs_realtime_close
 def test_nightly_moves_yesterday_into_the_archive_then_backup_restores_it(demo_var, tmp_path):
     """The cron job end to end on the demo cluster: history through the day before
     yesterday, increments for yesterday through the API, then ops/cron/clickatron-nightly

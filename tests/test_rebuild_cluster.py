@@ -5,9 +5,6 @@ increments over 3 days, `nightly` for the first day, the archive replicas serve 
 generation, the realtime slot is released, and every total reads the same before (realtime)
 and after (archive). Then `kill -9` of nightly at random points, a failed night followed by
 a good one, release refusing what it cannot check, and a truncated export.
-
-The tests marked needs_realtime_close need the realtime POST /close (nightly closes every
-day it archives): run them against binaries that have it.
 """
 import base64
 import calendar
@@ -21,7 +18,6 @@ import time
 import urllib.parse
 import zlib
 
-import pytest
 
 from harness import BIN, GOLDEN, SENDER, free_port, get, post, wait_until, binary
 from test_realtime import xxh64
@@ -29,7 +25,6 @@ from ymdh import encode as ymdh_of_ts
 
 DAY0 = calendar.timegm((2013, 5, 10, 0, 0, 0)) // 86400
 SEED = os.path.join(GOLDEN, "seed-example")
-needs_close = pytest.mark.needs_realtime_close
 
 
 def day_text(day):
@@ -182,7 +177,6 @@ def archive_totals(counts, day):
     return {name: " ".join(f"{t}:{v}" for t, v in sorted(cols)) for name, cols in per.items()}
 
 
-@needs_close
 def test_nightly_moves_a_day_from_realtime_to_archive(procs, tmp_path):
     cluster = Cluster(procs, tmp_path)
     days = [DAY0, DAY0 + 1, DAY0 + 2]
@@ -258,7 +252,6 @@ def snapshot(work):
     return out
 
 
-@needs_close
 def test_kill9_of_nightly_at_random_points_then_rerun_gives_the_same_files(procs, tmp_path):
     cluster = Cluster(procs, tmp_path, realtime=2, archive_replicas=(1,))
     counts, lookups = records_for([DAY0, DAY0 + 1], users=300, seed=11)
@@ -320,7 +313,6 @@ def assert_archived(cluster, counts, day):
         assert " ".join(cols) == value, name
 
 
-@needs_close
 def test_nightly_after_a_failed_night_archives_both_days_and_releases_only_merged_ones(procs, tmp_path):
     """A night that fails leaves a state the next completes: the next night archives the
     day the failed one did not, then its own, and releases exactly those two. (Before, the
@@ -376,7 +368,6 @@ class GarbledStats(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@needs_close
 def test_release_refuses_when_realtime_stats_cannot_be_read(procs, tmp_path):
     """Release frees nothing when one shard's /stats cannot be read (before, it released
     every day the ring could hold on that shard, blindly, and the readable ones anyway)."""
@@ -451,7 +442,6 @@ class LateApi(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@needs_close
 def test_nightly_adds_late_data_to_archived_days_and_releases_it_at_the_api(procs, tmp_path):
     """Late data an API kept (increments refused as closed) is summed into a day already
     archived; the manifest records its last id and the API is told to drop it, once."""
