@@ -18,7 +18,6 @@ import time
 import urllib.parse
 import zlib
 
-
 from harness import BIN, GOLDEN, SENDER, free_port, get, post, wait_until, binary
 from test_realtime import xxh64
 from ymdh import encode as ymdh_of_ts
