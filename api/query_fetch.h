@@ -42,6 +42,7 @@ struct QueryService::State {
   std::vector<size_t> next_replica;     // per archive shard: where the next request starts
 
   uint64_t series = 0, breakdowns = 0, lookup_requests = 0;
+  uint64_t keys_requests = 0, subtotals_requests = 0, cluster_requests = 0;
   uint64_t errors_4xx = 0, errors_503 = 0, archive_failovers = 0, watermark_retries = 0;
 
   State(event_base* b, net::HttpClient* c, const ClusterConfig& cfg, QueryOptions o)

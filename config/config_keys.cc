@@ -43,6 +43,8 @@ constexpr std::string_view kKeys[] = {
     "threads",          // archive
     "through",          // rebuild
     "timeout-ms",       // rebuild
+    "ui-chartjs",       // api
+    "ui-dir",           // api
     "work",             // rebuild
 };
 
