@@ -59,7 +59,7 @@ struct BackendAnswer {
   std::string error;       // when !ok: names the shard and the problem
   int64_t watermark = kWatermarkUnknown;  // archive answers: W of the file that answered
   size_t replica = 0;      // archive answers: which replica answered
-  bool more = false;       // a realtime /fwmatch page the limit cut: the listing goes on
+  bool more = false;       // a /fwmatch page the limit cut (X-Fwmatch-More): the listing goes on
 };
 using BackendCallback = std::function<void(BackendAnswer&&)>;
 

@@ -116,12 +116,12 @@ class KeysRun : public std::enable_shared_from_this<KeysRun> {
  public:
   KeysRun(QueryState* s, std::unique_ptr<net::AsyncReply> reply, std::string ns, std::string prefix, size_t limit)
       : s_(s), reply_(std::move(reply)), ns_(std::move(ns)), prefix_(std::move(prefix)), limit_(limit),
-        fanout_(s->options), listed_(s->config.realtime.size(), 0) {}
+        fanout_(s->options), listed_(s->config.realtime.size(), 0), archive_listed_(s->config.archive.size(), 0) {}
 
   void Start() {
     if (ListablePrefix(prefix_)) {
       const std::string p = ns_ + "|" + prefix_;
-      for (size_t k = 0; k < s_->config.archive.size(); ++k) ListArchive(k, p);
+      for (size_t k = 0; k < s_->config.archive.size(); ++k) ListArchive(k, "");
       for (size_t k = 0; k < s_->config.realtime.size(); ++k) ListRealtime(k, "");
     }
     if (!prefix_.empty() && ValidateUserKey(prefix_).ok() && !IsLiteralKey(prefix_)) FindExact();
@@ -129,21 +129,34 @@ class KeysRun : public std::enable_shared_from_this<KeysRun> {
   }
 
  private:
-  void ListArchive(size_t shard, const std::string& p) {
+  // One line per key: limit+1 lines hold this shard's share of the first limit+1 keys. A
+  // server whose --fwmatch-limit is smaller cuts the answer (X-Fwmatch-More): the next page
+  // starts after the last key listed.
+  void ListArchive(size_t shard, std::string after) {
     if (!fanout_.Spend(1, 0)) return;
     ++pending_;
     auto self = shared_from_this();
-    // One line per key: limit+1 lines hold this shard's share of the first limit+1 keys.
-    FetchArchive(s_, shard, ListingPath(p, limit_ + 1, ""), -1, [self](BackendAnswer&& a) {
+    const size_t wanted = limit_ + 1 - archive_listed_[shard];
+    FetchArchive(s_, shard, ListingPath(ns_ + "|" + prefix_, wanted, after), -1,
+                 [self, shard, after](BackendAnswer&& a) {
       if (!a.ok) {
         self->fanout_.Fail(Unavailable(true, a.error));
       } else if (self->fanout_.Spend(0, a.body.size())) {
         LineWalker lines(a.body);
-        std::string_view key, value;
+        std::string_view key, value, last;
         while (lines.Next(&key, &value)) {
           std::string_view stored = ArchiveListedKey(key, self->ns_);
-          if (stored.empty()) return self->Fail(BadBackend("archive listed '" + std::string(key) + "' for " + self->ns_ + "|"));
+          if (stored.empty() || (!after.empty() && key <= after)) {
+            return self->Fail(BadBackend("archive shard " + std::to_string(shard) + " listed '" + std::string(key) +
+                                         "' for " + self->ns_ + "|" + self->prefix_ +
+                                         (after.empty() ? "" : " after '" + after + "'")));
+          }
           self->found_.emplace(stored);
+          self->archive_listed_[shard]++;
+          last = key;
+        }
+        if (a.more && !last.empty() && self->archive_listed_[shard] < self->limit_ + 1) {
+          self->ListArchive(shard, std::string(last));
         }
       }
       self->Done();
@@ -278,6 +291,7 @@ class KeysRun : public std::enable_shared_from_this<KeysRun> {
   const size_t limit_;
   Fanout fanout_;
   std::vector<size_t> listed_;  // per realtime shard: keys it listed so far
+  std::vector<size_t> archive_listed_;  // per archive shard
   std::set<std::string> found_;  // stored keys, byte order
   std::vector<std::string> keys_;
   std::unordered_map<std::string, std::string> shown_;
@@ -323,7 +337,7 @@ class SubtotalsRun : public std::enable_shared_from_this<SubtotalsRun> {
   void Discover(bool archive, std::string start, std::string after) {
     auto self = shared_from_this();
     const std::string path = ListingPath(start, 1, after);
-    Ask(archive, path, [self, archive, start](BackendAnswer&& a) {
+    Ask(archive, path, [self, archive, start, after](BackendAnswer&& a) {
       if (!a.ok) {
         self->fanout_.Fail(Unavailable(archive, a.error));
       } else if (self->fanout_.Spend(0, a.body.size())) {
@@ -332,7 +346,11 @@ class SubtotalsRun : public std::enable_shared_from_this<SubtotalsRun> {
         if (lines.Next(&key, &value)) {
           char sep = '\0';
           std::string_view part = FirstPart(key, &sep);
-          if (sep == '\0') return self->Fail(BadBackend("a backend listed '" + std::string(key) + "'"));
+          // A server that ignored after= would list the same key for ever.
+          if (sep == '\0' || (!after.empty() && key <= after)) {
+            return self->Fail(BadBackend(std::string(archive ? "archive" : "realtime") + " shard listed '" +
+                                         std::string(key) + "' for '" + start + "' after '" + after + "'"));
+          }
           if (sep == '.' && ValidateNamespace(part).ok()) self->candidates_.emplace(part);
           self->Discover(archive, start, AfterPart(part, sep));
         }

@@ -111,7 +111,6 @@ void EchoRoutes(Server& s) {
     r.AddHeader("X-Archive-Last-Day", "2012-03-25");
     r.Reply(200, out);
   }, {.trailing_slash_alias = true});
-  s.Handle("/files/", [](Request& r) { r.Reply(200, "file " + std::string(r.path())); }, {.prefix = true});
   s.Handle("/body", [](Request& r) {
     r.Reply(200, std::to_string(r.body().size()) + ":" + std::string(r.body().substr(0, 16)));
   });
@@ -132,6 +131,19 @@ void EchoRoutes(Server& s) {
 
 // ---- server: routing, parameters, limits, malformed requests ----
 
+TEST(HttpServer, PrefixRoutes) {
+  TestServer t([](Server& s) {
+    s.Handle("/", [](Request& r) { r.Reply(200, "root"); });
+    s.Handle("/files/", [](Request& r) { r.Reply(200, "file " + std::string(r.path())); }, {.prefix = true});
+  });
+  EXPECT_EQ(Body(Raw(t.port(), "GET /files/a/b.js?x=1 HTTP/1.0\r\n\r\n")), "file /files/a/b.js");
+  EXPECT_EQ(Body(Raw(t.port(), "GET /files/ HTTP/1.0\r\n\r\n")), "file /files/");
+  EXPECT_EQ(Body(Raw(t.port(), "GET /files/../x HTTP/1.0\r\n\r\n")), "file /files/../x");  // as sent
+  EXPECT_EQ(Body(Raw(t.port(), "GET / HTTP/1.0\r\n\r\n")), "root");  // "/" is exact
+  EXPECT_EQ(StatusLine(Raw(t.port(), "GET /files HTTP/1.0\r\n\r\n")), "HTTP/1.0 404 Not Found");
+  EXPECT_EQ(StatusLine(Raw(t.port(), "GET /other HTTP/1.0\r\n\r\n")), "HTTP/1.0 404 Not Found");
+}
+
 TEST(HttpServer, RoutesAliasesAndParams) {
   TestServer t(EchoRoutes);
   std::string r = Raw(t.port(), "GET /get?key=u%7Cjehiah&key=a%2Bb&k=a+b HTTP/1.0\r\n\r\n");
@@ -146,12 +158,6 @@ TEST(HttpServer, RoutesAliasesAndParams) {
   EXPECT_EQ(Body(r), "not found\n");
   r = Raw(t.port(), "GET http://127.0.0.1/get?key=abs HTTP/1.0\r\n\r\n");  // absolute form
   EXPECT_EQ(Body(r), "/get|key=abs");
-  r = Raw(t.port(), "GET /files/a/b.js?x=1 HTTP/1.0\r\n\r\n");  // a prefix route
-  EXPECT_EQ(Body(r), "file /files/a/b.js");
-  r = Raw(t.port(), "GET /files/ HTTP/1.0\r\n\r\n");
-  EXPECT_EQ(Body(r), "file /files/");
-  r = Raw(t.port(), "GET /files HTTP/1.0\r\n\r\n");
-  EXPECT_EQ(StatusLine(r), "HTTP/1.0 404 Not Found");
   r = Raw(t.port(), "GET /ping/ HTTP/1.0\r\n\r\n");  // no alias on /ping
   EXPECT_EQ(StatusLine(r), "HTTP/1.0 404 Not Found");
   r = Raw(t.port(), "GET /json?x=1 HTTP/1.0\r\n\r\n");

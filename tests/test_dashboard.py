@@ -1,11 +1,11 @@
 """The dashboard (docs/dashboard.md) in a real browser, and the API endpoints it uses.
 
-One cluster for the whole file: 2 archive shards (shard 0 with two replicas) holding 90 days
-of hourly clicks that end on REF_DAY (America/New_York leaves DST inside them), 2 realtime
-shards with a small --fwmatch-limit (every listing pages) holding today's increments sent
-through the API, and the API serving the dashboard. Debian's headless Chromium, driven by
-Selenium, loads the pages; the page publishes what it drew in window.dashboardState, which
-the tests compare with the API's own answers.
+One cluster for the whole file, every server with a tiny --fwmatch-limit so every listing
+pages: 2 archive shards (shard 0 with two replicas) holding 90 days of hourly clicks that end
+on REF_DAY (America/New_York leaves DST inside them), 2 realtime shards holding today's
+increments sent through the API, and the API serving the dashboard. Debian's headless
+Chromium, driven by Selenium, loads the pages; the page publishes what it drew in
+window.dashboardState, which the tests compare with the API's own answers.
 
 Screenshots go to $CLICKATRON_ARTIFACTS (default: the test's temp dir); with
 CLICKATRON_DOCS_IMG=DIR they are also written there (docs/img holds the ones in the docs).
@@ -77,7 +77,8 @@ class DashCluster:
             replicas = []
             for f in files:
                 port = free_port()
-                replicas.append((procs.start("clickatron-archive", ["--db-file", f, "--port", port],
+                replicas.append((procs.start("clickatron-archive", ["--db-file", f, "--port", port,
+                                                                    "--fwmatch-limit", 2],
                                              ready_port=port), port))
             self.archive.append(replicas)
         self.realtime = []

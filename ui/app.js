@@ -293,6 +293,7 @@ function drawSeries(p, main, total, cmp) {
   notice.hidden = !state.missing;
   notice.textContent = state.missing ? `No data: the key '${p.key}' has never been counted in namespace '${p.ns}'.` : '';
   $('series-chart').parentElement.hidden = state.missing;
+  $('answer-json').textContent = JSON.stringify({ series: main, all_time: total, ...(cmp ? { compare: cmp } : {}) });
 
   if (!seriesChart) {
     seriesChart = new Chart($('series-chart'), {
