@@ -24,11 +24,11 @@ from harness import Procs, free_port, get, post, run, wait_until
 from test_api_read import publish_archive
 from ymdh import encode as ymdh_encode
 
-selenium = pytest.importorskip("selenium", reason="python3-selenium (ops/install-deps)")
-from selenium import webdriver  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.common.keys import Keys  # noqa: E402
+# Debian's python3-selenium, chromium and chromium-driver (ops/install-deps): never skipped.
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 
 REF_DAY = datetime.datetime(2026, 11, 3, tzinfo=datetime.timezone.utc)
 REF = int(REF_DAY.timestamp()) + 12 * 3600 + 1800  # 2026-11-03 12:30 UTC
