@@ -129,6 +129,31 @@ function bucketLabel(dt, unit, tz) {
   return day;
 }
 
+// ---- namespaces ---------------------------------------------------------------------------
+
+// The namespaces this browser drew a series of, newest first (the API has no list of
+// namespaces: any name is valid until data is counted in it).
+const RECENT_NS = 'clickatron.recentNamespaces';
+
+function recentNamespaces() {
+  try {
+    const list = JSON.parse(localStorage.getItem(RECENT_NS) || '[]');
+    return Array.isArray(list) ? list.filter((x) => typeof x === 'string') : [];
+  } catch (e) {
+    return [];
+  }
+}
+
+function rememberNamespace(ns) {
+  const list = [ns, ...recentNamespaces().filter((x) => x !== ns)].slice(0, 12);
+  try { localStorage.setItem(RECENT_NS, JSON.stringify(list)); } catch (e) { /* storage refused */ }
+  fillNamespaces();
+}
+
+function fillNamespaces() {
+  $('ns-list').innerHTML = recentNamespaces().map((ns) => `<option value="${escapeHtml(ns)}">`).join('');
+}
+
 // ---- key suggestions ----------------------------------------------------------------------
 
 let suggestTimer = 0;
@@ -283,6 +308,7 @@ function drawSeries(p, main, total, cmp) {
     datasets.push({ label: `${p.ns}|${p.cmp}`, data: cmpValues, borderColor: COLORS[1], backgroundColor: COLORS[1] + '33', fill: false, pointRadius: values.length > 200 ? 0 : 2, tension: 0 });
   }
   state.missing = total.total === 0 && values.every((v) => v === 0);
+  if (!state.missing) rememberNamespace(p.ns);
   $('series-section').hidden = false;
   $('series-title').textContent = `${p.ns}|${p.key}${cmp ? `  vs  ${p.ns}|${p.cmp}` : ''}`;
   $('series-meta').textContent =
@@ -512,6 +538,7 @@ function apply() {
 
 function start() {
   fillZones();
+  fillNamespaces();
   const p = readUrl();
   fillForm(p);
   $('controls').addEventListener('submit', (ev) => {
