@@ -88,8 +88,8 @@ bool IntParam(const net::Request& r, std::string_view name, int64_t lo, int64_t 
   int64_t v = 0;
   auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
   if (ec != std::errc() || end != text->data() + text->size() || v < lo || v > hi) {
-    *e = InvalidArg(name, std::string(name) + " '" + std::string(text->substr(0, 32)) + "' is not a whole number from " +
-                              std::to_string(lo) + " to " + std::to_string(hi));
+    *e = InvalidArg(name, std::string(name) + " '" + std::string(text->substr(0, 32)) +
+                              "' is not a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
     return false;
   }
   *out = v;
@@ -565,11 +565,15 @@ void HandleKeys(QueryState* s, net::Request& r) {
   if (!NamespaceParam(r, &ns, &e)) return ReplyQueryError(s, &r, e);
   const std::string_view prefix = r.Param("prefix").value_or(std::string_view());
   if (prefix.size() > kMaxUserKeySize) {
-    return ReplyQueryError(s, &r, InvalidArg("prefix", "prefix is longer than " + std::to_string(kMaxUserKeySize) + " bytes"));
+    return ReplyQueryError(
+        s, &r, InvalidArg("prefix", "prefix is longer than " + std::to_string(kMaxUserKeySize) + " bytes"));
   }
   int64_t limit = 0;
-  if (!IntParam(r, "limit", 1, kMaxKeysLimit, kDefaultKeysLimit, &limit, &e)) return ReplyQueryError(s, &r, e);
-  std::make_shared<KeysRun>(s, r.Defer(), std::move(ns), std::string(prefix), static_cast<size_t>(limit))->Start();
+  if (!IntParam(r, "limit", 1, kMaxKeysLimit, kDefaultKeysLimit, &limit, &e)) {
+    return ReplyQueryError(s, &r, e);
+  }
+  std::make_shared<KeysRun>(s, r.Defer(), std::move(ns), std::string(prefix), static_cast<size_t>(limit))
+      ->Start();
 }
 
 void HandleSubtotals(QueryState* s, net::Request& r) {
@@ -577,7 +581,9 @@ void HandleSubtotals(QueryState* s, net::Request& r) {
   ++s->subtotals_requests;
   QueryParams q;
   QueryError e;
-  if (!ParseQueryParams(QueryKind::kSeries, r.params(), WallClockSeconds(), &q, &e)) return ReplyQueryError(s, &r, e);
+  if (!ParseQueryParams(QueryKind::kSeries, r.params(), WallClockSeconds(), &q, &e)) {
+    return ReplyQueryError(s, &r, e);
+  }
   // units=-1 (the default): every hour up to the reference bucket's end.
   Result<std::vector<Bucket>> buckets =
       MakeBuckets(q.unit, q.tz, q.reference_ts, q.units == kUnitsBackToFirst ? 1 : q.units);
