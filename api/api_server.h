@@ -17,6 +17,9 @@
 // problem: {"status_code": 400, "status_txt": "INVALID_ARG_TS", "data": null,
 // "message": "line 3: ts 'x' is not an integer (unix seconds)"}.
 //
+// The dashboard: GET / and /ui/* serve its files (api/static_files.h), loaded at start-up
+// from ui-dir (default: ui beside the executable) and ui-chartjs; a missing file fails Open.
+//
 // /stats: accepted and rejected increments (by status_txt), the oplog (segments, bytes,
 // sync and durability latency quantiles), per realtime shard the sender's backlog
 // (records, seconds), delivered, expired and last error, request latencies, and the read
@@ -28,11 +31,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "api/cluster_config.h"
 #include "api/sender.h"
+#include "api/static_files.h"
 #include "keyformat/event.h"
 #include "base/status.h"
 #include "net/query.h"
@@ -97,6 +102,7 @@ class ApiServer {
   std::unique_ptr<net::LoopWaker> waker_;
   std::unique_ptr<net::HttpClient> client_;
   std::unique_ptr<QueryService> queries_;
+  std::optional<StaticFiles> ui_;  // the dashboard (docs/dashboard.md), loaded before listening
   std::vector<std::unique_ptr<Sender>> senders_;
   AppendTimes append_times_;
   const uint64_t start_us_;
