@@ -17,6 +17,7 @@
 
 #include "base/status.h"
 #include "config/cluster_layout.h"
+#include "net/http_server.h"
 
 namespace clickatron {
 
@@ -29,6 +30,9 @@ struct ClusterConfig : config::ClusterLayout {  // realtime and archive shards
   // The fan-out bound of one query (QueryOptions, docs/api-read.md#bounds).
   uint32_t query_max_backend_requests = 1024;
   uint32_t query_max_backend_mb = 64;
+  // Per-client cost limits of the API's server (config/server_limits.h flags,
+  // docs/operations.md#limits). Bodies here are at most 1 MiB.
+  net::ServerLimits limits;
   std::string config_path;                           // the --config file, if any
 };
 

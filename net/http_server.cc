@@ -86,6 +86,9 @@ bool RouteMatches(const std::string& route, bool alias, std::string_view path) {
 
 void NotFound(Request& req) { req.Reply(404, "not found\n"); }
 
+// The loop running on this thread (accept errors are reported without our argument).
+thread_local ServerLoop* t_running_loop = nullptr;
+
 timeval Milliseconds(int64_t ms) {
   timeval tv;
   tv.tv_sec = static_cast<time_t>(ms / 1000);
@@ -170,7 +173,9 @@ Status ServerLoop::Init(int listen_fd) {
 }
 
 void ServerLoop::Loop() {
+  t_running_loop = this;
   event_base_dispatch(base_);
+  t_running_loop = nullptr;
   Shutdown();
 }
 
@@ -336,8 +341,10 @@ Connection* ServerLoop::ConnectionOf(evhttp_request* req) const {
   return it == by_evcon_.end() ? nullptr : it->second;
 }
 
-void ServerLoop::OnAcceptError(evconnlistener* listener, void* arg) {
-  auto* self = static_cast<ServerLoop*>(arg);
+void ServerLoop::OnAcceptError(evconnlistener* listener, void*) {
+  // The listener's argument is evhttp's, so the loop is found through its thread.
+  ServerLoop* self = t_running_loop;
+  if (self == nullptr || self->listener_ != listener) return;
   const int err = errno;
   self->server_->counters_->accept_errors.fetch_add(1, std::memory_order_relaxed);
   // The connection stays in the kernel's queue, so retrying at once would spin (EMFILE
