@@ -328,7 +328,7 @@ def test_realtime_concurrent_large_bodies_keep_rss_bounded(procs, tmp_path):
     # Bound (docs/operations.md#limits): the 256 MiB budget, plus the body being handled
     # made contiguous (60 MiB) and its parse; without the budget the 40 bodies are 2.4 GB.
     growth_mib = (peak - before) / 1024
-    assert growth_mib < 512, f"RSS grew {growth_mib:.0f} MiB"
+    assert growth_mib < 640, f"RSS grew {growth_mib:.0f} MiB"
     assert get(port, "/ping").status == 200
     print(f"realtime: 40 x 60 MiB bodies: {handled} handled, {refused} refused, VmHWM +{growth_mib:.0f} MiB")
 
