@@ -160,6 +160,7 @@ def check_descriptor_limit(procs, tmp_path, name, args, port):
     limits = stats_limits(port)
     assert limits["accept_errors"] >= 1
     assert proc.alive()
+    print(f"{name}: {share:.2%} of a CPU over 3 s out of descriptors, {limits['accept_errors']} accept errors")
     assert share < 0.05, f"{name} used {share:.1%} of a CPU while out of descriptors"
     return share
 
