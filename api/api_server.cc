@@ -52,6 +52,7 @@ Status ApiServer::Init() {
   server_options.port = config_.port;
   server_options.threads = 1;  // one loop: the oplog, senders and queries all live on it
   server_options.max_body_bytes = options_.max_body_bytes;
+  server_options.limits = config_.limits;
   server_ = std::make_unique<net::Server>(server_options);
 
   oplog::Options oplog_options = options_.oplog;
@@ -336,6 +337,9 @@ void ApiServer::OnStats(net::Request& req) {
   w.Field("backlog_records", backlog);
   w.Field("delivered_records", delivered);
   w.Field("expired_records", expired);
+  w.BeginObject("limits");  // docs/operations.md#limits
+  server_->WriteLimitFields(&w);
+  w.EndObject();
   w.Key("latency_us");
   server_->WriteLatencyJson(&w);
   if (queries_) {

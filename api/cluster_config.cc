@@ -1,6 +1,7 @@
 #include "api/cluster_config.h"
 
 #include "config/option_loader.h"
+#include "config/server_limits.h"
 #include "keyformat/stored_key.h"
 
 namespace clickatron {
@@ -24,8 +25,11 @@ Status ParseClusterConfig(int argc, const char* const* argv, ClusterConfig* out,
       ("ui-chartjs", po::value(&out->ui_chartjs)->default_value(out->ui_chartjs),
        "Chart.js for the dashboard (Debian's libjs-chart.js)");
   config::AddClusterLayoutOptions(&loader);
+  config::ServerLimitFlags limits(out->limits);
+  limits.AddTo(&loader);
   po::variables_map vm;
   if (Status s = loader.Load(argc, argv, &vm, help_shown); !s.ok() || *help_shown) return s;
+  if (Status s = limits.Apply(&out->limits); !s.ok()) return s;
   out->config_path = loader.config_path();
   if (Status s = config::ReadClusterLayout(vm, out); !s.ok()) return s;
   return ValidateClusterConfig(*out);

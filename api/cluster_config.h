@@ -17,6 +17,7 @@
 
 #include "base/status.h"
 #include "config/cluster_layout.h"
+#include "net/http_server.h"
 
 namespace clickatron {
 
@@ -32,6 +33,9 @@ struct ClusterConfig : config::ClusterLayout {  // realtime and archive shards
   // The dashboard's files (api/static_files.h): empty ui_dir is "ui" beside the executable.
   std::string ui_dir;
   std::string ui_chartjs = "/usr/share/javascript/chart.js/chart.min.js";
+  // Per-client cost limits of the API's server (config/server_limits.h flags,
+  // docs/operations.md#limits). Bodies here are at most 1 MiB.
+  net::ServerLimits limits;
   std::string config_path;                           // the --config file, if any
 };
 

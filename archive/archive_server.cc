@@ -25,6 +25,7 @@ net::ServerOptions ServerOptionsOf(const ArchiveOptions& o) {
   s.max_url_bytes = 64 * 1024;
   s.max_body_bytes = 64 * 1024;  // nothing here reads a body
   s.log_requests = o.log_requests;
+  s.limits = o.limits;
   return s;
 }
 
@@ -95,6 +96,14 @@ void ArchiveServer::ReplyBadRequest(net::Request& req, const char* status_txt,
   req.ReplyJsonError(400, status_txt, message);
 }
 
+void ArchiveServer::ReplyAnswerTooLarge(net::Request& req, const char* what) {
+  Bump(counters_[req.loop_index()].answers_too_large);
+  ReplyBadRequest(req, "ANSWER_TOO_LARGE",
+                  std::string("the ") + what + " answer would be over " +
+                      std::to_string(options_.max_answer_bytes) + " bytes; ask for fewer " +
+                      (what[1] == 'm' ? "keys" : "lines (limit)"));
+}
+
 void ArchiveServer::OnGet(net::Request& req) {
   LoopScratch& scratch = scratch_[req.loop_index()];
   LoopCounters& counters = counters_[req.loop_index()];
@@ -132,18 +141,34 @@ void ArchiveServer::OnMget(net::Request& req) {
     ReplyBadRequest(req, "MISSING_ARG_KEY", "missing argument: key");
     return;
   }
+  if (keys.size() > options_.max_mget_keys) {
+    // Bounds the answer a request can make the loop build (keys x the largest line).
+    Bump(counters.too_many_keys);
+    ReplyBadRequest(req, "TOO_MANY_KEYS", std::to_string(keys.size()) + " keys; at most " +
+                                              std::to_string(options_.max_mget_keys) + " per /mget");
+    return;
+  }
   std::string& out = scratch.out;
   out.clear();
   uint64_t hits = 0;
   // Batched lookups overlap the keys' cache misses: 1.9x faster than one by one
   // (BM_Mget10Batched, docs/benchmarks.md).
-  db->FindEach(keys.data(), keys.size(), [&out, &hits](size_t, const Line& line) {
-    out.append(line.whole);
+  const size_t max_answer = options_.max_answer_bytes;
+  bool too_large = false;
+  db->FindEach(keys.data(), keys.size(), [&out, &hits, &too_large, max_answer](size_t, const Line& line) {
     ++hits;
+    if (out.size() + line.whole.size() > max_answer) too_large = true;
+    if (!too_large) out.append(line.whole);
   });
   Bump(counters.mget_keys, keys.size());
   Bump(counters.mget_hits, hits);
-  ReplyText(req, scratch, 200, out);
+  if (too_large) {
+    ReplyAnswerTooLarge(req, "/mget");
+  } else {
+    ReplyText(req, scratch, 200, out);
+  }
+  // A rare huge answer should not pin its memory in this loop's scratch for ever.
+  if (out.capacity() > (1u << 20)) std::string().swap(out);
 }
 
 void ArchiveServer::OnFwmatch(net::Request& req) {
@@ -178,13 +203,24 @@ void ArchiveServer::OnFwmatch(net::Request& req) {
   }
   std::string& out = scratch.out;
   out.clear();
+  const size_t max_answer = options_.max_answer_bytes;
+  bool too_large = false;
   bool more = false;
   size_t lines = db->ForEachPrefixed(
-      params.keys()[0], limit, [&out](const Line& line) { out.append(line.whole); }, params.after(), &more);
+      params.keys()[0], limit,
+      [&out, &too_large, max_answer](const Line& line) {
+        if (out.size() + line.whole.size() > max_answer) too_large = true;
+        if (!too_large) out.append(line.whole);
+      },
+      params.after(), &more);
   Bump(counters.fwmatch_lines, lines);
-  // The limit cut the answer: the client asks again with after=<the last key it got>.
-  if (more) req.AddHeader("X-Fwmatch-More", "1");
-  ReplyText(req, scratch, 200, out);
+  if (too_large) {
+    ReplyAnswerTooLarge(req, "/fwmatch");
+  } else {
+    // The limit cut the answer: the client asks again with after=<the last key it got>.
+    if (more) req.AddHeader("X-Fwmatch-More", "1");
+    ReplyText(req, scratch, 200, out);
+  }
   // A rare huge answer should not pin its memory in this loop's scratch for ever.
   if (out.capacity() > (1u << 20)) std::string().swap(out);
 }
@@ -245,7 +281,7 @@ void ArchiveServer::DeliverReloads(int loop) {
 void ArchiveServer::OnStats(net::Request& req) {
   std::shared_ptr<const DbFile> db = db_.Current();
   uint64_t get_hits = 0, get_misses = 0, mget_keys = 0, mget_hits = 0, fwmatch_lines = 0,
-           bad = 0;
+           bad = 0, too_many_keys = 0, answers_too_large = 0;
   for (int i = 0; i < options_.threads; ++i) {
     const LoopCounters& c = counters_[i];
     get_hits += c.get_hits.load(std::memory_order_relaxed);
@@ -254,6 +290,8 @@ void ArchiveServer::OnStats(net::Request& req) {
     mget_hits += c.mget_hits.load(std::memory_order_relaxed);
     fwmatch_lines += c.fwmatch_lines.load(std::memory_order_relaxed);
     bad += c.bad_requests.load(std::memory_order_relaxed);
+    too_many_keys += c.too_many_keys.load(std::memory_order_relaxed);
+    answers_too_large += c.answers_too_large.load(std::memory_order_relaxed);
   }
   std::string data;
   net::JsonWriter w(&data);
@@ -279,6 +317,14 @@ void ArchiveServer::OnStats(net::Request& req) {
   w.Field("mget_hits", mget_hits);
   w.Field("fwmatch_lines", fwmatch_lines);
   w.Field("bad_requests", bad);
+  w.BeginObject("limits");  // docs/operations.md#limits
+  server_.WriteLimitFields(&w);
+  w.Field("max_mget_keys", static_cast<uint64_t>(options_.max_mget_keys));
+  w.Field("fwmatch_limit", static_cast<uint64_t>(options_.fwmatch_limit));
+  w.Field("max_answer_bytes", static_cast<uint64_t>(options_.max_answer_bytes));
+  w.Field("too_many_keys", too_many_keys);
+  w.Field("answers_too_large", answers_too_large);
+  w.EndObject();
   w.Key("requests");  // per endpoint: count and latency quantiles in microseconds
   server_.WriteLatencyJson(&w);
   w.EndObject();

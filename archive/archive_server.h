@@ -4,13 +4,18 @@
 //   /get?key=K            200 the value and its '\n'; 404 empty body when absent
 //   /mget?key=A&key=B...  200 the found `key,value\n` lines in request order (every
 //                         parameter whose name starts with 'k' is a key; absent keys are
-//                         skipped; none found is a 200 with an empty body)
+//                         skipped; none found is a 200 with an empty body); more than
+//                         --max-mget-keys keys: 400 TOO_MANY_KEYS, nothing looked up;
+//                         an answer over --max-answer-mb: 400 ANSWER_TOO_LARGE
 //   /fwmatch?key=P[&limit=N]  200 every line whose key starts with P, in file order, at most
-//                         N lines (default and maximum: --fwmatch-limit)
+//                         N lines (default and maximum: --fwmatch-limit); an answer over
+//                         --max-answer-mb: 400 ANSWER_TOO_LARGE (ask with a smaller limit)
 //   /reload (GET or POST) 200 "db reloaded\n" once the file now at the path is verified and
 //                         live; 500 naming the problem when it is refused (old file stays)
 //   /stats                JSON envelope: per-endpoint requests and latency, hits, misses,
-//                         the file, its manifest's generation and last day, uptime
+//                         the file, its manifest's generation and last day, uptime, and
+//                         "limits" (net::Server::WriteLimitFields, max_mget_keys,
+//                         fwmatch_limit)
 //   /ping                 200 "OK\n"
 // Bad requests (no key, an empty key, a key over 4096 bytes, bad percent-encoding, a bad
 // limit) get 400 with the envelope {"status_code":400,"status_txt":"MISSING_ARG_KEY",
@@ -57,6 +62,11 @@ struct ArchiveOptions {
   uint16_t port = 8080;
   int threads = 1;
   size_t fwmatch_limit = 10000;
+  size_t max_mget_keys = 1000;  // keys one /mget may ask for
+  size_t max_answer_bytes = 64u << 20;  // one /mget or /fwmatch answer
+  // Per-client cost limits (docs/operations.md#limits). A request here is a URL of at
+  // most 64 KiB, so 16 MiB in flight is over 200 of the largest at once.
+  net::ServerLimits limits{.max_inflight_body_bytes = 16u << 20};
   bool populate = false;
   bool log_requests = false;
 };
@@ -84,6 +94,7 @@ class ArchiveServer {
     std::atomic<uint64_t> mget_keys{0}, mget_hits{0};
     std::atomic<uint64_t> fwmatch_lines{0};
     std::atomic<uint64_t> bad_requests{0};
+    std::atomic<uint64_t> too_many_keys{0}, answers_too_large{0};
   };
   // Scratch space of one loop, reused by every request it serves.
   struct LoopScratch {
@@ -107,6 +118,7 @@ class ArchiveServer {
   void LogReload(const Status& s);
   void DeliverReloads(int loop);
   void ReplyBadRequest(net::Request& req, const char* status_txt, const std::string& message);
+  void ReplyAnswerTooLarge(net::Request& req, const char* what);
   static void AddLastDay(net::Request& req, const DbFile& db);
   // Replies with body, giving evhttp the Date and Content-Length headers ready-made (it
   // would printf them for every reply; see date_header.h).

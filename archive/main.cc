@@ -1,6 +1,7 @@
 // clickatron-archive: serves one sorted file, sortdb-compatible (docs/api.md#clickatron-archive).
 //   clickatron-archive --db-file FILE [--port P] [--address A] [--threads N]
-//                      [--field-separator C] [--fwmatch-limit N] [--populate] [--config F]
+//                      [--field-separator C] [--fwmatch-limit N] [--max-mget-keys N] [--max-answer-mb N]
+//                      [--populate] [--config F] [server limits: config/server_limits.h]
 // Every flag may also be given as `name = value` in the file named by --config (options
 // this program does not know are ignored there, so a cluster config can be shared).
 // A bad flag or a file that fails verification: one line on stderr, exit status 2 / 1.
@@ -10,6 +11,7 @@
 
 #include "archive/archive_server.h"
 #include "config/option_loader.h"
+#include "config/server_limits.h"
 
 namespace po = clickatron::config::po;
 using clickatron::archive::ArchiveOptions;
@@ -41,6 +43,7 @@ int main(int argc, char** argv) {
   ArchiveOptions o;
   std::string separator = ",";
   int port = 8080;
+  size_t max_answer_mb = o.max_answer_bytes >> 20;
   clickatron::config::OptionLoader loader(
       "clickatron-archive: serves a sorted key,value file over HTTP (sortdb-compatible)\n", "options");
   loader.Add()
@@ -54,9 +57,15 @@ int main(int argc, char** argv) {
        "event loops sharing the port (SO_REUSEPORT) and the mapping")
       ("fwmatch-limit", po::value<size_t>(&o.fwmatch_limit)->default_value(10000),
        "most lines one /fwmatch answers (and its default limit)")
+      ("max-mget-keys", po::value<size_t>(&o.max_mget_keys)->default_value(o.max_mget_keys),
+       "most keys one /mget may ask for; more: 400 TOO_MANY_KEYS")
+      ("max-answer-mb", po::value<size_t>(&max_answer_mb)->default_value(max_answer_mb),
+       "largest /mget or /fwmatch answer, MiB; larger: 400 ANSWER_TOO_LARGE")
       ("populate", po::bool_switch(&o.populate),
        "pre-fault the mapping (MAP_POPULATE, MADV_WILLNEED) at start and on every reload")
       ("log-requests", po::bool_switch(&o.log_requests), "one stderr line per request");
+  clickatron::config::ServerLimitFlags limits(o.limits);
+  limits.AddTo(&loader);
   po::variables_map vm;
   bool help = false;
   if (clickatron::Status s = loader.Load(argc, argv, &vm, &help); !s.ok()) {
@@ -71,6 +80,10 @@ int main(int argc, char** argv) {
   o.port = static_cast<uint16_t>(port);
   if (o.threads < 1 || o.threads > 256) return Fail("--threads must be 1..256", 2);
   if (o.fwmatch_limit < 1) return Fail("--fwmatch-limit must be at least 1", 2);
+  if (o.max_mget_keys < 1) return Fail("--max-mget-keys must be at least 1", 2);
+  if (max_answer_mb < 1 || max_answer_mb > 65536) return Fail("--max-answer-mb must be between 1 and 65536", 2);
+  o.max_answer_bytes = max_answer_mb << 20;
+  if (clickatron::Status s = limits.Apply(&o.limits); !s.ok()) return Fail(s.message(), 2);
 
   // libevent's epoll changelist merges the delete/add/modify calls evhttp makes on a
   // connection within one loop pass into one epoll_ctl: 9 syscalls per keep-alive request

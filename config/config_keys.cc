@@ -22,12 +22,17 @@ constexpr std::string_view kKeys[] = {
     "field-separator",  // archive
     "fwmatch-limit",    // realtime, archive
     "help",             // every program
+    "idle-timeout-ms",  // api, realtime, archive
     "input",            // rebuild
     "jobs",             // rebuild
     "keep-generations", // rebuild
     "log-requests",     // archive
+    "max-answer-mb",    // archive
     "max-body-mb",      // realtime
+    "max-connections",  // api, realtime, archive
     "max-errors",       // rebuild
+    "max-inflight-body-mb",  // api, realtime, archive
+    "max-mget-keys",    // realtime, archive
     "max-pending-mb",   // realtime
     "memory",           // rebuild
     "node-id",          // api
@@ -40,6 +45,7 @@ constexpr std::string_view kKeys[] = {
     "query-max-backend-requests",  // api
     "realtime",         // api, rebuild: one line per realtime shard
     "replace",          // rebuild
+    "request-timeout-ms",  // api, realtime, archive
     "source-lease-ms",  // realtime
     "sync-interval",    // realtime
     "threads",          // archive

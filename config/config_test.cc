@@ -9,6 +9,7 @@
 #include "config/cluster_layout.h"
 #include "config/config_keys.h"
 #include "config/option_loader.h"
+#include "config/server_limits.h"
 
 namespace clickatron::config {
 namespace {
@@ -244,6 +245,41 @@ TEST(ClusterLayout, ReadFromTheLoaderCommandLineReplacesTheFile) {
   layout = {};
   ASSERT_TRUE(ReadClusterLayout(vm2, &layout).ok());
   EXPECT_TRUE(layout.realtime.empty() && layout.archive.empty());
+}
+
+TEST(ServerLimitFlags, DefaultsFlagsFileAndRanges) {
+  const net::ServerLimits defaults{.max_inflight_body_bytes = 16u << 20};
+  {
+    OptionLoader loader("", "prog options");
+    ServerLimitFlags flags(defaults);
+    flags.AddTo(&loader);
+    po::variables_map vm;
+    bool help = false;
+    const std::string file = WriteConfig("limits", "max-connections = 7\nidle-timeout-ms = 2500\n");
+    ASSERT_TRUE(LoadArgs(&loader, {"--config", file, "--request-timeout-ms", "900"}, &vm, &help).ok());
+    net::ServerLimits got = defaults;
+    ASSERT_TRUE(flags.Apply(&got).ok());
+    EXPECT_EQ(got.max_connections, 7u);
+    EXPECT_EQ(got.request_timeout_ms, 900);
+    EXPECT_EQ(got.idle_timeout_ms, 2500);
+    EXPECT_EQ(got.max_inflight_body_bytes, size_t{16} << 20);  // the server's default kept
+  }
+  const std::pair<const char*, const char*> bad[] = {
+      {"--max-connections", "0"}, {"--request-timeout-ms", "0"}, {"--idle-timeout-ms", "-5"},
+      {"--max-inflight-body-mb", "0"}};
+  for (const auto& [flag, value] : bad) {
+    OptionLoader loader("", "prog options");
+    ServerLimitFlags flags(defaults);
+    flags.AddTo(&loader);
+    po::variables_map vm;
+    bool help = false;
+    ASSERT_TRUE(LoadArgs(&loader, {flag, value}, &vm, &help).ok());
+    net::ServerLimits got = defaults;
+    Status s = flags.Apply(&got);
+    ASSERT_FALSE(s.ok()) << flag;
+    EXPECT_EQ(s.message().rfind(std::string(flag) + " must be between", 0), 0u) << s.message();
+    EXPECT_EQ(got.max_connections, defaults.max_connections);  // nothing changed
+  }
 }
 
 }  // namespace

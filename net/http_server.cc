@@ -1,8 +1,10 @@
 #include "net/http_server.h"
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/listener.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -18,10 +20,18 @@
 #include <exception>
 
 #include "base/errno_status.h"
+#include "base/latency.h"
 #include "net/loop_waker.h"
+#include "net/request.h"
 #include "net/server_loop.h"
 
 namespace clickatron::net {
+
+// Shared by the loops; relaxed: they count, they order nothing.
+struct Server::Counters {
+  std::atomic<uint64_t> open{0}, accepted{0}, refused{0}, timeouts{0}, budget_refusals{0};
+  std::atomic<uint64_t> inflight{0}, accept_errors{0};
+};
 
 namespace {
 
@@ -78,6 +88,29 @@ bool RouteMatches(const std::string& route, const RouteOptions& options, std::st
 
 void NotFound(Request& req) { req.Reply(404, "not found\n"); }
 
+// The loop running on this thread (accept errors are reported without our argument).
+thread_local ServerLoop* t_running_loop = nullptr;
+
+timeval Milliseconds(int64_t ms) {
+  timeval tv;
+  tv.tv_sec = static_cast<time_t>(ms / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((ms % 1000) * 1000);
+  return tv;
+}
+
+// A short answer written straight to the socket of a connection being cut: the client
+// learns why instead of seeing a bare close. Best effort (the send buffer of a socket
+// that is being cut always has room for it, or the client is gone anyway).
+void SendRaw(int fd, const char* status, const char* name) {
+  if (fd < 0) return;
+  std::string body = std::string(name) + "\n";
+  std::string text = std::string("HTTP/1.1 ") + status +
+                     "\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8"
+                     "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  ssize_t n = send(fd, text.data(), text.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  (void)n;
+}
+
 }  // namespace
 
 // ---- ServerLoop ----
@@ -90,6 +123,7 @@ ServerLoop::ServerLoop(Server* server, int index) : server_(server), index_(inde
 
 ServerLoop::~ServerLoop() {
   if (http_ != nullptr) Shutdown();
+  if (accept_resume_ != nullptr) event_free(accept_resume_);
   if (stop_event_ != nullptr) event_free(stop_event_);
   if (base_ != nullptr) event_base_free(base_);
 }
@@ -115,7 +149,10 @@ Status ServerLoop::Init(int listen_fd) {
   // there too to reach our 414 (beyond both it gets evhttp's 413).
   evhttp_set_max_headers_size(http_, static_cast<ev_ssize_t>(o.max_url_bytes + o.max_header_bytes));
   evhttp_set_max_body_size(http_, static_cast<ev_ssize_t>(o.max_body_bytes));
-  evhttp_set_timeout(http_, o.idle_timeout_seconds);
+  const timeval idle = Milliseconds(o.limits.idle_timeout_ms);
+  evhttp_set_timeout_tv(http_, &idle);
+  const timeval deadline = Milliseconds(o.limits.request_timeout_ms);
+  request_timeout_ = event_base_init_common_timeout(base_, &deadline);
   evhttp_set_default_content_type(http_, "text/plain; charset=utf-8");
   evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
                                         EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
@@ -124,16 +161,23 @@ Status ServerLoop::Init(int listen_fd) {
   // closing, so the client gets the 413 instead of a connection reset.
   evhttp_set_flags(http_, EVHTTP_SERVER_LINGERING_CLOSE);
   evhttp_set_gencb(http_, &ServerLoop::OnRequest, this);
-  if (evhttp_accept_socket_with_handle(http_, listen_fd) == nullptr) {
+  evhttp_set_bevcb(http_, &ServerLoop::OnNewConnection, this);
+  evhttp_bound_socket* bound = evhttp_accept_socket_with_handle(http_, listen_fd);
+  if (bound == nullptr) {
     close(listen_fd);
     return Status::Error("cannot accept on the listening socket");
   }
+  listener_ = evhttp_bound_socket_get_listener(bound);
+  evconnlistener_set_error_cb(listener_, &ServerLoop::OnAcceptError);
+  accept_resume_ = event_new(base_, -1, 0, &ServerLoop::OnAcceptResume, this);
   stop_event_ = event_new(base_, -1, 0, &ServerLoop::OnStopEvent, this);
   return Status::OK();
 }
 
 void ServerLoop::Loop() {
+  t_running_loop = this;
   event_base_dispatch(base_);
+  t_running_loop = nullptr;
   Shutdown();
 }
 
@@ -150,9 +194,178 @@ void ServerLoop::Shutdown() {
     reply->Abandon();  // may destroy reply
   }
   if (http_ != nullptr) {
-    evhttp_free(http_);  // closes every connection, frees their requests
+    evhttp_free(http_);  // closes every connection (Destroy()ing the adopted ones)
     http_ = nullptr;
   }
+  // Connections accepted just before the stop, whose adoption never ran: evhttp has freed
+  // its side; the reference we kept on the bufferevent is the last one.
+  while (connections_ != nullptr) {
+    Connection* conn = connections_;
+    bufferevent* bev = conn->bev;
+    conn->bev = nullptr;
+    Destroy(conn);
+    if (bev != nullptr) bufferevent_decref(bev);
+  }
+}
+
+// ---- connections and limits (docs/net.md#limits) ----
+
+bufferevent* ServerLoop::OnNewConnection(event_base* base, void* arg) {
+  auto* self = static_cast<ServerLoop*>(arg);
+  Server::Counters& c = *self->server_->counters_;
+  bufferevent* bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+  if (bev == nullptr) return nullptr;  // evhttp tries its own, and fails the same way
+  auto* conn = new Connection();
+  conn->loop = self;
+  conn->bev = bev;
+  // Held until the adoption: if evhttp gives up on the connection first, the
+  // bufferevent (and what it says about that) stays readable.
+  bufferevent_incref(bev);
+  conn->input_cb = evbuffer_add_cb(bufferevent_get_input(bev), &ServerLoop::OnInput, conn);
+  conn->timer = event_new(base, -1, 0, &ServerLoop::OnConnectionTimer, conn);
+  conn->next = self->connections_;
+  if (self->connections_ != nullptr) self->connections_->prev = conn;
+  self->connections_ = conn;
+  c.accepted.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t open = c.open.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (open > self->server_->options_.limits.max_connections) conn->cut = Connection::Cut::kOverCap;
+  // Runs in this same pass of the loop, after evhttp has set the connection up and
+  // before any of its bytes can be read.
+  event_active(conn->timer, EV_TIMEOUT, 1);
+  return bev;
+}
+
+void ServerLoop::Adopt(Connection* conn) {
+  conn->adopted = true;
+  bufferevent_data_cb read_cb = nullptr, write_cb = nullptr;
+  bufferevent_event_cb event_cb = nullptr;
+  void* cb_arg = nullptr;
+  bufferevent_getcb(conn->bev, &read_cb, &write_cb, &event_cb, &cb_arg);
+  auto* evcon = static_cast<evhttp_connection*>(cb_arg);
+  bufferevent* bev = conn->bev;
+  if (event_cb == nullptr || evcon == nullptr || evhttp_connection_get_bufferevent(evcon) != bev) {
+    // evhttp freed the connection already (it clears the callbacks of a bufferevent it
+    // frees): ours is the last reference.
+    conn->bev = nullptr;
+    Destroy(conn);
+    bufferevent_decref(bev);
+    return;
+  }
+  conn->evcon = evcon;
+  evhttp_connection_set_closecb(evcon, &ServerLoop::OnConnectionClosed, conn);
+  by_evcon_.emplace(evcon, conn);
+  bufferevent_decref(bev);  // evhttp's again alone
+  if (conn->cut == Connection::Cut::kOverCap) {
+    server_->counters_->refused.fetch_add(1, std::memory_order_relaxed);
+    Cut(conn, "503 Service Unavailable", "TOO_MANY_CONNECTIONS");
+  }
+}
+
+void ServerLoop::OnConnectionTimer(int, short, void* arg) {
+  auto* conn = static_cast<Connection*>(arg);
+  ServerLoop* self = conn->loop;
+  if (!conn->adopted) return self->Adopt(conn);
+  conn->deadline_armed = false;
+  if (conn->cut == Connection::Cut::kBudget) {
+    self->server_->counters_->budget_refusals.fetch_add(1, std::memory_order_relaxed);
+    return self->Cut(conn, "503 Service Unavailable", "BODY_BUDGET_EXCEEDED");
+  }
+  self->server_->counters_->timeouts.fetch_add(1, std::memory_order_relaxed);
+  self->Cut(conn, "408 Request Timeout", "REQUEST_TIMEOUT");
+}
+
+// Every change of a connection's input buffer; only reads add bytes. Runs inside
+// libevent's read callback, before evhttp parses what was read: nothing may be freed here.
+void ServerLoop::OnInput(evbuffer*, const evbuffer_cb_info* info, void* arg) {
+  if (info->n_added == 0) return;
+  auto* conn = static_cast<Connection*>(arg);
+  ServerLoop* self = conn->loop;
+  if (!conn->adopted || conn->discarding) return;
+  if (!conn->deadline_armed) {
+    conn->deadline_armed = true;
+    event_add(conn->timer, self->request_timeout_);
+  }
+  const ServerOptions& o = self->server_->options_;
+  conn->received += info->n_added;
+  if (conn->received > o.max_url_bytes + o.max_header_bytes + o.max_body_bytes) {
+    // evhttp answers 413 (or 400) and reads the rest only to drop it: nothing is held.
+    self->Release(conn);
+    conn->discarding = true;
+    return;
+  }
+  conn->charged += info->n_added;
+  Server::Counters& c = *self->server_->counters_;
+  const uint64_t total = c.inflight.fetch_add(info->n_added, std::memory_order_relaxed) + info->n_added;
+  if (total > o.limits.max_inflight_body_bytes && conn->cut == Connection::Cut::kNone) {
+    conn->cut = Connection::Cut::kBudget;
+    event_active(conn->timer, EV_TIMEOUT, 1);  // cut once evhttp is done with this read
+  }
+}
+
+void ServerLoop::Release(Connection* conn) {
+  if (conn->charged == 0) return;
+  server_->counters_->inflight.fetch_sub(conn->charged, std::memory_order_relaxed);
+  conn->charged = 0;
+}
+
+void ServerLoop::Cut(Connection* conn, const char* status, const char* name) {
+  SendRaw(bufferevent_getfd(conn->bev), status, name);
+  evhttp_connection_free(conn->evcon);  // runs OnConnectionClosed: conn is gone
+}
+
+void ServerLoop::OnConnectionClosed(evhttp_connection*, void* arg) {
+  auto* conn = static_cast<Connection*>(arg);
+  ServerLoop* self = conn->loop;
+  if (AsyncReply* reply = conn->async) {
+    conn->async = nullptr;
+    reply->conn_ = nullptr;
+    reply->ClientGone();  // may destroy reply
+  }
+  self->Destroy(conn);
+}
+
+void ServerLoop::Destroy(Connection* conn) {
+  Release(conn);
+  if (conn->evcon != nullptr) by_evcon_.erase(conn->evcon);
+  if (conn->bev != nullptr && conn->input_cb != nullptr) {
+    evbuffer_remove_cb_entry(bufferevent_get_input(conn->bev), conn->input_cb);
+  }
+  if (conn->timer != nullptr) event_free(conn->timer);
+  if (conn->prev != nullptr) conn->prev->next = conn->next;
+  else connections_ = conn->next;
+  if (conn->next != nullptr) conn->next->prev = conn->prev;
+  server_->counters_->open.fetch_sub(1, std::memory_order_relaxed);
+  delete conn;
+}
+
+Connection* ServerLoop::ConnectionOf(evhttp_request* req) const {
+  auto it = by_evcon_.find(evhttp_request_get_connection(req));
+  return it == by_evcon_.end() ? nullptr : it->second;
+}
+
+void ServerLoop::OnAcceptError(evconnlistener* listener, void*) {
+  // The listener's argument is evhttp's, so the loop is found through its thread.
+  ServerLoop* self = t_running_loop;
+  if (self == nullptr || self->listener_ != listener) return;
+  const int err = errno;
+  self->server_->counters_->accept_errors.fetch_add(1, std::memory_order_relaxed);
+  // The connection stays in the kernel's queue, so retrying at once would spin (EMFILE
+  // until a descriptor is closed). Pause this loop's accepting instead.
+  evconnlistener_disable(listener);
+  const int64_t backoff = self->server_->options_.limits.accept_backoff_ms;
+  const timeval tv = Milliseconds(backoff);
+  event_add(self->accept_resume_, &tv);
+  const int64_t now = static_cast<int64_t>(MonotonicMicros());
+  if (self->last_accept_log_us_ < 0 || now - self->last_accept_log_us_ >= 10 * 1000 * 1000) {
+    self->last_accept_log_us_ = now;
+    std::fprintf(stderr, "accept: %s; accepting paused for %lld ms (logged at most every 10 s)\n",
+                 std::strerror(err), static_cast<long long>(backoff));
+  }
+}
+
+void ServerLoop::OnAcceptResume(int, short, void* arg) {
+  auto* self = static_cast<ServerLoop*>(arg);
+  if (self->listener_ != nullptr) evconnlistener_enable(self->listener_);
 }
 
 void ServerLoop::AddPending(AsyncReply* reply) {
@@ -178,6 +391,29 @@ void ServerLoop::Dispatch(evhttp_request* req) {
   r.req_ = req;
   r.loop_ = this;
   r.start_micros_ = MonotonicMicros();
+
+  // The request is complete: its deadline ends and its bytes leave the in-flight budget.
+  Connection* conn = ConnectionOf(req);
+  r.conn_ = conn;
+  if (conn != nullptr) {
+    if (conn->deadline_armed) {
+      event_del(conn->timer);
+      conn->deadline_armed = false;
+    }
+    Release(conn);
+    conn->received = 0;
+    conn->discarding = false;
+    if (conn->cut == Connection::Cut::kBudget) {
+      // Its last read completed it and pushed the total over: answered here instead.
+      event_del(conn->timer);
+      conn->cut = Connection::Cut::kNone;
+      server_->counters_->budget_refusals.fetch_add(1, std::memory_order_relaxed);
+      r.AddHeader("Connection", "close");
+      r.ReplyJsonError(503, "BODY_BUDGET_EXCEEDED",
+                       "the server is receiving too many request bytes; retry later");
+      return;
+    }
+  }
 
   const char* uri = evhttp_request_get_uri(req);
   std::string_view target = uri != nullptr ? std::string_view(uri) : std::string_view();
@@ -252,7 +488,9 @@ struct Server::Signals {
 };
 
 Server::Server(ServerOptions options)
-    : options_(std::move(options)), signals_(std::make_unique<Signals>()) {
+    : options_(std::move(options)),
+      signals_(std::make_unique<Signals>()),
+      counters_(std::make_unique<Counters>()) {
   InitLibeventThreads();
   if (options_.threads < 1) options_.threads = 1;
 }
@@ -360,6 +598,36 @@ std::vector<RouteLatency> Server::Latency() const {
     out.push_back(std::move(r));
   }
   return out;
+}
+
+LimitStats Server::Stats() const {
+  LimitStats s;
+  const Counters& c = *counters_;
+  s.open_connections = c.open.load(std::memory_order_relaxed);
+  s.accepted_connections = c.accepted.load(std::memory_order_relaxed);
+  s.refused_connections = c.refused.load(std::memory_order_relaxed);
+  s.request_timeouts = c.timeouts.load(std::memory_order_relaxed);
+  s.budget_refusals = c.budget_refusals.load(std::memory_order_relaxed);
+  s.inflight_body_bytes = c.inflight.load(std::memory_order_relaxed);
+  s.accept_errors = c.accept_errors.load(std::memory_order_relaxed);
+  return s;
+}
+
+void Server::WriteLimitFields(JsonWriter* w) const {
+  const ServerLimits& l = options_.limits;
+  w->Field("max_connections", static_cast<uint64_t>(l.max_connections));
+  w->Field("request_timeout_ms", l.request_timeout_ms);
+  w->Field("idle_timeout_ms", l.idle_timeout_ms);
+  w->Field("max_body_bytes", static_cast<uint64_t>(options_.max_body_bytes));
+  w->Field("max_inflight_body_bytes", static_cast<uint64_t>(l.max_inflight_body_bytes));
+  const LimitStats s = Stats();
+  w->Field("open_connections", s.open_connections);
+  w->Field("accepted_connections", s.accepted_connections);
+  w->Field("refused_connections", s.refused_connections);
+  w->Field("request_timeouts", s.request_timeouts);
+  w->Field("budget_refusals", s.budget_refusals);
+  w->Field("inflight_body_bytes", s.inflight_body_bytes);
+  w->Field("accept_errors", s.accept_errors);
 }
 
 void Server::WriteLatencyJson(JsonWriter* w) const {

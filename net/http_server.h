@@ -12,12 +12,27 @@
 // files under "/ui/"); routes are tried in the order they were added. Paths are matched as sent, before percent-decoding. An
 // unknown path gets 404 "not found".
 //
-// Limits (ServerOptions): a request target (path and query) longer than max_url_bytes
-// gets 414; header lines over max_header_bytes (evhttp counts the request line in there
-// too, so its limit is set to max_url_bytes + max_header_bytes) get evhttp's 400, and
-// bodies over max_body_bytes its 413, before any handler runs. Connections idle for idle_timeout_seconds are closed. Keep-alive and
-// pipelined requests work as evhttp provides (requests on one connection are answered in
-// order, one at a time).
+// Limits (ServerOptions, docs/net.md#limits): a request target (path and query) longer
+// than max_url_bytes gets 414; header lines over max_header_bytes (evhttp counts the
+// request line in there too, so its limit is set to max_url_bytes + max_header_bytes) get
+// evhttp's 400, and bodies over max_body_bytes its 413, before any handler runs. The
+// per-client cost limits (ServerLimits) are enforced on every connection:
+//   * max_connections: a connection beyond it is accepted, answered
+//     "503 Service Unavailable" (TOO_MANY_CONNECTIONS) and closed at once;
+//   * request_timeout_ms: from the first byte of a request to the last byte of its body;
+//     a request not complete by then gets "408 Request Timeout" and its connection is
+//     closed, however steadily its bytes trickle in;
+//   * idle_timeout_ms: a connection with no byte read or written for this long is closed
+//     (evhttp's inactivity timer: idle keep-alive connections, stalled readers);
+//   * max_inflight_body_bytes: the bytes of requests being received (not yet handed to a
+//     handler), summed over every connection of the server; a request whose bytes would
+//     go beyond it gets "503 Service Unavailable" (BODY_BUDGET_EXCEEDED) and its
+//     connection is closed;
+//   * accept errors (EMFILE, ENFILE, ENOBUFS...) pause that loop's accepting for
+//     accept_backoff_ms instead of retrying in a busy loop.
+// Counters of all of these are in Stats() / WriteLimitFields() for /stats.
+// Keep-alive and pipelined requests work as evhttp provides (requests on one connection
+// are answered in order, one at a time).
 //
 // Lifecycle:
 //   Server server(options);
@@ -53,6 +68,27 @@ struct event_base;
 
 namespace clickatron::net {
 
+// The per-client cost limits (see above). Every server's main sets them from the flags of
+// config/server_limits.h.
+struct ServerLimits {
+  size_t max_connections = 1024;             // open connections, all loops together
+  int64_t request_timeout_ms = 30 * 1000;    // whole request (headers and body)
+  int64_t idle_timeout_ms = 60 * 1000;       // no byte either way for this long
+  size_t max_inflight_body_bytes = 64u << 20;  // requests being received, all connections
+  int64_t accept_backoff_ms = 100;           // accepting paused after an accept error
+};
+
+// What the limits did since the server started (all loops).
+struct LimitStats {
+  uint64_t open_connections = 0;
+  uint64_t accepted_connections = 0;
+  uint64_t refused_connections = 0;  // beyond max_connections
+  uint64_t request_timeouts = 0;     // cut at request_timeout_ms
+  uint64_t budget_refusals = 0;      // cut by max_inflight_body_bytes
+  uint64_t inflight_body_bytes = 0;  // now
+  uint64_t accept_errors = 0;        // each one paused accepting
+};
+
 struct ServerOptions {
   std::string address = "127.0.0.1";
   uint16_t port = 0;                       // 0: any free port (see port())
@@ -60,7 +96,7 @@ struct ServerOptions {
   size_t max_url_bytes = 8 * 1024;         // longer request target: 414
   size_t max_header_bytes = 16 * 1024;     // all header lines together
   size_t max_body_bytes = 1024 * 1024;     // larger bodies: 413
-  int idle_timeout_seconds = 60;           // idle keep-alive connections are closed
+  ServerLimits limits;
   bool handle_signals = true;              // SIGTERM/SIGINT/SIGHUP as described above
   bool log_requests = false;               // one stderr line per request (debugging)
 };
@@ -118,6 +154,13 @@ class Server {
   // ...} (routes with no requests included, count 0) as one JSON value.
   void WriteLatencyJson(JsonWriter* w) const;
 
+  // The limits' counters, summed over loops. Any thread.
+  LimitStats Stats() const;
+  // Writes the limits (max_connections, request_timeout_ms, idle_timeout_ms, max_body_bytes,
+  // max_inflight_body_bytes) and the counters of Stats() as fields of the object the
+  // caller has open, for its /stats.
+  void WriteLimitFields(JsonWriter* w) const;
+
  private:
   friend class ServerLoop;
   struct Route {
@@ -136,6 +179,8 @@ class Server {
   bool listening_ = false;
   struct Signals;
   std::unique_ptr<Signals> signals_;
+  struct Counters;
+  std::unique_ptr<Counters> counters_;  // shared by the loops
 };
 
 }  // namespace clickatron::net

@@ -263,7 +263,7 @@ TEST(HttpServer, KeepAliveAndPipelining) {
 
 TEST(HttpServer, IdleConnectionsAreClosed) {
   ServerOptions o;
-  o.idle_timeout_seconds = 1;
+  o.limits.idle_timeout_ms = 1000;
   TestServer t(EchoRoutes, o);
   int fd = Connect(t.port());
   auto start = std::chrono::steady_clock::now();
@@ -271,6 +271,140 @@ TEST(HttpServer, IdleConnectionsAreClosed) {
   EXPECT_EQ(got, "");
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
   close(fd);
+}
+
+// Polls f() until it is true or 10 s pass.
+bool Eventually(const std::function<bool()>& f) {
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (f()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return f();
+}
+
+TEST(HttpLimits, SlowRequestIsCutAtTheDeadlineWhileOthersAreServed) {
+  ServerOptions o;
+  o.limits.request_timeout_ms = 600;
+  TestServer t(EchoRoutes, o);
+  int slow = Connect(t.port());
+  auto start = std::chrono::steady_clock::now();
+  std::string got;
+  // One byte every 100 ms: evhttp's inactivity timer alone would never fire.
+  const std::string request = "GET /ping HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
+  for (size_t i = 0; i < request.size() - 2; ++i) {
+    if (send(slow, &request[i], 1, MSG_NOSIGNAL) != 1) break;
+    // Another client is served meanwhile.
+    if (i == 3) {
+      EXPECT_EQ(Body(Raw(t.port(), "GET /ping HTTP/1.0\r\n\r\n")), "OK");
+    }
+    pollfd p{slow, POLLIN, 0};
+    if (poll(&p, 1, 100) > 0) break;  // the server answered (and closes)
+  }
+  got = ReadUntil(slow, [](const std::string&) { return false; });
+  const auto took = std::chrono::steady_clock::now() - start;
+  close(slow);
+  EXPECT_EQ(StatusLine(got), "HTTP/1.1 408 Request Timeout");
+  EXPECT_EQ(Body(got), "REQUEST_TIMEOUT\n");
+  EXPECT_GE(took, 550ms);
+  EXPECT_LT(took, 3s);
+  EXPECT_EQ(t.server().Stats().request_timeouts, 1u);
+  EXPECT_TRUE(Eventually([&] { return t.server().Stats().open_connections == 0; }));
+}
+
+TEST(HttpLimits, KeepAliveRequestsEachGetAFreshDeadline) {
+  ServerOptions o;
+  o.limits.request_timeout_ms = 300;
+  TestServer t(EchoRoutes, o);
+  int fd = Connect(t.port());
+  // Requests 200 ms apart on one connection: 1 s in all, each one quick.
+  for (int i = 0; i < 5; ++i) {
+    SendAll(fd, "GET /ping HTTP/1.1\r\nHost: x\r\n\r\n");
+    std::string got = ReadUntil(fd, [](const std::string& s) { return s.find("\r\n\r\nOK") != std::string::npos; });
+    EXPECT_EQ(StatusLine(got), "HTTP/1.1 200 OK");
+    std::this_thread::sleep_for(200ms);
+  }
+  close(fd);
+  EXPECT_EQ(t.server().Stats().request_timeouts, 0u);
+}
+
+TEST(HttpLimits, ConnectionsBeyondTheCapAreRefusedAtOnce) {
+  ServerOptions o;
+  o.limits.max_connections = 3;
+  TestServer t(EchoRoutes, o);
+  std::vector<int> held;
+  for (int i = 0; i < 3; ++i) held.push_back(Connect(t.port()));
+  ASSERT_TRUE(Eventually([&] { return t.server().Stats().open_connections == 3; }));
+  // The fourth is answered 503 and closed, without being read.
+  std::string got = Raw(t.port(), "");
+  EXPECT_EQ(StatusLine(got), "HTTP/1.1 503 Service Unavailable");
+  EXPECT_EQ(Body(got), "TOO_MANY_CONNECTIONS\n");
+  EXPECT_EQ(t.server().Stats().refused_connections, 1u);
+  // The held ones are still served.
+  SendAll(held[0], "GET /ping HTTP/1.0\r\n\r\n");
+  EXPECT_EQ(Body(ReadUntil(held[0], [](const std::string&) { return false; })), "OK");
+  for (int fd : held) close(fd);
+  ASSERT_TRUE(Eventually([&] { return t.server().Stats().open_connections == 0; }));
+  EXPECT_EQ(Body(Raw(t.port(), "GET /ping HTTP/1.0\r\n\r\n")), "OK");
+}
+
+TEST(HttpLimits, InflightBodyBudgetRefusesWithServiceUnavailable) {
+  ServerOptions o;
+  o.max_body_bytes = 1 << 20;
+  o.limits.max_inflight_body_bytes = 256 * 1024;
+  TestServer t(EchoRoutes, o);
+  // Two requests announcing 200 KB each: the first fits, the second goes over once its
+  // bytes arrive.
+  const std::string head = "POST /body HTTP/1.1\r\nHost: x\r\nContent-Length: 200000\r\n\r\n";
+  int a = Connect(t.port());
+  SendAll(a, head + std::string(150000, 'a'));
+  ASSERT_TRUE(Eventually([&] { return t.server().Stats().inflight_body_bytes >= 150000; }));
+  int b = Connect(t.port());
+  SendAll(b, head + std::string(150000, 'b'));
+  std::string got = ReadUntil(b, [](const std::string&) { return false; });
+  close(b);
+  EXPECT_EQ(StatusLine(got), "HTTP/1.1 503 Service Unavailable");
+  EXPECT_EQ(Body(got), "BODY_BUDGET_EXCEEDED\n");
+  // The first completes; afterwards nothing is in flight.
+  SendAll(a, std::string(50000, 'a'));
+  got = ReadUntil(a, [](const std::string& s) { return s.find("200000:") != std::string::npos; });
+  EXPECT_EQ(StatusLine(got), "HTTP/1.1 200 OK");
+  close(a);
+  EXPECT_EQ(t.server().Stats().budget_refusals, 1u);
+  EXPECT_TRUE(Eventually([&] { return t.server().Stats().inflight_body_bytes == 0; }));
+}
+
+TEST(HttpLimits, OversizedBodyIsNotCountedInTheBudget) {
+  ServerOptions o;
+  o.max_body_bytes = 1000;
+  o.limits.max_inflight_body_bytes = 64 * 1024;
+  TestServer t(EchoRoutes, o);
+  // 300 KB announced and sent: evhttp answers 413 and drops the bytes; the budget, far
+  // smaller, refuses nothing.
+  std::string got = Raw(t.port(), "POST /body HTTP/1.1\r\nHost: x\r\nContent-Length: 300000\r\n\r\n" +
+                                      std::string(300000, 'x'));
+  EXPECT_EQ(StatusLine(got), "HTTP/1.1 413 Request Entity Too Large");
+  EXPECT_EQ(t.server().Stats().budget_refusals, 0u);
+  EXPECT_TRUE(Eventually([&] { return t.server().Stats().inflight_body_bytes == 0; }));
+}
+
+TEST(HttpLimits, StatsFields) {
+  ServerOptions o;
+  o.limits.max_connections = 7;
+  TestServer t(EchoRoutes, o);
+  EXPECT_EQ(Body(Raw(t.port(), "GET /ping HTTP/1.0\r\n\r\n")), "OK");
+  ASSERT_TRUE(Eventually([&] { return t.server().Stats().open_connections == 0; }));
+  std::string out;
+  JsonWriter w(&out);
+  w.BeginObject();
+  t.server().WriteLimitFields(&w);
+  w.EndObject();
+  EXPECT_EQ(out,
+            "{\"max_connections\":7,\"request_timeout_ms\":30000,\"idle_timeout_ms\":60000,"
+            "\"max_body_bytes\":1048576,\"max_inflight_body_bytes\":67108864,"
+            "\"open_connections\":0,\"accepted_connections\":1,\"refused_connections\":0,"
+            "\"request_timeouts\":0,\"budget_refusals\":0,\"inflight_body_bytes\":0,"
+            "\"accept_errors\":0}");
 }
 
 TEST(HttpServer, ForgottenReplyIs500AndThrowIs500) {
@@ -757,7 +891,7 @@ TEST_F(ClientTest, DestroyingTheClientCancelsWithoutCallbacks) {
 
 TEST_F(ClientTest, ServerClosingAPooledConnectionIsHandled) {
   ServerOptions so;
-  so.idle_timeout_seconds = 1;
+  so.limits.idle_timeout_ms = 1000;
   TestServer t(EchoRoutes, so);
   bool done = false;
   HttpResponse got;
@@ -903,7 +1037,7 @@ TEST_F(ClientTest, TruncatedAndInvalidResponsesAreErrors) {
 
 TEST_F(ClientTest, AnIdleConnectionTheServerClosesLeavesThePool) {
   ServerOptions so;
-  so.idle_timeout_seconds = 1;
+  so.limits.idle_timeout_ms = 1000;
   TestServer t(EchoRoutes, so);
   bool done = false;
   client().Get(t.address(), "/ping", 5000, [&](HttpResponse&&) { done = true; });

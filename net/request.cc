@@ -165,8 +165,11 @@ std::unique_ptr<AsyncReply> Request::Defer() {
   reply->start_micros_ = start_micros_;
   deferred_ = true;
   replied_ = true;  // this Request must not answer any more
-  evhttp_connection_set_closecb(evhttp_request_get_connection(req_),
-                                &AsyncReply::OnConnectionClose, reply.get());
+  // The connection's close callback is the loop's (server_loop.h); it tells the reply.
+  if (conn_ != nullptr) {
+    conn_->async = reply.get();
+    reply->conn_ = conn_;
+  }
   loop_->AddPending(reply.get());
   reply->linked_ = true;
   return reply;
@@ -198,18 +201,11 @@ AsyncReply::~AsyncReply() {
 
 void AsyncReply::Detach() {
   if (linked_) {
-    if (req_ != nullptr) {
-      if (evhttp_connection* conn = evhttp_request_get_connection(req_)) {
-        evhttp_connection_set_closecb(conn, nullptr, nullptr);
-      }
-    }
+    if (conn_ != nullptr && conn_->async == this) conn_->async = nullptr;
+    conn_ = nullptr;
     loop_->RemovePending(this);
     linked_ = false;
   }
-}
-
-void AsyncReply::OnConnectionClose(evhttp_connection*, void* arg) {
-  static_cast<AsyncReply*>(arg)->ClientGone();
 }
 
 void AsyncReply::ClientGone() {
@@ -228,12 +224,9 @@ void AsyncReply::Abandon() {
   // Called by a stopping loop before evhttp_free, with this already unlinked: evhttp_free
   // closes the connection and frees the request with it.
   linked_ = false;
-  if (req_ != nullptr) {
-    if (evhttp_connection* conn = evhttp_request_get_connection(req_)) {
-      evhttp_connection_set_closecb(conn, nullptr, nullptr);
-      req_ = nullptr;
-    }
-  }
+  if (conn_ != nullptr && conn_->async == this) conn_->async = nullptr;
+  conn_ = nullptr;
+  if (req_ != nullptr && evhttp_request_get_connection(req_) != nullptr) req_ = nullptr;
   gone_ = true;
   loop_ = nullptr;
   std::function<void()> fn = std::move(on_close_);

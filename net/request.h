@@ -48,6 +48,7 @@ namespace clickatron::net {
 
 class ServerLoop;
 class AsyncReply;
+struct Connection;
 
 enum class Method { kGet, kPost, kHead, kPut, kDelete, kOptions, kOther };
 
@@ -144,6 +145,7 @@ class Request : public Responder {
   std::string_view path_;
   std::string_view raw_query_;
   const Query* query_ = nullptr;
+  Connection* conn_ = nullptr;  // the limits' record of the connection (server_loop.h)
   bool deferred_ = false;
 };
 
@@ -183,7 +185,6 @@ class AsyncReply : public Responder {
   friend class Responder;
   friend class ServerLoop;
   AsyncReply() { async_ = true; }
-  static void OnConnectionClose(evhttp_connection* conn, void* arg);
   static void OnDrained(evhttp_connection* conn, void* arg);
   void Detach();        // leaves the loop's pending list, clears the close callback
   void ClientGone();    // the connection closed before the reply was complete
@@ -192,6 +193,7 @@ class AsyncReply : public Responder {
   std::function<void()> on_close_;
   std::function<void()> on_drained_;
   evbuffer* chunk_ = nullptr;   // reused for every SendChunk
+  Connection* conn_ = nullptr;  // its connection, which tells us when it closes
   bool linked_ = false;         // on the loop's pending list
   AsyncReply* prev_ = nullptr;  // the loop's list of pending replies
   AsyncReply* next_ = nullptr;

@@ -2,12 +2,13 @@
 // then the server.
 //   clickatron-realtime --data-dir DIR --port P [--address A] [--sync-interval 1s]
 //                       [--cache-mb N] [--fwmatch-limit N] [--max-body-mb N] [--max-pending-mb N]
-//                       [--source-lease-ms N] [--power-safe]
-//                       [--config FILE]
+//                       [--source-lease-ms N] [--max-mget-keys N] [--power-safe]
+//                       [--config FILE] [server limits: config/server_limits.h]
 #include <cstdio>
 #include <string>
 
 #include "config/option_loader.h"
+#include "config/server_limits.h"
 #include "realtime/server.h"
 
 namespace po = clickatron::config::po;
@@ -64,8 +65,12 @@ int main(int argc, char** argv) {
        "writes not yet flushed to Tokyo Cabinet beyond which /incr and /set get 503 FLUSH_BEHIND, MiB")
       ("source-lease-ms", po::value<int64_t>(&o.source_lease_ms)->default_value(10000),
        "another sender (X-Clickatron-Sender) may write as a source only after its last sender was silent this long, ms")
+      ("max-mget-keys", po::value<size_t>(&o.max_mget_keys)->default_value(o.max_mget_keys),
+       "most keys one /mget may ask for; more: 400 TOO_MANY_KEYS")
       ("power-safe", po::bool_switch(&o.slot.power_safe),
        "Tokyo Cabinet synchronous transactions: survive power loss mid-commit (much slower)");
+  clickatron::config::ServerLimitFlags limits(o.limits);
+  limits.AddTo(&loader);
   po::variables_map vm;
   bool help = false;
   if (clickatron::Status s = loader.Load(argc, argv, &vm, &help); !s.ok()) return Fail(s.message());
@@ -79,6 +84,8 @@ int main(int argc, char** argv) {
   if (cache_mb < 1 || cache_mb > 1 << 20) return Fail("--cache-mb must be between 1 and 1048576");
   if (max_body_mb < 1 || max_body_mb > 4096) return Fail("--max-body-mb must be between 1 and 4096");
   if (o.fwmatch_limit < 1) return Fail("--fwmatch-limit must be at least 1");
+  if (o.max_mget_keys < 1) return Fail("--max-mget-keys must be at least 1");
+  if (clickatron::Status s = limits.Apply(&o.limits); !s.ok()) return Fail(s.message());
   o.max_body_bytes = static_cast<size_t>(max_body_mb) << 20;
   if (max_pending_mb < 1 || max_pending_mb > 1 << 20) return Fail("--max-pending-mb must be between 1 and 1048576");
   o.max_pending_bytes = static_cast<size_t>(max_pending_mb) << 20;

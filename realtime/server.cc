@@ -67,6 +67,26 @@ constexpr size_t kMaxDurableSnapshots = 64;
 
 constexpr size_t kShown = 64;  // bytes of a bad parameter quoted in an error
 
+// Returns a buffer reused by every request to its normal size once a large request is
+// done with it, so one 64 MiB batch does not pin its lines or answer for ever.
+template <typename T>
+class ShrinkAfter {
+ public:
+  ShrinkAfter(T* buffer, size_t max_capacity) : buffer_(buffer), max_(max_capacity) {}
+  ~ShrinkAfter() {
+    if (buffer_->capacity() > max_) T().swap(*buffer_);
+  }
+  ShrinkAfter(const ShrinkAfter&) = delete;
+  ShrinkAfter& operator=(const ShrinkAfter&) = delete;
+
+ private:
+  T* buffer_;
+  size_t max_;
+};
+
+constexpr size_t kKeepLines = 64 * 1024;     // parsed lines kept between requests
+constexpr size_t kKeepBytes = 1024 * 1024;   // answer bytes kept between requests
+
 }  // namespace
 
 RealtimeServer::RealtimeServer(RealtimeOptions options) : options_(std::move(options)) {
@@ -75,6 +95,7 @@ RealtimeServer::RealtimeServer(RealtimeOptions options) : options_(std::move(opt
   so.port = options_.port;
   so.threads = 1;  // the ring belongs to one loop (the Redis model)
   so.max_body_bytes = options_.max_body_bytes;
+  so.limits = options_.limits;
   server_ = std::make_unique<net::Server>(so);
 }
 
@@ -356,6 +377,7 @@ void RealtimeServer::OnIncr(net::Request& req) {
                 "this shard restarted (instance " + instance_ + ", not " + Clipped(*expect, kShown) +
                     "): re-send what the old instance acknowledged since its last sync");
   }
+  ShrinkAfter keep_lines(&incr_lines_, kKeepLines);
   Status parsed = ParseIncrBatch(req.body(), &incr_lines_);
   if (!parsed.ok()) return fail(400, "INVALID_LINE", parsed.message());
   batch_read = true;
@@ -407,6 +429,7 @@ void RealtimeServer::OnSet(net::Request& req) {
   if (!RequirePost(req) || !CheckQuery(req)) return;
   int64_t day;
   if (!DayParam(req, false, &day)) return;
+  ShrinkAfter keep_lines(&lookup_lines_, kKeepLines);
   Status parsed = ParseLookupBatch(req.body(), &lookup_lines_);
   if (!parsed.ok()) return ReplyError(req, 400, "INVALID_LINE", parsed.message());
   WriteOutcome o = ring_->SetLookups(day, lookup_lines_);
@@ -435,11 +458,18 @@ void RealtimeServer::OnGet(net::Request& req) {
 
 void RealtimeServer::OnMget(net::Request& req) {
   if (!CheckQuery(req)) return;
-  out_.clear();
   uint64_t keys = 0;
+  for (const net::QueryParam& p : req.params()) keys += p.name.starts_with('k') ? 1 : 0;
+  if (keys > options_.max_mget_keys) {
+    // Bounds the answer one request can make the loop build.
+    ++counters_.too_many_keys;
+    return ReplyError(req, 400, "TOO_MANY_KEYS", std::to_string(keys) + " keys; at most " +
+                                                     std::to_string(options_.max_mget_keys) + " per /mget");
+  }
+  ShrinkAfter keep_out(&out_, kKeepBytes);
+  out_.clear();
   for (const net::QueryParam& p : req.params()) {
     if (!p.name.starts_with('k')) continue;  // sortdb: every parameter starting with k
-    ++keys;
     const size_t mark = out_.size();
     out_.append(p.value).push_back(',');
     if (ring_->Get(p.value, &out_)) {
@@ -613,6 +643,12 @@ void RealtimeServer::OnStats(net::Request& req) {
       {"fsync_micros_max", fs.micros_max},
       {"fsync_micros_avg", fs.fsyncs == 0 ? 0 : fs.micros_total / fs.fsyncs}};
   for (const auto& [name, value] : fields) w.Field(name, value);
+  w.EndObject();
+  w.BeginObject("limits");  // docs/operations.md#limits
+  server_->WriteLimitFields(&w);
+  w.Field("max_mget_keys", static_cast<uint64_t>(options_.max_mget_keys));
+  w.Field("fwmatch_limit", options_.fwmatch_limit);
+  w.Field("too_many_keys", c.too_many_keys);
   w.EndObject();
   w.Key("latency");
   server_->WriteLatencyJson(&w);

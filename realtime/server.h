@@ -6,7 +6,8 @@
 //                               (412 INSTANCE_CHANGED when I is not this process: instance.h)
 //   POST /set[?day=YYYY-MM-DD]  body `_l|hash,value` lines  → JSON {set}
 //   GET  /get?key=K             value\n, or 404 with an empty body
-//   GET  /mget?key=A&k=B…       found `key,value\n` lines, request order
+//   GET  /mget?key=A&k=B…       found `key,value\n` lines, request order (more than
+//                               --max-mget-keys keys: 400 TOO_MANY_KEYS)
 //   GET  /fwmatch?key=P[&limit=N]  `key,value\n` lines in key order over every live slot
 //   GET  /export?day=D          the day's slot, streamed, then the #END footer; 404 if not held
 //   POST /close?day=D           JSON {day, closed_through, slots_closed}: closes every open day <= D
@@ -50,6 +51,10 @@ struct RealtimeOptions {
   size_t max_body_bytes = 64u << 20;   // one /incr or /set body
   size_t max_pending_bytes = kDefaultMaxPendingBytes;  // memtables before 503 FLUSH_BEHIND
   int64_t source_lease_ms = 10000;     // another sender may take a source over after this (instance.h)
+  size_t max_mget_keys = 1000;         // keys one /mget may ask for
+  // Per-client cost limits (docs/operations.md#limits): 256 MiB of bodies being received
+  // is four of the largest at once; the rest are refused 503 at once, not buffered.
+  net::ServerLimits limits{.max_inflight_body_bytes = 256u << 20};
   SlotOptions slot;
 };
 
@@ -75,6 +80,7 @@ class RealtimeServer {
     uint64_t gets = 0, get_hits = 0, mget_keys = 0, mget_hits = 0, fwmatch_lines = 0;
     uint64_t bad_requests = 0, refused_not_released = 0, refused_expired = 0, refused_overflow = 0;
     uint64_t refused_instance = 0, refused_behind = 0, refused_closed = 0, refused_source_in_use = 0;
+    uint64_t too_many_keys = 0;
     uint64_t storage_errors = 0, sync_errors = 0;
   };
   // Per source: the highest seq acknowledged, and the highest whose writes are committed

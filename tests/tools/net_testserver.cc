@@ -63,6 +63,7 @@ long ParamLong(net::Request& req, std::string_view name, long fallback) {
 int main(int argc, char** argv) {
   net::ServerOptions options;
   int port = 0;
+  int idle_seconds = 60;
   po::options_description desc("clickatron-net-testserver options");
   desc.add_options()
       ("help", "show this help")
@@ -71,7 +72,13 @@ int main(int argc, char** argv) {
       ("threads", po::value<int>(&options.threads)->default_value(1), "event loops")
       ("max-body", po::value<size_t>(&options.max_body_bytes)->default_value(1 << 20), "max body bytes")
       ("max-url", po::value<size_t>(&options.max_url_bytes)->default_value(8192), "max URL bytes")
-      ("idle-timeout", po::value<int>(&options.idle_timeout_seconds)->default_value(60), "idle seconds");
+      ("idle-timeout", po::value<int>(&idle_seconds)->default_value(60), "idle seconds")
+      ("request-timeout-ms", po::value<int64_t>(&options.limits.request_timeout_ms)->default_value(30000),
+       "whole-request deadline, ms")
+      ("max-connections", po::value<size_t>(&options.limits.max_connections)->default_value(1024),
+       "open connections")
+      ("max-inflight-body", po::value<size_t>(&options.limits.max_inflight_body_bytes)->default_value(64 << 20),
+       "bytes of requests being received, all connections");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -89,6 +96,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.port = static_cast<uint16_t>(port);
+  options.limits.idle_timeout_ms = int64_t{idle_seconds} * 1000;
 
   net::Server server(options);
   std::atomic<long> sighups{0};  // loop 0 writes, any loop reads
