@@ -3,7 +3,7 @@
 namespace clickatron::config {
 
 Status ParseClusterLayout(const std::vector<std::string>& realtime, const std::vector<std::string>& archive,
-                          ClusterLayout* out) {
+                          const std::vector<std::string>& api, ClusterLayout* out) {
   ClusterLayout layout;
   for (const std::string& text : realtime) {
     net::HostPort hp;
@@ -15,6 +15,11 @@ Status ParseClusterLayout(const std::vector<std::string>& realtime, const std::v
     if (Status s = net::ParseHostPortList(text, &replicas); !s.ok()) return s.Prefixed("archive: ");
     layout.archive.push_back(std::move(replicas));
   }
+  for (const std::string& text : api) {
+    net::HostPort hp;
+    if (Status s = net::ParseHostPort(text, &hp); !s.ok()) return s.Prefixed("api: ");
+    layout.api.push_back(std::move(hp));
+  }
   *out = std::move(layout);
   return Status::OK();
 }
@@ -23,14 +28,16 @@ void AddClusterLayoutOptions(OptionLoader* loader) {
   loader->Add()("realtime", po::value<std::vector<std::string>>(),
                 "realtime shard host:port, repeated in shard order")(
       "archive", po::value<std::vector<std::string>>(),
-      "archive shard host:port[,host:port...] (replicas), repeated in shard order");
+      "archive shard host:port[,host:port...] (replicas), repeated in shard order")(
+      "api", po::value<std::vector<std::string>>(),
+      "an API node's host:port, repeated: one per API (the nightly merges each one's late data)");
 }
 
 Status ReadClusterLayout(const po::variables_map& vm, ClusterLayout* out) {
   auto lines = [&](const char* key) {
     return vm.count(key) ? vm[key].as<std::vector<std::string>>() : std::vector<std::string>();
   };
-  return ParseClusterLayout(lines("realtime"), lines("archive"), out);
+  return ParseClusterLayout(lines("realtime"), lines("archive"), lines("api"), out);
 }
 
 }  // namespace clickatron::config

@@ -9,6 +9,7 @@ namespace {
 // Sorted, for binary search. Which program reads each key is in its --help.
 constexpr std::string_view kKeys[] = {
     "address",          // api, realtime, archive
+    "api",              // api, rebuild: one line per API node
     "archive",          // api, rebuild: one line per archive shard
     "archive-shards",   // rebuild
     "backup",           // rebuild

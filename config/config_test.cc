@@ -182,7 +182,7 @@ TEST(OptionLoader, AnOptionMissingFromTheKeyUnionIsRefused) {
 }
 
 TEST(ConfigKeys, KnowsEveryProgramsKeys) {
-  for (const char* key : {"realtime", "archive", "oplog-dir", "data-dir", "db-file", "work", "through", "port"}) {
+  for (const char* key : {"realtime", "archive", "api", "oplog-dir", "data-dir", "db-file", "work", "through", "port"}) {
     EXPECT_TRUE(IsConfigKey(key)) << key;
   }
   EXPECT_FALSE(IsConfigKey("prot"));
@@ -192,7 +192,8 @@ TEST(ConfigKeys, KnowsEveryProgramsKeys) {
 TEST(ClusterLayout, ParsesShardsAndReplicas) {
   ClusterLayout layout;
   Status st = ParseClusterLayout({"127.0.0.1:7101", " 127.0.0.1:7102 "},
-                                 {"127.0.0.1:7201,127.0.0.1:7211", "archive-2.example:7202"}, &layout);
+                                 {"127.0.0.1:7201,127.0.0.1:7211", "archive-2.example:7202"},
+                                 {"127.0.0.1:8000", "api-2.example:8000"}, &layout);
   ASSERT_TRUE(st.ok()) << st.message();
   ASSERT_EQ(layout.realtime.size(), 2u);
   EXPECT_EQ(layout.realtime[1], (net::HostPort{"127.0.0.1", 7102}));
@@ -200,27 +201,30 @@ TEST(ClusterLayout, ParsesShardsAndReplicas) {
   EXPECT_EQ(layout.archive[0],
             (std::vector<net::HostPort>{{"127.0.0.1", 7201}, {"127.0.0.1", 7211}}));
   EXPECT_EQ(layout.archive[1], (std::vector<net::HostPort>{{"archive-2.example", 7202}}));
+  EXPECT_EQ(layout.api, (std::vector<net::HostPort>{{"127.0.0.1", 8000}, {"api-2.example", 8000}}));
 }
 
 TEST(ClusterLayout, ErrorsNameTheKeyAndAddress) {
   ClusterLayout layout;
   layout.realtime = {{"keep", 1}};
-  EXPECT_EQ(ParseClusterLayout({"abc"}, {}, &layout).message(), "realtime: 'abc' is not host:port");
-  EXPECT_EQ(ParseClusterLayout({"127.0.0.1:70000"}, {}, &layout).message(),
+  EXPECT_EQ(ParseClusterLayout({"abc"}, {}, {}, &layout).message(), "realtime: 'abc' is not host:port");
+  EXPECT_EQ(ParseClusterLayout({"127.0.0.1:70000"}, {}, {}, &layout).message(),
             "realtime: port '70000' in '127.0.0.1:70000' is out of range 1..65535");
-  EXPECT_EQ(ParseClusterLayout({"127.0.0.1:0"}, {}, &layout).message(),
+  EXPECT_EQ(ParseClusterLayout({"127.0.0.1:0"}, {}, {}, &layout).message(),
             "realtime: port '0' in '127.0.0.1:0' is out of range 1..65535");
-  EXPECT_EQ(ParseClusterLayout({}, {"127.0.0.1:7201,"}, &layout).message(),
+  EXPECT_EQ(ParseClusterLayout({}, {"127.0.0.1:7201,"}, {}, &layout).message(),
             "archive: empty address in list '127.0.0.1:7201,'");
-  EXPECT_EQ(ParseClusterLayout({}, {"300.0.0.1:7201"}, &layout).message(),
+  EXPECT_EQ(ParseClusterLayout({}, {"300.0.0.1:7201"}, {}, &layout).message(),
             "archive: '300.0.0.1' in '300.0.0.1:7201' is not an IPv4 address or host name");
+  EXPECT_EQ(ParseClusterLayout({}, {}, {"nohost"}, &layout).message(), "api: 'nohost' is not host:port");
   // A failed parse leaves the layout as it was.
   EXPECT_EQ(layout.realtime, (std::vector<net::HostPort>{{"keep", 1}}));
 }
 
 TEST(ClusterLayout, ReadFromTheLoaderCommandLineReplacesTheFile) {
   const std::string path =
-      WriteConfig("layout.conf", "realtime = 127.0.0.1:7101\nrealtime = 127.0.0.1:7102\narchive = 127.0.0.1:7201\n");
+      WriteConfig("layout.conf", "realtime = 127.0.0.1:7101\nrealtime = 127.0.0.1:7102\narchive = 127.0.0.1:7201\n"
+                                 "api = 127.0.0.1:8000\napi = 127.0.0.1:8001\n");
   OptionLoader loader("usage\n", "options");
   AddClusterLayoutOptions(&loader);
   po::variables_map vm;
@@ -230,6 +234,7 @@ TEST(ClusterLayout, ReadFromTheLoaderCommandLineReplacesTheFile) {
   ASSERT_TRUE(ReadClusterLayout(vm, &layout).ok());
   EXPECT_EQ(layout.realtime, (std::vector<net::HostPort>{{"127.0.0.1", 9101}}));
   EXPECT_EQ(layout.archive, (std::vector<std::vector<net::HostPort>>{{{"127.0.0.1", 7201}}}));
+  EXPECT_EQ(layout.api, (std::vector<net::HostPort>{{"127.0.0.1", 8000}, {"127.0.0.1", 8001}}));
 
   OptionLoader none("usage\n", "options");
   AddClusterLayoutOptions(&none);
@@ -237,7 +242,7 @@ TEST(ClusterLayout, ReadFromTheLoaderCommandLineReplacesTheFile) {
   ASSERT_TRUE(LoadArgs(&none, {}, &vm2, &help).ok());
   layout = {};
   ASSERT_TRUE(ReadClusterLayout(vm2, &layout).ok());
-  EXPECT_TRUE(layout.realtime.empty() && layout.archive.empty());
+  EXPECT_TRUE(layout.realtime.empty() && layout.archive.empty() && layout.api.empty());
 }
 
 }  // namespace

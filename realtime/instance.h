@@ -26,4 +26,14 @@ inline constexpr char kSyncedSeqHeader[] = "X-Realtime-Synced-Seq";
 // first page as if it were everything (docs/api.md#realtime-get-mget-fwmatch).
 inline constexpr char kFwmatchMoreHeader[] = "X-Fwmatch-More";
 
+// Every /incr names its sender, `X-Clickatron-Sender: <16 lowercase hex digits>`: an id the
+// sending API process draws at random at start. A shard lets one sender at a time write a
+// source (409 SOURCE_IN_USE while another wrote it within the lease).
+inline constexpr char kSenderHeader[] = "X-Clickatron-Sender";
+
+// Every /incr answer carries the source's high-water mark for the batch's day,
+// `X-Realtime-Source-Mark: <seq, -1 if none>`. A mark past the sender's own oplog head
+// means another writer uses its source (a node-id clash) or its oplog was reset.
+inline constexpr char kSourceMarkHeader[] = "X-Realtime-Source-Mark";
+
 }  // namespace clickatron::realtime
