@@ -329,7 +329,9 @@ bool Sender::StoreLate(bool with_counters, const std::string& refusal) {
   late.day = p.day;
   late.seq = round_end_;
   late.records = p.lines;
-  if (p.lookups_refused) late.lookups = p.set_body;
+  // A late part keeps its lookups even when its /set went through: the day's slot may be
+  // reused before the nightly exports it (DAY_EXPIRED), and a lookup stored twice is one.
+  if (p.lookups_refused || with_counters) late.lookups = p.set_body;
   if (with_counters) {
     late.counters = p.incr_body;
   } else if (!p.incr_body.empty()) {

@@ -20,9 +20,10 @@
 //   409 DAY_EXPIRED           or gone from its ring: the part is LATE data. A refused /set
 //                             keeps its lookups with the part and the /incr goes anyway:
 //                             200 says the part was applied before (a re-send), 409 that it
-//                             is late. A late part goes to the late store (late_store.h,
-//                             durable before this returns; a part already stored is
-//                             skipped), is logged, and delivery goes on with the rest.
+//                             is late. A late part (its counters and lookups) goes to
+//                             the late store (late_store.h, durable before this returns;
+//                             a part already stored is skipped), is logged, and delivery
+//                             goes on with the rest.
 //   503 SLOT_NOT_RELEASED     the slot still holds an older day the nightly has not
 //                             released: wait (backoff), reported in /stats and the log.
 //   409 SOURCE_IN_USE         another sender wrote this source within the shard's lease:

@@ -214,6 +214,25 @@ TEST_F(SenderTest, ARoundSentAgainIsStoredOnce) {
   EXPECT_NE(Stats().find("\"late_parts\":0,\"late_duplicate_parts\":1"), std::string::npos) << Stats();
 }
 
+TEST_F(SenderTest, ALatePartKeepsItsLookupsEvenWhenTheSetWentThrough) {
+  // The day closed between the /set and the /incr (or its slot may be reused before the
+  // nightly exports it): the part's lookups go with its counters.
+  shard_.refuse_set = false;
+  AppendRecord();
+  StartSender();
+  ASSERT_TRUE(RunUntil([&] { return sender_->cursor() == 1 && sender_->idle(); }));
+  bool more = false;
+  size_t n = 0;
+  ASSERT_TRUE(late_->ReadAfter(0, 1 << 20, [&](const LateEntry& e) {
+                      EXPECT_EQ(e.part.lookups, "_l|AAAAAAAAAAA=,http://a/\n");
+                      EXPECT_EQ(e.part.counters, "c.u|old.US.c41l,1\nu|old.c41l,5\n");
+                      n++;
+                      return Status::OK();
+                    }, &more).ok());
+  EXPECT_EQ(n, 1u);
+  EXPECT_EQ(shard_.Count("/set?day=" + FormatDay(kOld)), 1u);
+}
+
 TEST_F(SenderTest, RefusedLookupsOfAPartAppliedBeforeAreNotLate) {
   // The /set is refused but the /incr says every line is a duplicate: the part went
   // through before, lookups first.

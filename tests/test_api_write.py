@@ -740,5 +740,10 @@ def test_stats_shape(procs, tmp_path):
         assert sh["address"] == f"127.0.0.1:{c.rt_ports[k]}"
         assert sh["backlog_records"] == 0 and sh["backlog_seconds"] == 0
         assert sh["last_error"] == ""
+        assert (sh["late_records"], sh["source_in_use"], sh["source_conflict"]) == (0, False, False)
     assert s["delivered_records"] == 1
+    assert s["late_records"] == 0
+    assert s["late"] == {"entries": 0, "lines": 0, "bytes": 0, "oldest_pending_day": None, "first_id": 0,
+                         "last_id": 0, "released_through": 0, "appended": 0, "duplicate_parts": 0,
+                         "recovery": ""}
     assert s["latency_us"]["/incr"]["count"] == 1
