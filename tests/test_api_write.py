@@ -553,6 +553,26 @@ def test_late_store_survives_restarts_and_release_without_double(procs, tmp_path
     assert (r.headers["x-late-first"], r.headers["x-late-last"]) == ("2", "2")
 
 
+def test_a_torn_late_store_tail_is_cut_and_reported(procs, tmp_path):
+    c = Cluster(procs, tmp_path, shards=1)
+    d = today()
+    yts = (d - 1) * 86400 + 60
+    expire_day_on_shard(c, 0, d - 1)
+    assert c.batch([f"ns=u&key=torn&value=6&ts={yts}"]).status == 200
+    c.wait_drained()
+    assert c.api.terminate() == 0
+    path = os.path.join(c.oplog_dir, "late.log")
+    whole = os.path.getsize(path)
+    with open(path, "ab") as f:
+        f.write(b"\x40\x00\x00\x00\x02\x00\x00")  # an append cut short by a crash
+    c.start_api()
+    assert os.path.getsize(path) == whole
+    s = c.stats()
+    assert s["late"]["recovery"] == f"cut a torn tail of 7 bytes at offset {whole} (frame cut short)"
+    assert "late store recovery: cut a torn tail of 7 bytes" in c.api.output()
+    assert get(c.port, "/late").text == late_text([f"u|torn.{ymdh(yts)},6"])
+
+
 def test_late_endpoints_refuse_bad_requests(procs, tmp_path):
     c = Cluster(procs, tmp_path, shards=1)
     error(get(c.port, "/late?after=x"), 400, "INVALID_ARG_AFTER", "after")
