@@ -4,7 +4,6 @@
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
-#include <random>
 #include <utility>
 
 #include "api/incr_event.h"
@@ -13,8 +12,8 @@
 #include "api/query_service.h"
 #include "api/shard_list.h"
 #include "base/latency.h"
+#include "base/random_id.h"
 #include "base/wall_clock.h"
-#include "keyformat/hex64.h"
 #include "keyformat/ymdh.h"
 #include "net/http_client.h"
 #include "net/http_server.h"
@@ -91,12 +90,9 @@ Status ApiServer::Init() {
   if (!late_->recovery().empty()) {
     std::fprintf(stderr, "clickatron-api: late store recovery: %s\n", late_->recovery().c_str());
   }
-  if (options_.sender.sender_id.empty()) {
-    // One id per process: the realtime shards tell this process's batches from those of
-    // another process writing the same source (realtime/instance.h).
-    std::random_device rd;
-    options_.sender.sender_id = Hex64((uint64_t(rd()) << 32) | rd());
-  }
+  // One sender id for the process (X-Clickatron-Sender): a restarted API is a new sender,
+  // and the realtime shards tell its batches from another process's with the same source.
+  if (options_.sender.sender_id.empty()) options_.sender.sender_id = RandomId64();
   std::fprintf(stderr, "clickatron-api: node-id %s, sender id %s\n", config_.node_id.c_str(),
                options_.sender.sender_id.c_str());
 

@@ -305,8 +305,8 @@ void Sender::SendStep() {
       net::RequestOptions request;
       request.method = "POST";
       request.body = p.incr_body;
+      request.headers.emplace_back(realtime::kSenderHeader, options_.sender_id);
       request.timeout_ms = options_.request_timeout_ms;
-      if (!options_.sender_id.empty()) request.headers.emplace_back(realtime::kSenderHeader, options_.sender_id);
       client_->Request(to_, path_, std::move(request),
                        [this](net::HttpResponse&& r) { OnResponse(std::move(r), /*is_set=*/false); });
       return;

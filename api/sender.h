@@ -80,6 +80,9 @@ class Reader;
 }  // namespace oplog
 
 struct SenderOptions {
+  // This API process's id, sent as X-Clickatron-Sender with every /incr (realtime/instance.h):
+  // 16 lowercase hex digits drawn once per process (ApiServer fills it).
+  std::string sender_id;
   size_t max_round_bytes = 512 * 1024;  // request body (the realtime accepts 1 MiB)
   size_t read_records = 1024;           // oplog records per Read
   int request_timeout_ms = 5000;
@@ -90,9 +93,6 @@ struct SenderOptions {
   // records instead of one sync's worth, which costs both tiers far less CPU per event
   // (see docs/benchmarks.md) for a few ms of delivery lag. 0 = no pacing.
   int min_round_interval_ms = 5;
-  // Sent as X-Clickatron-Sender with every /incr (16 lowercase hex digits, drawn at random
-  // by the API at start: realtime/instance.h). Empty: not sent.
-  std::string sender_id;
 };
 
 // Records appended to the oplog and when (a sparse index, one entry per millisecond at

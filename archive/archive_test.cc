@@ -222,7 +222,9 @@ TEST(DbFile, ManifestBesideFileIsReadAndChecked) {
   std::string p = dir.Write("shard-0.csv", content);
   dir.Write("manifest", "generation = g7\nlast_day = 2026-03-20\nshards = 1\n"
                         "shard.0.file = shard-0.csv\nshard.0.records = 2\nshard.0.bytes = 8\n"
-                        "shard.0.xxh64 = " + Hex64(XXH64(content.data(), content.size(), 0)) + "\n");
+                        "shard.0.xxh64 = " + Hex64(XXH64(content.data(), content.size(), 0)) + "\n"
+                        // what the rebuild adds for itself, and a key of a newer rebuild
+                        "day = 2026-03-20 0123456789abcdef 00000000000000ff\nlate = 10.0.0.1:8000 7\nfuture = x\n");
   auto db = MustOpen(p);
   ASSERT_TRUE(db);
   EXPECT_TRUE(db->has_manifest());

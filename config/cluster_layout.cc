@@ -3,7 +3,7 @@
 namespace clickatron::config {
 
 Status ParseClusterLayout(const std::vector<std::string>& realtime, const std::vector<std::string>& archive,
-                          const std::vector<std::string>& api, ClusterLayout* out) {
+                          ClusterLayout* out, const std::vector<std::string>& api) {
   ClusterLayout layout;
   for (const std::string& text : realtime) {
     net::HostPort hp;
@@ -29,15 +29,14 @@ void AddClusterLayoutOptions(OptionLoader* loader) {
                 "realtime shard host:port, repeated in shard order")(
       "archive", po::value<std::vector<std::string>>(),
       "archive shard host:port[,host:port...] (replicas), repeated in shard order")(
-      "api", po::value<std::vector<std::string>>(),
-      "an API node's host:port, repeated: one per API (the nightly merges each one's late data)");
+      "api", po::value<std::vector<std::string>>(), "API node host:port, repeated (rebuild: its late data)");
 }
 
 Status ReadClusterLayout(const po::variables_map& vm, ClusterLayout* out) {
   auto lines = [&](const char* key) {
     return vm.count(key) ? vm[key].as<std::vector<std::string>>() : std::vector<std::string>();
   };
-  return ParseClusterLayout(lines("realtime"), lines("archive"), lines("api"), out);
+  return ParseClusterLayout(lines("realtime"), lines("archive"), out, lines("api"));
 }
 
 }  // namespace clickatron::config

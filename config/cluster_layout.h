@@ -3,11 +3,10 @@
 //
 //   realtime = 127.0.0.1:7101                    one line per realtime shard, in shard order
 //   archive  = 127.0.0.1:7201,127.0.0.1:7211     one line per archive shard; replicas by comma
-//   api      = 127.0.0.1:8000                    one line per API node (the nightly reads
-//                                                each one's late data: docs/api.md#api-late)
+//   api      = 127.0.0.1:8000                    one line per API node (its late data)
 //
 // Addresses are net::HostPort (net/host_port.h), checked once when the file is read.
-// The lines may also be given as --realtime / --archive / --api on the command line, which then
+// The lines may also be given as --realtime / --archive on the command line, which then
 // replace the file's lines (the command line wins, as for every option).
 #pragma once
 
@@ -23,14 +22,14 @@ namespace clickatron::config {
 struct ClusterLayout {
   std::vector<net::HostPort> realtime;              // index = realtime shard
   std::vector<std::vector<net::HostPort>> archive;  // index = archive shard; its replicas
-  std::vector<net::HostPort> api;                   // every API node, in file order
+  std::vector<net::HostPort> api;                   // every API node
 };
 
 // Parses the `realtime`, `archive` and `api` lines. Errors name the key and the address
 // ("realtime: 'abc' is not host:port", "archive: empty address in list 'a:1,'"); on error
 // *out is unchanged.
 Status ParseClusterLayout(const std::vector<std::string>& realtime, const std::vector<std::string>& archive,
-                          const std::vector<std::string>& api, ClusterLayout* out);
+                          ClusterLayout* out, const std::vector<std::string>& api = {});
 
 // Adds the realtime, archive and api options to a loader.
 void AddClusterLayoutOptions(OptionLoader* loader);

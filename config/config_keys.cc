@@ -40,6 +40,7 @@ constexpr std::string_view kKeys[] = {
     "query-max-backend-requests",  // api
     "realtime",         // api, rebuild: one line per realtime shard
     "replace",          // rebuild
+    "source-lease-ms",  // realtime
     "sync-interval",    // realtime
     "threads",          // archive
     "through",          // rebuild

@@ -192,8 +192,7 @@ TEST(ConfigKeys, KnowsEveryProgramsKeys) {
 TEST(ClusterLayout, ParsesShardsAndReplicas) {
   ClusterLayout layout;
   Status st = ParseClusterLayout({"127.0.0.1:7101", " 127.0.0.1:7102 "},
-                                 {"127.0.0.1:7201,127.0.0.1:7211", "archive-2.example:7202"},
-                                 {"127.0.0.1:8000", "api-2.example:8000"}, &layout);
+                                 {"127.0.0.1:7201,127.0.0.1:7211", "archive-2.example:7202"}, &layout);
   ASSERT_TRUE(st.ok()) << st.message();
   ASSERT_EQ(layout.realtime.size(), 2u);
   EXPECT_EQ(layout.realtime[1], (net::HostPort{"127.0.0.1", 7102}));
@@ -201,22 +200,24 @@ TEST(ClusterLayout, ParsesShardsAndReplicas) {
   EXPECT_EQ(layout.archive[0],
             (std::vector<net::HostPort>{{"127.0.0.1", 7201}, {"127.0.0.1", 7211}}));
   EXPECT_EQ(layout.archive[1], (std::vector<net::HostPort>{{"archive-2.example", 7202}}));
+  EXPECT_TRUE(layout.api.empty());
+  ASSERT_TRUE(ParseClusterLayout({}, {}, &layout, {"127.0.0.1:8000", "api-2.example:8000"}).ok());
   EXPECT_EQ(layout.api, (std::vector<net::HostPort>{{"127.0.0.1", 8000}, {"api-2.example", 8000}}));
+  EXPECT_EQ(ParseClusterLayout({}, {}, &layout, {"127.0.0.1"}).message(), "api: '127.0.0.1' is not host:port");
 }
 
 TEST(ClusterLayout, ErrorsNameTheKeyAndAddress) {
   ClusterLayout layout;
   layout.realtime = {{"keep", 1}};
-  EXPECT_EQ(ParseClusterLayout({"abc"}, {}, {}, &layout).message(), "realtime: 'abc' is not host:port");
-  EXPECT_EQ(ParseClusterLayout({"127.0.0.1:70000"}, {}, {}, &layout).message(),
+  EXPECT_EQ(ParseClusterLayout({"abc"}, {}, &layout).message(), "realtime: 'abc' is not host:port");
+  EXPECT_EQ(ParseClusterLayout({"127.0.0.1:70000"}, {}, &layout).message(),
             "realtime: port '70000' in '127.0.0.1:70000' is out of range 1..65535");
-  EXPECT_EQ(ParseClusterLayout({"127.0.0.1:0"}, {}, {}, &layout).message(),
+  EXPECT_EQ(ParseClusterLayout({"127.0.0.1:0"}, {}, &layout).message(),
             "realtime: port '0' in '127.0.0.1:0' is out of range 1..65535");
-  EXPECT_EQ(ParseClusterLayout({}, {"127.0.0.1:7201,"}, {}, &layout).message(),
+  EXPECT_EQ(ParseClusterLayout({}, {"127.0.0.1:7201,"}, &layout).message(),
             "archive: empty address in list '127.0.0.1:7201,'");
-  EXPECT_EQ(ParseClusterLayout({}, {"300.0.0.1:7201"}, {}, &layout).message(),
+  EXPECT_EQ(ParseClusterLayout({}, {"300.0.0.1:7201"}, &layout).message(),
             "archive: '300.0.0.1' in '300.0.0.1:7201' is not an IPv4 address or host name");
-  EXPECT_EQ(ParseClusterLayout({}, {}, {"nohost"}, &layout).message(), "api: 'nohost' is not host:port");
   // A failed parse leaves the layout as it was.
   EXPECT_EQ(layout.realtime, (std::vector<net::HostPort>{{"keep", 1}}));
 }
@@ -242,7 +243,7 @@ TEST(ClusterLayout, ReadFromTheLoaderCommandLineReplacesTheFile) {
   ASSERT_TRUE(LoadArgs(&none, {}, &vm2, &help).ok());
   layout = {};
   ASSERT_TRUE(ReadClusterLayout(vm2, &layout).ok());
-  EXPECT_TRUE(layout.realtime.empty() && layout.archive.empty() && layout.api.empty());
+  EXPECT_TRUE(layout.realtime.empty() && layout.archive.empty());
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "keyformat/manifest.h"
 
+#include "keyformat/hex64.h"
 #include "keyformat/key_value.h"
 #include "keyformat/ymdh.h"
 
@@ -9,6 +10,22 @@ namespace {
 Status LineError(size_t line_no, const std::string& what) {
   return Status::Error("line " + std::to_string(line_no) + ": " + what);
 }
+
+// Splits text at single spaces into tokens; false on an empty token (two spaces, a
+// leading or trailing one) or no token at all.
+bool SplitTokens(std::string_view text, std::vector<std::string_view>* out) {
+  out->clear();
+  while (true) {
+    const size_t space = text.find(' ');
+    const std::string_view token = text.substr(0, space);
+    if (token.empty()) return false;
+    out->push_back(token);
+    if (space == std::string_view::npos) return true;
+    text.remove_prefix(space + 1);
+  }
+}
+
+bool IsDay(std::string_view text) { return text.size() == 10 && ParseDay(text).ok(); }
 
 // Applies one line of the manifest to *m.
 Status ApplyEntry(const KeyValueText::Entry& e, Manifest* m) {
@@ -27,6 +44,16 @@ Status ApplyEntry(const KeyValueText::Entry& e, Manifest* m) {
       return LineError(e.line, "shards '" + value + "' is not a positive count");
     }
     m->shards = uint32_t(n);
+  } else if (e.key == "day") {
+    Result<DayDigests> d = ParseDayDigests(value);
+    if (!d.ok()) return LineError(e.line, d.status().message());
+    if (m->days.count(d->day)) return LineError(e.line, "day " + d->day + " appears twice");
+    m->days[d->day] = std::move(d->digests);
+  } else if (e.key == "late") {
+    Result<LateMark> l = ParseLateMark(value);
+    if (!l.ok()) return LineError(e.line, l.status().message());
+    if (m->late.count(l->api)) return LineError(e.line, "late " + l->api + " appears twice");
+    m->late[l->api] = l->id;
   } else if (IsShardKey(e.key)) {
     uint32_t k;
     std::string_view field;
@@ -47,6 +74,43 @@ const ShardMeta* Manifest::FindFile(std::string_view file_name) const {
   return nullptr;
 }
 
+bool Manifest::MergedFromEveryShard(const std::string& day, size_t realtime_shards) const {
+  auto it = days.find(day);
+  return it != days.end() && it->second.size() == realtime_shards;
+}
+
+Result<DayDigests> ParseDayDigests(std::string_view value) {
+  const Status bad = Status::Error("day line '" + std::string(value) + "' is not 'YYYY-MM-DD <16 hex> ...'");
+  std::vector<std::string_view> tokens;
+  if (!SplitTokens(value, &tokens) || tokens.size() < 2 || !IsDay(tokens[0])) return bad;
+  DayDigests out;
+  out.day = std::string(tokens[0]);
+  for (size_t i = 1; i < tokens.size(); ++i) {
+    Result<uint64_t> h = ParseHex64(tokens[i]);
+    if (!h.ok()) return bad;
+    out.digests.push_back(*h);
+  }
+  return out;
+}
+
+std::string FormatDayDigests(const std::string& day, const std::vector<uint64_t>& digests) {
+  std::string text = day;
+  for (uint64_t d : digests) text += " " + Hex64(d);
+  return text;
+}
+
+Result<LateMark> ParseLateMark(std::string_view value) {
+  std::vector<std::string_view> tokens;
+  LateMark out;
+  if (!SplitTokens(value, &tokens) || tokens.size() != 2 || !ParseCount(tokens[1], &out.id)) {
+    return Status::Error("late line '" + std::string(value) + "' is not '<host:port> <id>'");
+  }
+  out.api = std::string(tokens[0]);
+  return out;
+}
+
+std::string FormatLateMark(const std::string& api, uint64_t id) { return api + " " + std::to_string(id); }
+
 Result<Manifest> ParseManifest(std::string_view text) {
   Result<KeyValueText> kv = KeyValueText::Parse(text);
   if (!kv.ok()) return kv.status();
@@ -65,6 +129,8 @@ std::string FormatManifest(const Manifest& manifest) {
   kv.Add("last_day", manifest.last_day);
   if (manifest.shards != 0) kv.Add("shards", std::to_string(manifest.shards));
   for (const auto& [k, meta] : manifest.shard_files) AddShardMeta(k, meta, &kv);
+  for (const auto& [day, digests] : manifest.days) kv.Add("day", FormatDayDigests(day, digests));
+  for (const auto& [api, id] : manifest.late) kv.Add("late", FormatLateMark(api, id));
   return kv.Format();
 }
 

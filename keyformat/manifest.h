@@ -6,17 +6,27 @@
 //   last_day = 2026-03-20           required; the newest day the generation holds
 //   shards = 2                      a count, 1 .. kMaxMetaShards
 //   shard.K.file / records / bytes / xxh64   per shard, shard_meta.h
+//   day = 2026-03-20 <Hex64> <Hex64> ...     repeated: a day merged from the realtime
+//                                            exports, with the xxh64 of each realtime
+//                                            shard's #END footer (footer.h), in shard order
+//   late = api1.internal:8000 42             repeated: per API (`api =` of the cluster
+//                                            config), the last late entry id merged
 //
 // Blank lines, comments and keys this reader does not know are ignored (a newer rebuild
-// may add some). A shard's entries are optional, each on its own, but an entry that is
-// present must parse. The archive uses last_day as the API's watermark and checks the file
-// it serves against its shard entry, so a half-copied generation is never served.
+// may add some; the day and late lines were added that way, so an older reader skips
+// them). A shard's entries are optional, each on its own, but an entry that is present
+// must parse. The archive uses last_day as the API's watermark and checks the file it
+// serves against its shard entry, so a half-copied generation is never served;
+// clickatron-rebuild release frees a realtime slot only for a day whose `day` line has a
+// digest from every realtime shard, and the nightly asks each API for late data after its
+// `late` id (docs/formats.md#manifest).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "keyformat/shard_meta.h"
@@ -30,17 +40,44 @@ struct Manifest {
   std::string last_day;               // YYYY-MM-DD, a valid day
   uint32_t shards = 0;                // 0 when the line is absent
   std::map<uint32_t, ShardMeta> shard_files;  // by K
+  // Day (YYYY-MM-DD) -> the export digest of each realtime shard, in shard order.
+  std::map<std::string, std::vector<uint64_t>> days;
+  // API host:port -> the last late entry id merged from it.
+  std::map<std::string, uint64_t> late;
 
   // The entry whose file is `file_name` (a base name), or nullptr.
   const ShardMeta* FindFile(std::string_view file_name) const;
+  // True when day has a `day` line with exactly realtime_shards digests.
+  bool MergedFromEveryShard(const std::string& day, size_t realtime_shards) const;
 };
+
+// The value of a `day` line: "<YYYY-MM-DD> <Hex64> [<Hex64> ...]" (one digest at least).
+// Also the value of `export` lines in a segment's meta and `day` lines in merged/meta
+// (docs/formats.md#rebuild-metadata). Errors: "day line '...' is not
+// 'YYYY-MM-DD <16 hex> ...'".
+struct DayDigests {
+  std::string day;
+  std::vector<uint64_t> digests;
+};
+Result<DayDigests> ParseDayDigests(std::string_view value);
+std::string FormatDayDigests(const std::string& day, const std::vector<uint64_t>& digests);
+
+// The value of a `late` line: "<host:port> <id>" (the address a single token without
+// spaces, the id a count). Errors: "late line '...' is not '<host:port> <id>'".
+struct LateMark {
+  std::string api;
+  uint64_t id = 0;
+};
+Result<LateMark> ParseLateMark(std::string_view value);
+std::string FormatLateMark(const std::string& api, uint64_t id);
 
 // Errors name the line: "line 4: last_day '2026-13-01' is not a valid YYYY-MM-DD day",
 // or say what is missing: "no 'generation' line".
 Result<Manifest> ParseManifest(std::string_view text);
 
-// The manifest's text: generation, last_day, shards (when not 0), then each shard's
-// entries in K order. ParseManifest(FormatManifest(m)) gives m back.
+// The manifest's text: generation, last_day, shards (when not 0), each shard's entries in
+// K order, the day lines in day order, the late lines in address order.
+// ParseManifest(FormatManifest(m)) gives m back.
 std::string FormatManifest(const Manifest& manifest);
 
 }  // namespace clickatron

@@ -85,5 +85,44 @@ TEST(Manifest, FormatsWhatRebuildPublishes) {
   EXPECT_EQ(FormatManifest(*back), text);
 }
 
+TEST(Manifest, DayAndLateLinesRoundTripAndAreCheckedWhenPresent) {
+  const std::string text =
+      "generation = g\nlast_day = 2026-11-21\n"
+      "day = 2026-11-20 00000000000000ff ef46db3751d8e999\nday = 2026-11-21 0000000000000001 0000000000000002\n"
+      "late = 10.0.0.1:8000 42\nlate = 10.0.0.2:8000 0\n";
+  Result<Manifest> m = ParseManifest(text);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->days.size(), 2u);
+  EXPECT_EQ(m->days.at("2026-11-20"), (std::vector<uint64_t>{0xff, 0xef46db3751d8e999ull}));
+  EXPECT_EQ(m->late, (std::map<std::string, uint64_t>{{"10.0.0.1:8000", 42}, {"10.0.0.2:8000", 0}}));
+  EXPECT_TRUE(m->MergedFromEveryShard("2026-11-20", 2));
+  EXPECT_FALSE(m->MergedFromEveryShard("2026-11-20", 3));  // a shard added since
+  EXPECT_FALSE(m->MergedFromEveryShard("2026-11-19", 2));
+  EXPECT_EQ(FormatManifest(*m), text);
+
+  auto error = [](const std::string& line) {
+    return ParseManifest("generation = g\nlast_day = 2026-11-21\n" + line + "\n").status().message();
+  };
+  EXPECT_EQ(error("day = 2026-11-20"), "line 3: day line '2026-11-20' is not 'YYYY-MM-DD <16 hex> ...'");
+  EXPECT_EQ(error("day = 2026-11-32 00000000000000ff"),
+            "line 3: day line '2026-11-32 00000000000000ff' is not 'YYYY-MM-DD <16 hex> ...'");
+  EXPECT_EQ(error("day = 2026-11-20 ff"), "line 3: day line '2026-11-20 ff' is not 'YYYY-MM-DD <16 hex> ...'");
+  EXPECT_EQ(error("day = 2026-11-20  00000000000000ff"),
+            "line 3: day line '2026-11-20  00000000000000ff' is not 'YYYY-MM-DD <16 hex> ...'");
+  EXPECT_EQ(error("day = 2026-11-20 00000000000000ff\nday = 2026-11-20 00000000000000fe"),
+            "line 4: day 2026-11-20 appears twice");
+  EXPECT_EQ(error("late = 10.0.0.1:8000"), "line 3: late line '10.0.0.1:8000' is not '<host:port> <id>'");
+  EXPECT_EQ(error("late = 10.0.0.1:8000 -1"), "line 3: late line '10.0.0.1:8000 -1' is not '<host:port> <id>'");
+  EXPECT_EQ(error("late = a:1 1\nlate = a:1 2"), "line 4: late a:1 appears twice");
+}
+
+TEST(Manifest, AnOlderManifestHasNoDayOrLateLines) {
+  Result<Manifest> m = ParseManifest("generation = g\nlast_day = 2026-11-21\n");
+  ASSERT_TRUE(m.ok());
+  EXPECT_TRUE(m->days.empty());
+  EXPECT_TRUE(m->late.empty());
+  EXPECT_FALSE(m->MergedFromEveryShard("2026-11-21", 1));
+}
+
 }  // namespace
 }  // namespace clickatron

@@ -123,22 +123,28 @@ TEST_F(FlushTest, ExportCursorMergesPendingWritesInKeyOrder) {
   EXPECT_EQ(ring_->Cursor(kDay + 3), nullptr);
 }
 
-TEST_F(FlushTest, ReleaseAndResetFlushFirst) {
+TEST_F(FlushTest, CloseAndResetFlushFirst) {
   ASSERT_TRUE(Incr(Wide(5000), 1).ok());
   ASSERT_TRUE(ring_->BeginFlush());
   ASSERT_TRUE(Incr(Key("late") + ",3\n", 2).ok());  // pending while seq 1 flushes
-  ASSERT_TRUE(ring_->Release(kDay).ok());          // waits, flushes seq 2, then releases
+  int closed_now = 0;
+  ASSERT_TRUE(ring_->CloseDay(kDay, &closed_now).ok());  // waits, flushes seq 2, then closes
+  EXPECT_EQ(closed_now, 1);
   EXPECT_FALSE(ring_->flushing());
   EXPECT_EQ(ring_->slot(1).Mark("api-1"), -1);     // the slot's own (open-time) copy
-  Reopen();  // what the file holds, nothing pending: both batches and the release
-  EXPECT_EQ(ring_->slot(1).state(), SlotState::kReleased);
+  // Nothing accepted after the close lands in the closed slot.
+  EXPECT_EQ(Incr(Key("after") + ",1\n", 3).refusal, Refusal::kClosed);
+  Reopen();  // what the file holds, nothing pending: both batches and the close
+  EXPECT_EQ(ring_->slot(1).state(), SlotState::kClosed);
   EXPECT_EQ(Get(Key("late")), "3");
+  EXPECT_EQ(Get(Key("after")), "<absent>");
   EXPECT_EQ(Get(Key("k0", kDay, 0)), "1");
   EXPECT_EQ(ring_->Mark(1, "api-1"), 2);
+  ASSERT_TRUE(ring_->Release(kDay).ok());
 
-  // A write to the released day is pending when a new day takes the slot: the reset
-  // flushes it first (then wipes the file), and no flush is left applying to the old file.
-  ASSERT_TRUE(Incr(Key("afterrel") + ",1\n", 3).ok());
+  // A flush is running (another slot) when a new day takes the released slot: the reset
+  // waits for it, and no flush is left applying to the file being replaced.
+  ASSERT_TRUE(Incr(Key("other", kDay + 1) + ",1\n", 3).ok());
   ASSERT_TRUE(ring_->BeginFlush());
   ASSERT_TRUE(Incr(Key("x", kDay + 3) + ",4\n", 4).ok());
   EXPECT_EQ(ring_->slot(1).day(), kDay + 3);
@@ -148,6 +154,7 @@ TEST_F(FlushTest, ReleaseAndResetFlushFirst) {
   EXPECT_EQ(ring_->Mark(1, "api-1"), 4);
   Reopen();
   EXPECT_EQ(Get(Key("x", kDay + 3)), "4");
+  EXPECT_EQ(Get(Key("other", kDay + 1)), "1");
   EXPECT_EQ(ring_->Mark(1, "api-1"), 4);
 }
 

@@ -1,5 +1,6 @@
-// What a realtime shard's answers tell their readers beyond the body: for /incr and /set,
-// the shard's durability; for /fwmatch, whether the answer is whole.
+// The headers of the realtime shard's protocol beyond the body: who sends an /incr, and what
+// the answers tell: for /incr and /set, the shard's durability and the source's mark; for
+// /fwmatch, whether the answer is whole (docs/api.md#clickatron-realtime).
 //
 // Every answer carries `X-Realtime-Instance: <16 hex digits>`, new at every start of the
 // process. A sender that sees it change knows the shard restarted and may have lost the
@@ -26,14 +27,19 @@ inline constexpr char kSyncedSeqHeader[] = "X-Realtime-Synced-Seq";
 // first page as if it were everything (docs/api.md#realtime-get-mget-fwmatch).
 inline constexpr char kFwmatchMoreHeader[] = "X-Fwmatch-More";
 
-// Every /incr names its sender, `X-Clickatron-Sender: <16 lowercase hex digits>`: an id the
-// sending API process draws at random at start. A shard lets one sender at a time write a
-// source (409 SOURCE_IN_USE while another wrote it within the lease).
+// Every /incr carries `X-Clickatron-Sender: <16 lowercase hex digits>`, an id the sending
+// API process draws at random when it starts (400 SENDER_MISSING without it). The shard
+// remembers, per source, the sender that last wrote and when; a batch of that source from
+// another sender while the last one wrote within --source-lease-ms is refused with 409
+// SOURCE_IN_USE and nothing applied. Two API processes using one node-id (a misconfigured
+// node, a forged request) then cannot both move the source's marks; an API that restarted
+// (a new id) takes over once the lease of its old process has expired.
 inline constexpr char kSenderHeader[] = "X-Clickatron-Sender";
 
-// Every /incr answer carries the source's high-water mark for the batch's day,
-// `X-Realtime-Source-Mark: <seq, -1 if none>`. A mark past the sender's own oplog head
-// means another writer uses its source (a node-id clash) or its oplog was reset.
+// Every /incr answer (200 or error) carries `X-Realtime-Source-Mark: <seq>`: the highest
+// mark of the source over the days of the batch (over the days the shard holds when the
+// batch could not be read), -1 for none. A sender that finds it beyond its own oplog's
+// head knows someone else wrote as its source: its batches would be taken as duplicates.
 inline constexpr char kSourceMarkHeader[] = "X-Realtime-Source-Mark";
 
 }  // namespace clickatron::realtime

@@ -2,7 +2,7 @@
 // then the server.
 //   clickatron-realtime --data-dir DIR --port P [--address A] [--sync-interval 1s]
 //                       [--cache-mb N] [--fwmatch-limit N] [--max-body-mb N] [--max-pending-mb N]
-//                       [--power-safe]
+//                       [--source-lease-ms N] [--power-safe]
 //                       [--config FILE]
 #include <cstdio>
 #include <string>
@@ -62,6 +62,8 @@ int main(int argc, char** argv) {
       ("max-body-mb", po::value<int64_t>(&max_body_mb)->default_value(64), "largest request body, MiB")
       ("max-pending-mb", po::value<int64_t>(&max_pending_mb)->default_value(max_pending_mb),
        "writes not yet flushed to Tokyo Cabinet beyond which /incr and /set get 503 FLUSH_BEHIND, MiB")
+      ("source-lease-ms", po::value<int64_t>(&o.source_lease_ms)->default_value(10000),
+       "another sender (X-Clickatron-Sender) may write as a source only after its last sender was silent this long, ms")
       ("power-safe", po::bool_switch(&o.slot.power_safe),
        "Tokyo Cabinet synchronous transactions: survive power loss mid-commit (much slower)");
   po::variables_map vm;

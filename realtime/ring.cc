@@ -16,6 +16,8 @@ int RefusalHttpCode(Refusal r) {
     case Refusal::kOverflow: return 400;
     case Refusal::kNotReleased: return 503;
     case Refusal::kExpired: return 409;
+    case Refusal::kClosed: return 409;
+    case Refusal::kNotClosed: return 409;
     case Refusal::kStorage: return 500;
     case Refusal::kBehind: return 503;
   }
@@ -29,6 +31,8 @@ std::string_view RefusalStatusText(Refusal r) {
     case Refusal::kOverflow: return "COUNTER_OVERFLOW";
     case Refusal::kNotReleased: return "SLOT_NOT_RELEASED";
     case Refusal::kExpired: return "DAY_EXPIRED";
+    case Refusal::kClosed: return "DAY_CLOSED";
+    case Refusal::kNotClosed: return "DAY_NOT_CLOSED";
     case Refusal::kStorage: return "STORAGE_ERROR";
     case Refusal::kBehind: return "FLUSH_BEHIND";
   }
@@ -60,6 +64,10 @@ Result<std::unique_ptr<Ring>> Ring::Open(const std::string& dir, const SlotOptio
                                          size_t max_pending_bytes) {
   std::unique_ptr<Ring> ring(new Ring());
   ring->max_pending_bytes_ = max_pending_bytes;
+  ring->dir_ = dir;
+  Result<ClosedDays> closed = LoadClosedDays(ring->ClosedDaysPath());
+  if (!closed.ok()) return closed.status();
+  ring->closed_ = std::move(closed).value();
   if (options.fsync && options.background_fsync && !options.power_safe) {
     ring->syncer_ = std::make_unique<FileSyncer>();
   }
@@ -82,22 +90,35 @@ Ring::~Ring() {
 }
 
 // days[i] is the day wanted in slot i, or kNoDay. Refusals are checked for every slot
-// before any slot is reset, so a refused write changes nothing.
+// before any slot is reset, so a refused write changes nothing; the retryable refusal
+// (not released) is told first, then the final ones.
 WriteOutcome Ring::AdmitDays(const int64_t* days, size_t count) {
+  int64_t newest = newest_day();
+  for (size_t i = 0; i < count; ++i) newest = std::max(newest, days[i]);
+  DayAction action[kRingSlots];
   for (size_t i = 0; i < count; ++i) {
-    if (days[i] == kNoDay) continue;
-    const Slot& s = *slots_[i];
-    if (DecideDay(s.day(), s.state(), days[i]) == DayAction::kNotReleased) {
-      return Refuse(Refusal::kNotReleased, "cannot take " + FormatDay(days[i]) + ": " + Describe(s) +
+    action[i] = days[i] == kNoDay ? DayAction::kApply
+                                  : DecideDay(slots_[i]->day(), slots_[i]->state(), days[i], closed_.through, newest);
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (action[i] == DayAction::kNotReleased) {
+      return Refuse(Refusal::kNotReleased, "cannot take " + FormatDay(days[i]) + ": " + Describe(*slots_[i]) +
                                                ", not released yet");
     }
   }
   for (size_t i = 0; i < count; ++i) {
-    if (days[i] == kNoDay) continue;
+    if (action[i] != DayAction::kClosed) continue;
     const Slot& s = *slots_[i];
-    if (DecideDay(s.day(), s.state(), days[i]) == DayAction::kExpired) {
-      return Refuse(Refusal::kExpired, "day " + FormatDay(days[i]) + " has expired: " + Describe(s));
-    }
+    return Refuse(Refusal::kClosed, "day " + FormatDay(days[i]) + " is closed: " +
+                                        (s.day() == days[i] ? Describe(s)
+                                                            : "the shard is closed through " + FormatDay(closed_.through)));
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (action[i] != DayAction::kExpired) continue;
+    const Slot& s = *slots_[i];
+    return Refuse(Refusal::kExpired, "day " + FormatDay(days[i]) + " has expired: " +
+                                         (s.day() > days[i] ? Describe(s)
+                                                            : "the ring's newest day is " + FormatDay(newest)));
   }
   if (pending_bytes() > max_pending_bytes_) {
     ++stats_.refused_behind;
@@ -108,7 +129,7 @@ WriteOutcome Ring::AdmitDays(const int64_t* days, size_t count) {
   for (size_t i = 0; i < count; ++i) {
     if (days[i] == kNoDay) continue;
     Slot& s = *slots_[i];
-    if (DecideDay(s.day(), s.state(), days[i]) != DayAction::kReset) continue;
+    if (action[i] != DayAction::kReset) continue;
     std::fprintf(stderr, "realtime: slot %zu: %s → %s\n", i,
                  s.day() == kNoDay ? "empty" : (FormatDay(s.day()) + " released").c_str(),
                  FormatDay(days[i]).c_str());
@@ -152,7 +173,15 @@ WriteOutcome Ring::Incr(std::vector<IncrLine>* lines, std::string_view source, i
                                            " of the same batch takes its slot");
     }
   }
-  WriteOutcome out = AdmitDays(want, kRingSlots);
+  // A day whose mark is already >= seq is a duplicate whatever its state (a batch re-sent
+  // after its day was closed, released, even reused): it is not admitted.
+  bool dup[kRingSlots];
+  int64_t admit[kRingSlots];
+  for (int s = 0; s < kRingSlots; ++s) {
+    dup[s] = want[s] != kNoDay && SourceMark(want[s], source) >= seq;
+    admit[s] = dup[s] ? kNoDay : want[s];
+  }
+  WriteOutcome out = AdmitDays(admit, kRingSlots);
   if (!out.ok()) return out;
 
   // Accept on the bounds alone (no file read); in the rare case they cannot decide (a
@@ -163,7 +192,7 @@ WriteOutcome Ring::Incr(std::vector<IncrLine>* lines, std::string_view source, i
     bool need_exact = false;
     for (int s = 0; s < kRingSlots && !need_exact; ++s) {
       if (want[s] == kNoDay) continue;
-      if (Mark(s, source) >= seq) {
+      if (dup[s]) {
         for (const IncrLine& l : *lines) out.duplicate += SlotOfDay(l.day) == s ? 1 : 0;
         continue;
       }
@@ -179,7 +208,7 @@ WriteOutcome Ring::Incr(std::vector<IncrLine>* lines, std::string_view source, i
     WaitIdle();
   }
   for (int s = 0; s < kRingSlots; ++s) {
-    if (want[s] == kNoDay || Mark(s, source) >= seq) continue;
+    if (want[s] == kNoDay || dup[s]) continue;
     SlotWork& w = state_[static_cast<size_t>(s)];
     w.active.SetMark(source, seq);
     auto it = w.marks.find(source);
@@ -258,6 +287,39 @@ WriteOutcome Ring::SetLookups(int64_t day, const std::vector<LookupLine>& lines)
   return out;
 }
 
+WriteOutcome Ring::CloseDay(int64_t day, int* closed_now) {
+  *closed_now = 0;
+  ClosedDays next = closed_;
+  WaitIdle();  // a running flush may hold writes of a day being closed
+  for (int i = 0; i < kRingSlots; ++i) {
+    Slot& s = *slots_[static_cast<size_t>(i)];
+    if (s.state() == SlotState::kEmpty || s.day() > day) continue;
+    if (s.state() == SlotState::kOpen) {
+      Status st = FlushSlotNow(i);
+      if (st.ok()) st = s.MarkClosed();
+      if (!st.ok()) return StorageError(st);
+      if (syncer_) syncer_->Request(s.path());
+      ++*closed_now;
+      std::fprintf(stderr, "realtime: slot %d: %s closed\n", i, FormatDay(s.day()).c_str());
+    }
+    next.Merge(s.day(), state_[static_cast<size_t>(i)].marks);
+  }
+  if (syncer_ && *closed_now > 0) {
+    syncer_->Flush();
+    if (syncer_->synced_round() < syncer_->requested_round()) {
+      return StorageError(Status::Error("fsync failed; the closed state is not known to be on the device (see the log)"));
+    }
+  }
+  next.through = std::max(next.through, day);
+  next.Prune();
+  if (next != closed_) {
+    Status st = SaveClosedDays(ClosedDaysPath(), next);
+    if (!st.ok()) return StorageError(st);
+    closed_ = std::move(next);
+  }
+  return WriteOutcome();
+}
+
 WriteOutcome Ring::Release(int64_t day) {
   const int i = SlotOfDay(day);
   Slot* slot = slots_[static_cast<size_t>(i)].get();
@@ -267,12 +329,35 @@ WriteOutcome Ring::Release(int64_t day) {
                                                                 : ": " + Describe(*slot)));
   }
   if (slot->state() == SlotState::kReleased) return WriteOutcome();
+  if (slot->state() == SlotState::kOpen) {
+    return Refuse(Refusal::kNotClosed, "day " + FormatDay(day) + " is open: close it first (POST /close?day=" +
+                                           FormatDay(day) + ")");
+  }
+  if (closed_.through < day) {
+    // Closed, but the shard stopped before closed-days recorded it: record it now, so the
+    // day's marks outlive the slot.
+    int closed_now = 0;
+    WriteOutcome o = CloseDay(day, &closed_now);
+    if (!o.ok()) return o;
+  }
   WaitIdle();
   Status st = FlushSlotNow(i);
   if (st.ok()) st = slot->Release();
   if (st.ok() && syncer_) syncer_->Request(slot->path());
   if (!st.ok()) return StorageError(st);
   return WriteOutcome();
+}
+
+int64_t Ring::newest_day() const {
+  int64_t newest = kNoDay;
+  for (const auto& s : slots_) newest = std::max(newest, s->day());
+  return newest;
+}
+
+int64_t Ring::SourceMark(int64_t day, std::string_view source) const {
+  const int64_t kept = closed_.Mark(day, source);
+  const Slot* held = SlotHolding(day);
+  return held == nullptr ? kept : std::max(kept, Mark(held->index(), source));
 }
 
 Status Ring::FlushSlotNow(int i) {

@@ -2,7 +2,9 @@
 // batched exactly-once increments, lookup records, reads, release and durability.
 //
 // Every write first runs the day state machine (day_state.h) for each day it touches and
-// changes nothing if one of them is refused. An /incr batch is then accepted slot by slot
+// changes nothing if one of them is refused. A day of an /incr batch whose mark for the
+// source is already >= seq (from the slot holding the day, or from the marks the shard kept
+// when it closed the day: closed_days.h) is a duplicate whatever the day's state. An /incr batch is then accepted slot by slot
 // into that slot's memtable (memtable.h), on the event loop, without touching Tokyo
 // Cabinet: lines of a slot whose accepted mark for the source is already >= seq are skipped
 // as duplicates; the others add to their keys' pending sums and the mark moves to seq. A
@@ -30,6 +32,7 @@
 
 #include "base/status.h"
 #include "realtime/batch.h"
+#include "realtime/closed_days.h"
 #include "realtime/file_syncer.h"
 #include "realtime/flusher.h"
 #include "realtime/memtable.h"
@@ -45,6 +48,8 @@ enum class Refusal {
   kOverflow,     // 400 COUNTER_OVERFLOW
   kNotReleased,  // 503 SLOT_NOT_RELEASED
   kExpired,      // 409 DAY_EXPIRED
+  kClosed,       // 409 DAY_CLOSED: the day is closed (POST /close), late data
+  kNotClosed,    // 409 DAY_NOT_CLOSED: /release of a day that is still open
   kStorage,      // 500 STORAGE_ERROR
   kBehind,       // 503 FLUSH_BEHIND: the memtables are full, Tokyo Cabinet is behind
 };
@@ -79,7 +84,8 @@ inline constexpr size_t kDefaultMaxPendingBytes = size_t{512} << 20;
 
 class Ring {
  public:
-  // Opens (creating) DIR/slot-0.tcb, slot-1.tcb, slot-2.tcb. REQUIRES: dir exists.
+  // Opens (creating) DIR/slot-0.tcb, slot-1.tcb, slot-2.tcb and reads DIR/closed-days
+  // (closed_days.h; a malformed one is an error naming it). REQUIRES: dir exists.
   static Result<std::unique_ptr<Ring>> Open(const std::string& dir, const SlotOptions& options,
                                             size_t max_pending_bytes = kDefaultMaxPendingBytes);
   // Flushes everything (Sync()) and closes.
@@ -89,10 +95,25 @@ class Ring {
   WriteOutcome Incr(std::vector<IncrLine>* lines, std::string_view source, int64_t seq);
   // Stores lookup records in day's slot (same state machine; overwrites).
   WriteOutcome SetLookups(int64_t day, const std::vector<LookupLine>& lines);
-  // Flush-then-act: the slot's pending writes are applied and committed, then the day is
-  // marked released and committed. Refusal kNone, or kInvalid when no slot holds day (the
-  // server answers 404), or kStorage.
+  // Closes every open day <= day (docs/realtime.md#day-lifecycle). Flush-then-act: each
+  // such slot's pending writes (a running flush included) are applied and committed, its
+  // state becomes closed, committed and fsynced; then the marks of every day <= day that a
+  // slot holds are kept in closed-days with closed_through = max(W, day), written with
+  // WriteFileAtomic. Nothing accepted afterwards can land in a closed slot (the state
+  // machine refuses it). Idempotent. *closed_now: slots closed by this call. Refusal kNone
+  // or kStorage (then W is unchanged; slots already closed stay closed).
+  WriteOutcome CloseDay(int64_t day, int* closed_now);
+  // Releases a closed day: the slot's pending writes are applied and committed, then the
+  // day is marked released and committed. Refusal kNone, kInvalid when no slot holds day
+  // (the server answers 404), kNotClosed when the day is open, or kStorage.
   WriteOutcome Release(int64_t day);
+  // The closed-through watermark W (kNoDay when nothing was ever closed).
+  int64_t closed_through() const { return closed_.through; }
+  // The newest day a slot holds (kNoDay when every slot is empty).
+  int64_t newest_day() const;
+  // Source's accepted mark in day: the slot's (pending included) if a slot holds day, else
+  // the one kept when day was closed; -1 when none.
+  int64_t SourceMark(int64_t day, std::string_view source) const;
 
   // Appends key's value to *out; false when absent. A counter is looked up only in the
   // slot of its day, if that slot holds that day; a lookup in every slot, newest day first.
@@ -159,6 +180,7 @@ class Ring {
 
  private:
   Ring() = default;
+  std::string ClosedDaysPath() const { return dir_ + "/" + kClosedDaysFile; }
   // Runs the state machine for the days of a write; on success the slots are ready.
   WriteOutcome AdmitDays(const int64_t* days, size_t count);
   WriteOutcome StorageError(const Status& s);
@@ -181,6 +203,8 @@ class Ring {
     MemTable::Marks marks;             // accepted marks: the file's and every table's
     uint64_t abs_max = 0;              // slot's abs_max() when no flush runs on it
   };
+  std::string dir_;
+  ClosedDays closed_;  // as in DIR/closed-days
   std::array<std::unique_ptr<Slot>, kRingSlots> slots_;
   std::array<SlotWork, kRingSlots> state_;
   size_t max_pending_bytes_ = kDefaultMaxPendingBytes;

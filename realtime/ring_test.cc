@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "realtime/ring_fixture.h"
 
 namespace clickatron::realtime {
@@ -22,7 +24,7 @@ TEST_F(RingTest, ThreeDaysLiveSideBySide) {
   EXPECT_EQ(Get(Key("a", kDay + 3)), "<absent>");  // same slot as kDay, other day
 }
 
-TEST_F(RingTest, NotReleasedThenReleaseThenReuse) {
+TEST_F(RingTest, NotReleasedThenCloseReleaseThenReuse) {
   ASSERT_TRUE(Incr(Key("a", kDay) + ",5\n", "api-1", 1).ok());
   WriteOutcome o = Incr(Key("a", kDay + 3) + ",1\n" + Key("b", kDay + 1) + ",1\n", "api-1", 2);
   EXPECT_EQ(o.refusal, Refusal::kNotReleased);
@@ -31,6 +33,12 @@ TEST_F(RingTest, NotReleasedThenReleaseThenReuse) {
   EXPECT_EQ(ring_->SlotHolding(kDay + 1), nullptr);
 
   EXPECT_EQ(ring_->Release(kDay + 3).refusal, Refusal::kInvalid);  // not held: 404
+  int closed_now = 0;
+  ASSERT_TRUE(ring_->CloseDay(kDay, &closed_now).ok());
+  EXPECT_EQ(closed_now, 1);
+  o = Incr(Key("a", kDay + 3) + ",1\n", "api-1", 2);
+  EXPECT_EQ(o.refusal, Refusal::kNotReleased);  // closed is not released yet
+  EXPECT_EQ(o.message, "cannot take 2012-03-28: slot 1 holds 2012-03-25 (closed), not released yet");
   ASSERT_TRUE(ring_->Release(kDay).ok());
   ASSERT_TRUE(ring_->Release(kDay).ok());  // idempotent
   EXPECT_EQ(Get(Key("a", kDay)), "5");     // released data stays readable until reuse
@@ -41,8 +49,142 @@ TEST_F(RingTest, NotReleasedThenReleaseThenReuse) {
   EXPECT_EQ(ring_->Mark(1, "api-1"), 2);
 
   o = Incr(Key("a", kDay) + ",1\n", "api-1", 3);
+  EXPECT_EQ(o.refusal, Refusal::kClosed);  // closed wins over expired
+  EXPECT_EQ(o.message, "day 2012-03-25 is closed: the shard is closed through 2012-03-25");
+  o = Incr(Key("a", kDay + 1) + ",1\n" + Key("a", kDay - 1) + ",1\n", "api-1", 3);
+  EXPECT_EQ(o.refusal, Refusal::kClosed);
+  EXPECT_EQ(o.message, "day 2012-03-24 is closed: the shard is closed through 2012-03-25");
+  EXPECT_EQ(Get(Key("a", kDay + 1)), "<absent>");
+  EXPECT_EQ(ring_->slot(2).state(), SlotState::kEmpty);
+}
+
+TEST_F(RingTest, ReleaseOfAnOpenDayIsRefused) {
+  ASSERT_TRUE(Incr(Key("a", kDay) + ",5\n", "api-1", 1).ok());
+  WriteOutcome o = ring_->Release(kDay);
+  EXPECT_EQ(o.refusal, Refusal::kNotClosed);
+  EXPECT_EQ(RefusalHttpCode(o.refusal), 409);
+  EXPECT_EQ(RefusalStatusText(o.refusal), "DAY_NOT_CLOSED");
+  EXPECT_EQ(o.message, "day 2012-03-25 is open: close it first (POST /close?day=2012-03-25)");
+  EXPECT_EQ(ring_->slot(1).state(), SlotState::kOpen);
+  ASSERT_TRUE(Incr(Key("a", kDay) + ",1\n", "api-1", 2).ok());  // still open
+  EXPECT_EQ(Get(Key("a", kDay)), "6");
+}
+
+TEST_F(RingTest, ClosedDayRefusesWritesButAnswersDuplicates) {
+  ASSERT_TRUE(Incr(Key("a", kDay) + ",5\n" + Key("a", kDay + 1) + ",1\n", "api-1", 7).ok());
+  int closed_now = 0;
+  ASSERT_TRUE(ring_->CloseDay(kDay, &closed_now).ok());
+  EXPECT_EQ(closed_now, 1);
+  EXPECT_EQ(ring_->closed_through(), kDay);
+  EXPECT_EQ(ring_->slot(1).state(), SlotState::kClosed);
+  EXPECT_EQ(ring_->slot(2).state(), SlotState::kOpen);  // kDay + 1 is after the closed day
+  ASSERT_TRUE(ring_->CloseDay(kDay, &closed_now).ok());  // idempotent
+  EXPECT_EQ(closed_now, 0);
+
+  WriteOutcome o = Incr(Key("a", kDay) + ",1\n", "api-1", 8);
+  EXPECT_EQ(o.refusal, Refusal::kClosed);
+  EXPECT_EQ(RefusalHttpCode(o.refusal), 409);
+  EXPECT_EQ(RefusalStatusText(o.refusal), "DAY_CLOSED");
+  EXPECT_EQ(o.message, "day 2012-03-25 is closed: slot 1 holds 2012-03-25 (closed)");
+  std::vector<LookupLine> lookups;
+  ASSERT_TRUE(ParseLookupBatch("_l|AAAAAAAAAAA=,x\n", &lookups).ok());
+  EXPECT_EQ(ring_->SetLookups(kDay, lookups).refusal, Refusal::kClosed);
+  EXPECT_TRUE(ring_->SetLookups(kDay + 1, lookups).ok());
+
+  // The batch already applied: a duplicate, whatever the state.
+  o = Incr(Key("a", kDay) + ",5\n" + Key("a", kDay + 1) + ",1\n", "api-1", 7);
+  ASSERT_TRUE(o.ok()) << o.message;
+  EXPECT_EQ(o.duplicate, 2u);
+  EXPECT_EQ(o.applied, 0u);
+  EXPECT_EQ(Get(Key("a", kDay)), "5");
+  EXPECT_EQ(ring_->SourceMark(kDay, "api-1"), 7);
+  EXPECT_EQ(ring_->SourceMark(kDay, "api-2"), -1);
+}
+
+// The old bug: a write for a released day re-opened it (the slot held the day: "apply
+// whatever the state"), and a write for an older day re-opened an empty slot.
+TEST_F(RingTest, ReleasedDayIsNeverReopenedByALateIncr) {
+  ASSERT_TRUE(Incr(Key("a", kDay) + ",5\n", "api-1", 1).ok());
+  int closed_now = 0;
+  ASSERT_TRUE(ring_->CloseDay(kDay, &closed_now).ok());
+  ASSERT_TRUE(ring_->Release(kDay).ok());
+  WriteOutcome o = Incr(Key("a", kDay) + ",1\n", "api-1", 2);
+  EXPECT_EQ(o.refusal, Refusal::kClosed);
+  EXPECT_EQ(o.message, "day 2012-03-25 is closed: slot 1 holds 2012-03-25 (released)");
+  EXPECT_EQ(Get(Key("a", kDay)), "5");
+  // Slot 0 is empty: a day <= W never opens it.
+  o = Incr(Key("a", kDay - 1) + ",1\n", "api-1", 2);
+  EXPECT_EQ(o.refusal, Refusal::kClosed);
+  EXPECT_EQ(ring_->slot(0).state(), SlotState::kEmpty);
+}
+
+TEST_F(RingTest, DayOlderThanTheRingNeverOpensAnEmptySlot) {
+  ASSERT_TRUE(Incr(Key("a", kDay + 3) + ",1\n", "api-1", 1).ok());  // slot 1
+  WriteOutcome o = Incr(Key("a", kDay) + ",1\n", "api-1", 2);     // slot 1 holds newer
   EXPECT_EQ(o.refusal, Refusal::kExpired);
-  EXPECT_EQ(o.message, "day 2012-03-25 has expired: slot 1 holds 2012-03-28 (open)");
+  o = Incr(Key("a", kDay + 2) + ",1\n", "api-1", 2);  // slot 0, empty, within 3 days of the newest
+  EXPECT_TRUE(o.ok()) << o.message;
+  o = Incr(Key("a", kDay - 1) + ",1\n", "api-1", 3);  // slot 0 holds newer
+  EXPECT_EQ(o.refusal, Refusal::kExpired);
+  o = Incr(Key("a", kDay - 2) + ",1\n", "api-1", 3);  // slot 2, empty: 4 days before the newest
+  EXPECT_EQ(o.refusal, Refusal::kExpired);
+  EXPECT_EQ(o.message, "day 2012-03-23 has expired: the ring's newest day is 2012-03-28");
+  EXPECT_EQ(ring_->slot(2).state(), SlotState::kEmpty);
+}
+
+// A batch re-sent after its day was closed, released and its slot reused by a newer day is
+// still recognised as applied: the marks were kept at close.
+TEST_F(RingTest, DuplicateAfterReleaseAndReuseIsStillADuplicate) {
+  const std::string body = Key("a", kDay) + ",5\n";
+  ASSERT_TRUE(Incr(body, "api-1", 9).ok());
+  int closed_now = 0;
+  ASSERT_TRUE(ring_->CloseDay(kDay, &closed_now).ok());
+  ASSERT_TRUE(ring_->Release(kDay).ok());
+  ASSERT_TRUE(Incr(Key("b", kDay + 3) + ",1\n", "api-1", 10).ok());  // reuses slot 1
+  Reopen();
+  WriteOutcome o = Incr(body, "api-1", 9);
+  ASSERT_TRUE(o.ok()) << o.message;
+  EXPECT_EQ(o.duplicate, 1u);
+  EXPECT_EQ(ring_->SourceMark(kDay, "api-1"), 9);
+  o = Incr(body, "api-1", 11);  // not applied before: late
+  EXPECT_EQ(o.refusal, Refusal::kClosed);
+}
+
+// A crash after the slot's closed state was committed and before closed-days was written:
+// the release of that day records it first, so its marks outlive the slot.
+TEST_F(RingTest, ReleaseRecordsAClosedDayTheWatermarkMissed) {
+  ASSERT_TRUE(Incr(Key("a", kDay) + ",5\n", "api-1", 4).ok());
+  int closed_now = 0;
+  ASSERT_TRUE(ring_->CloseDay(kDay, &closed_now).ok());
+  ring_.reset();
+  ASSERT_EQ(std::remove((dir_.path() + "/" + kClosedDaysFile).c_str()), 0);
+  Reopen();
+  EXPECT_EQ(ring_->slot(1).state(), SlotState::kClosed);
+  EXPECT_EQ(ring_->closed_through(), kNoDay);
+  EXPECT_EQ(Incr(Key("a", kDay) + ",1\n", "api-1", 5).refusal, Refusal::kClosed);  // the slot says so
+  ASSERT_TRUE(ring_->Release(kDay).ok());
+  EXPECT_EQ(ring_->closed_through(), kDay);
+  Result<ClosedDays> kept = LoadClosedDays(dir_.path() + "/" + kClosedDaysFile);
+  ASSERT_TRUE(kept.ok()) << kept.status().message();
+  EXPECT_EQ(kept->through, kDay);
+  EXPECT_EQ(kept->Mark(kDay, "api-1"), 4);
+}
+
+TEST_F(RingTest, WatermarkSurvivesReopenAndMovesOnlyUp) {
+  int closed_now = 0;
+  ASSERT_TRUE(ring_->CloseDay(kDay + 1, &closed_now).ok());  // no slot holds it: W moves anyway
+  EXPECT_EQ(closed_now, 0);
+  ASSERT_TRUE(ring_->CloseDay(kDay, &closed_now).ok());
+  EXPECT_EQ(ring_->closed_through(), kDay + 1);
+  Reopen();
+  EXPECT_EQ(ring_->closed_through(), kDay + 1);
+  EXPECT_EQ(Incr(Key("a", kDay + 1) + ",1\n", "api-1", 1).refusal, Refusal::kClosed);
+  EXPECT_TRUE(Incr(Key("a", kDay + 2) + ",1\n", "api-1", 1).ok());
+  dir_.Write(kClosedDaysFile, "closed_through = 2012-03-26\nmark = 2012-03-26 api-1\n");
+  ring_.reset();
+  Result<std::unique_ptr<Ring>> r = Ring::Open(dir_.path(), SlotOptions{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), dir_.path() + "/closed-days: line 2: mark '2012-03-26 api-1' is not 'YYYY-MM-DD SOURCE SEQ'");
 }
 
 TEST_F(RingTest, TwoDaysOfOneSlotInOneBatchAreRefused) {

@@ -8,13 +8,11 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <chrono>
 #include <ctime>
-#include <random>
-
-#include <unistd.h>
 
 #include "base/clip.h"
+#include "base/latency.h"
+#include "base/random_id.h"
 #include "base/wall_clock.h"
 #include "keyformat/footer.h"
 #include "keyformat/records.h"
@@ -37,6 +35,17 @@ bool ValidSource(std::string_view s) {
   return true;
 }
 
+// A sender id: exactly 16 lowercase hex digits (instance.h).
+bool ValidSenderId(const char* id) {
+  if (id == nullptr) return false;
+  size_t n = 0;
+  for (; id[n] != '\0'; ++n) {
+    const char c = id[n];
+    if (n >= 16 || !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return n == 16;
+}
+
 // A non-negative decimal int64, nothing else.
 bool ParseSeq(std::string_view text, int64_t* out) {
   if (text.empty() || text[0] == '-' || text[0] == '+') return false;
@@ -57,17 +66,6 @@ std::string Upper(std::string_view s) {
 constexpr size_t kMaxDurableSnapshots = 64;
 
 constexpr size_t kShown = 64;  // bytes of a bad parameter quoted in an error
-
-// 16 hex digits, different for every start of the process: what a sender compares to
-// notice that the shard restarted (and may have lost what it acked since its last sync).
-std::string NewInstanceId() {
-  std::random_device rd;
-  const uint64_t r = (uint64_t(rd()) << 32) ^ rd() ^ uint64_t(::getpid()) ^
-                     uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(r));
-  return hex;
-}
 
 }  // namespace
 
@@ -92,13 +90,18 @@ RealtimeServer::~RealtimeServer() {
 }
 
 Status RealtimeServer::Start() {
-  instance_ = NewInstanceId();
+  // New at every start: what a sender compares to notice that the shard restarted (and
+  // may have lost what it acked since its last sync).
+  instance_ = RandomId64();
   struct stat st;
   if (::stat(options_.data_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return Status::Error("--data-dir " + options_.data_dir + " is not a directory");
   }
   if (!(options_.sync_interval_seconds > 0) || options_.sync_interval_seconds > 3600) {
     return Status::Error("--sync-interval must be between 0 and 3600 seconds");
+  }
+  if (options_.source_lease_ms < 0 || options_.source_lease_ms > 86'400'000) {
+    return Status::Error("--source-lease-ms must be between 0 and 86400000");
   }
   Result<std::unique_ptr<Ring>> ring = Ring::Open(options_.data_dir, options_.slot, options_.max_pending_bytes);
   if (!ring.ok()) return ring.status();
@@ -115,6 +118,9 @@ Status RealtimeServer::Start() {
                  std::string(SlotStateName(s.state())).c_str(),
                  static_cast<unsigned long long>(s.records()));
   }
+  if (ring_->closed_through() != kNoDay) {
+    std::fprintf(stderr, "clickatron-realtime: closed through %s\n", FormatDay(ring_->closed_through()).c_str());
+  }
 
   auto bind = [this](void (RealtimeServer::*fn)(net::Request&)) {
     return [this, fn](net::Request& req) { (this->*fn)(req); };
@@ -125,6 +131,7 @@ Status RealtimeServer::Start() {
   server_->Handle("/mget", bind(&RealtimeServer::OnMget), {.trailing_slash_alias = true});
   server_->Handle("/fwmatch", bind(&RealtimeServer::OnFwmatch), {.trailing_slash_alias = true});
   server_->Handle("/export", bind(&RealtimeServer::OnExport));
+  server_->Handle("/close", bind(&RealtimeServer::OnClose));
   server_->Handle("/release", bind(&RealtimeServer::OnRelease));
   server_->Handle("/stats", bind(&RealtimeServer::OnStats));
   server_->Handle("/ping", bind(&RealtimeServer::OnPing));
@@ -252,6 +259,7 @@ void RealtimeServer::ReplyRefusal(net::Request& req, const WriteOutcome& o) {
     case Refusal::kOverflow: ++counters_.refused_overflow; break;
     case Refusal::kStorage: ++counters_.storage_errors; break;
     case Refusal::kBehind: ++counters_.refused_behind; break;
+    case Refusal::kClosed: ++counters_.refused_closed; break;
     default: break;
   }
   ReplyError(req, RefusalHttpCode(o.refusal), RefusalStatusText(o.refusal), o.message);
@@ -289,21 +297,54 @@ bool RealtimeServer::DayParam(net::Request& req, bool required, int64_t* day) {
   return true;
 }
 
+void RealtimeServer::AddSourceMark(net::Request& req, std::string_view source, bool batch_read) {
+  int64_t mark = -1;
+  if (!source.empty() && batch_read) {
+    int64_t seen[kRingSlots];
+    size_t n = 0;
+    for (const IncrLine& l : incr_lines_) {
+      if (std::find(seen, seen + n, l.day) != seen + n) continue;
+      if (n < kRingSlots) seen[n++] = l.day;  // a batch of more days is refused anyway
+      mark = std::max(mark, ring_->SourceMark(l.day, source));
+    }
+  } else if (!source.empty()) {
+    for (int i = 0; i < kRingSlots; ++i) mark = std::max(mark, ring_->Mark(i, source));
+  }
+  req.AddHeader(kSourceMarkHeader, std::to_string(mark).c_str());
+}
+
 void RealtimeServer::OnIncr(net::Request& req) {
   req.AddHeader(kInstanceHeader, instance_.c_str());
-  if (!RequirePost(req) || !CheckQuery(req)) return;
-  std::optional<std::string_view> source = req.Param("source");
-  std::optional<std::string_view> seq_text = req.Param("seq");
-  if (!source) return ReplyError(req, 400, "MISSING_ARG_SOURCE", "missing argument: source");
-  if (!ValidSource(*source)) {
-    return ReplyError(req, 400, "INVALID_ARG_SOURCE",
-                      "source '" + Clipped(*source, kShown) + "' must be 1-64 characters of A-Z a-z 0-9 _ - . :");
+  std::string_view source;  // once valid: every answer tells its mark
+  bool batch_read = false;
+  auto fail = [&](int code, std::string_view status_txt, std::string_view message) {
+    AddSourceMark(req, source, batch_read);
+    ReplyError(req, code, status_txt, message);
+  };
+  if (req.method() != net::Method::kPost || !req.query().status().ok()) {
+    AddSourceMark(req, source, batch_read);  // no source read yet: -1
+    if (RequirePost(req)) CheckQuery(req);
+    return;
   }
-  if (!seq_text) return ReplyError(req, 400, "MISSING_ARG_SEQ", "missing argument: seq");
+  std::optional<std::string_view> source_param = req.Param("source");
+  std::optional<std::string_view> seq_text = req.Param("seq");
+  if (!source_param) return fail(400, "MISSING_ARG_SOURCE", "missing argument: source");
+  if (!ValidSource(*source_param)) {
+    return fail(400, "INVALID_ARG_SOURCE",
+                "source '" + Clipped(*source_param, kShown) + "' must be 1-64 characters of A-Z a-z 0-9 _ - . :");
+  }
+  source = *source_param;
+  if (!seq_text) return fail(400, "MISSING_ARG_SEQ", "missing argument: seq");
   int64_t seq;
   if (!ParseSeq(*seq_text, &seq)) {
-    return ReplyError(req, 400, "INVALID_ARG_SEQ",
-                      "seq '" + Clipped(*seq_text, kShown) + "' is not a non-negative 64-bit integer");
+    return fail(400, "INVALID_ARG_SEQ", "seq '" + Clipped(*seq_text, kShown) + "' is not a non-negative 64-bit integer");
+  }
+  const char* sender = req.Header(kSenderHeader);
+  if (!ValidSenderId(sender)) {
+    return fail(400, "SENDER_MISSING",
+                sender == nullptr ? std::string("header ") + kSenderHeader + " is missing: every /incr names its sender"
+                                  : std::string("header ") + kSenderHeader + " '" + Clipped(sender, kShown) +
+                                        "' is not 16 lowercase hex digits");
   }
   // A sender that names the instance it last talked to is refused by any other: this
   // process may have lost batches that one acknowledged after its last sync, and applying
@@ -311,21 +352,43 @@ void RealtimeServer::OnIncr(net::Request& req) {
   std::optional<std::string_view> expect = req.Param("instance");
   if (expect && *expect != instance_) {
     ++counters_.refused_instance;
-    return ReplyError(req, 412, "INSTANCE_CHANGED",
-                      "this shard restarted (instance " + instance_ + ", not " + Clipped(*expect, kShown) +
-                          "): re-send what the old instance acknowledged since its last sync");
+    return fail(412, "INSTANCE_CHANGED",
+                "this shard restarted (instance " + instance_ + ", not " + Clipped(*expect, kShown) +
+                    "): re-send what the old instance acknowledged since its last sync");
   }
   Status parsed = ParseIncrBatch(req.body(), &incr_lines_);
-  if (!parsed.ok()) return ReplyError(req, 400, "INVALID_LINE", parsed.message());
+  if (!parsed.ok()) return fail(400, "INVALID_LINE", parsed.message());
+  batch_read = true;
+  // One writer per source: another sender is refused while the last one's lease runs.
+  const uint64_t now = MonotonicMicros();
+  auto lease = leases_.find(source);
+  if (lease != leases_.end() && lease->second.sender != sender) {
+    const uint64_t age_ms = (now - lease->second.at_micros) / 1000;
+    if (age_ms < static_cast<uint64_t>(options_.source_lease_ms)) {
+      ++counters_.refused_source_in_use;
+      return fail(409, "SOURCE_IN_USE",
+                  "source " + std::string(source) + " is in use by sender " + lease->second.sender +
+                      " (last write " + std::to_string(age_ms) + " ms ago, lease " +
+                      std::to_string(options_.source_lease_ms) + " ms): two senders use one source (node-id)?");
+    }
+    std::fprintf(stderr, "clickatron-realtime: source %s: sender %s takes over from %s (silent for %llu ms)\n",
+                 std::string(source).c_str(), sender, lease->second.sender.c_str(),
+                 static_cast<unsigned long long>(age_ms));
+  }
+  if (lease == leases_.end()) lease = leases_.emplace(std::string(source), SourceLease{}).first;
+  lease->second.sender = sender;
+  lease->second.at_micros = now;
+
   ++counters_.incr_batches;
   counters_.incr_lines += incr_lines_.size();
-  WriteOutcome o = ring_->Incr(&incr_lines_, *source, seq);
+  WriteOutcome o = ring_->Incr(&incr_lines_, source, seq);
+  AddSourceMark(req, source, batch_read);
   if (!o.ok()) return ReplyRefusal(req, o);
   counters_.incr_applied += o.applied;
   counters_.incr_duplicate += o.duplicate;
   if (o.duplicate > 0 && o.applied == 0) ++counters_.incr_duplicate_batches;
-  auto it = sources_.find(*source);
-  if (it == sources_.end()) it = sources_.emplace(std::string(*source), SourceSeq{}).first;
+  auto it = sources_.find(source);
+  if (it == sources_.end()) it = sources_.emplace(std::string(source), SourceSeq{}).first;
   it->second.acked = std::max(it->second.acked, seq);
   req.AddHeader(kSyncedSeqHeader, std::to_string(it->second.synced).c_str());
 
@@ -423,13 +486,17 @@ void RealtimeServer::OnExport(net::Request& req) {
   if (!DayParam(req, true, &day)) return;
   if (ring_->SlotHolding(day) == nullptr) {
     const Slot& slot = ring_->slot(SlotOfDay(day));
-    if (DecideDay(slot.day(), slot.state(), day) != DayAction::kReset) {
+    // The slot is empty or holds an older day that is released, or the day is closed: no
+    // record of `day` was ever applied here and none ever will be (the first write would
+    // have opened the slot; a closed day is never opened). The day is empty, and saying so
+    // lets the nightly job archive a day this shard got no traffic for. An older *open*
+    // day is different: writes for `day` may still come. A newer day: `day` is gone.
+    const bool never_written = slot.state() == SlotState::kEmpty || slot.day() < day;
+    const bool final = slot.state() == SlotState::kEmpty || slot.state() == SlotState::kReleased ||
+                       (ring_->closed_through() != kNoDay && day <= ring_->closed_through());
+    if (!never_written || !final) {
       return ReplyError(req, 404, "DAY_NOT_HELD", "no slot holds " + FormatDay(day));
     }
-    // The slot is empty or holds an older, released day: the first write for `day` would
-    // have reopened it, so no record of `day` was ever applied here. The day is empty, and
-    // saying so lets the nightly job archive a day this shard got no traffic for. (An older
-    // *unreleased* day is different: writes for `day` may be waiting in an API's oplog.)
     ++counters_.exports;
     out_ = FormatFooter(Footer{0, XXH64(nullptr, 0, kFooterHashSeed)});
     return req.Reply(200, out_);
@@ -445,6 +512,26 @@ void RealtimeServer::OnExport(net::Request& req) {
   ExportStream* s = stream.get();
   exports_.push_back(std::move(stream));
   s->Start();  // may finish (and free s) at once
+}
+
+void RealtimeServer::OnClose(net::Request& req) {
+  if (!RequirePost(req) || !CheckQuery(req)) return;
+  int64_t day;
+  if (!DayParam(req, true, &day)) return;
+  int closed_now = 0;
+  WriteOutcome o = ring_->CloseDay(day, &closed_now);
+  if (!o.ok()) return ReplyRefusal(req, o);
+  ++counters_.closes;
+  std::fprintf(stderr, "clickatron-realtime: closed through %s (%d slot(s) closed now)\n",
+               FormatDay(ring_->closed_through()).c_str(), closed_now);
+  out_.clear();
+  net::JsonWriter w(&out_);
+  w.BeginObject();
+  w.Field("day", FormatDay(day));
+  w.Field("closed_through", FormatDay(ring_->closed_through()));
+  w.Field("slots_closed", closed_now);
+  w.EndObject();
+  req.ReplyJson(200, "OK", out_);
 }
 
 void RealtimeServer::OnRelease(net::Request& req) {
@@ -488,6 +575,8 @@ void RealtimeServer::OnStats(net::Request& req) {
     w.EndObject();
   }
   w.EndArray();
+  w.Key("closed_through");
+  if (ring_->closed_through() == kNoDay) w.Null(); else w.String(FormatDay(ring_->closed_through()));
   w.Field("instance", instance_);
   w.BeginObject("sources");
   for (const auto& [source, seq] : sources_) {
@@ -495,6 +584,7 @@ void RealtimeServer::OnStats(net::Request& req) {
     w.BeginObject();
     w.Field("seq", seq.acked);
     w.Field("synced_seq", seq.synced);
+    if (auto lease = leases_.find(source); lease != leases_.end()) w.Field("sender", lease->second.sender);
     w.EndObject();
   }
   w.EndObject();
@@ -506,12 +596,13 @@ void RealtimeServer::OnStats(net::Request& req) {
       {"incr_batches", c.incr_batches}, {"incr_lines", c.incr_lines},
       {"incr_applied", c.incr_applied}, {"incr_duplicate", c.incr_duplicate},
       {"incr_duplicate_batches", c.incr_duplicate_batches}, {"set_lines", c.set_lines},
-      {"releases", c.releases}, {"exports", c.exports}, {"export_records", c.export_records},
+      {"closes", c.closes}, {"releases", c.releases}, {"exports", c.exports}, {"export_records", c.export_records},
       {"gets", c.gets}, {"get_hits", c.get_hits}, {"mget_keys", c.mget_keys},
       {"mget_hits", c.mget_hits}, {"fwmatch_lines", c.fwmatch_lines},
       {"bad_requests", c.bad_requests}, {"refused_not_released", c.refused_not_released},
       {"refused_expired", c.refused_expired}, {"refused_overflow", c.refused_overflow},
       {"refused_instance", c.refused_instance}, {"refused_behind", c.refused_behind},
+      {"refused_closed", c.refused_closed}, {"refused_source_in_use", c.refused_source_in_use},
       {"storage_errors", c.storage_errors + rs.storage_errors}, {"sync_errors", c.sync_errors},
       {"syncs", rs.syncs}, {"sync_micros_max", rs.sync_micros_max},
       {"sync_micros_avg", rs.syncs == 0 ? 0 : rs.sync_micros_total / rs.syncs},

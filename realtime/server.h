@@ -1,17 +1,20 @@
 // RealtimeServer: the HTTP face of one realtime shard (docs/api.md#clickatron-realtime) over a Ring.
 //
 //   POST /incr?source=S&seq=N[&instance=I]  body `key,delta` lines → JSON {applied, duplicate, seq}
+//                               header X-Clickatron-Sender required (400 SENDER_MISSING,
+//                               409 SOURCE_IN_USE), every answer has X-Realtime-Source-Mark
 //                               (412 INSTANCE_CHANGED when I is not this process: instance.h)
 //   POST /set[?day=YYYY-MM-DD]  body `_l|hash,value` lines  → JSON {set}
 //   GET  /get?key=K             value\n, or 404 with an empty body
 //   GET  /mget?key=A&k=B…       found `key,value\n` lines, request order
 //   GET  /fwmatch?key=P[&limit=N]  `key,value\n` lines in key order over every live slot
 //   GET  /export?day=D          the day's slot, streamed, then the #END footer; 404 if not held
-//   POST /release?day=D         JSON; 404 if no slot holds D
+//   POST /close?day=D           JSON {day, closed_through, slots_closed}: closes every open day <= D
+//   POST /release?day=D         JSON; 404 if no slot holds D, 409 DAY_NOT_CLOSED if D is open
 //   GET  /stats, /ping
 //
 // Bad requests get 400 JSON errors with a "message" naming the problem; refused writes get
-// the ring's status (503 SLOT_NOT_RELEASED, 409 DAY_EXPIRED, 400 COUNTER_OVERFLOW) and
+// the ring's status (503 SLOT_NOT_RELEASED, 409 DAY_EXPIRED, 409 DAY_CLOSED, 400 COUNTER_OVERFLOW) and
 // change nothing; 503 FLUSH_BEHIND when the memtables hold --max-pending-mb (the sender
 // retries). One event loop serves everything (the ring is not thread-safe); a timer on it
 // starts a flush of the ring every sync interval (ring.h: the flusher thread commits while
@@ -46,6 +49,7 @@ struct RealtimeOptions {
   uint64_t fwmatch_limit = 10000;      // default and maximum /fwmatch lines
   size_t max_body_bytes = 64u << 20;   // one /incr or /set body
   size_t max_pending_bytes = kDefaultMaxPendingBytes;  // memtables before 503 FLUSH_BEHIND
+  int64_t source_lease_ms = 10000;     // another sender may take a source over after this (instance.h)
   SlotOptions slot;
 };
 
@@ -67,10 +71,10 @@ class RealtimeServer {
   struct Counters {
     uint64_t incr_batches = 0, incr_lines = 0, incr_applied = 0, incr_duplicate = 0;
     uint64_t incr_duplicate_batches = 0;
-    uint64_t set_lines = 0, releases = 0, exports = 0, export_records = 0;
+    uint64_t set_lines = 0, closes = 0, releases = 0, exports = 0, export_records = 0;
     uint64_t gets = 0, get_hits = 0, mget_keys = 0, mget_hits = 0, fwmatch_lines = 0;
     uint64_t bad_requests = 0, refused_not_released = 0, refused_expired = 0, refused_overflow = 0;
-    uint64_t refused_instance = 0, refused_behind = 0;
+    uint64_t refused_instance = 0, refused_behind = 0, refused_closed = 0, refused_source_in_use = 0;
     uint64_t storage_errors = 0, sync_errors = 0;
   };
   // Per source: the highest seq acknowledged, and the highest whose writes are committed
@@ -79,6 +83,11 @@ class RealtimeServer {
     int64_t acked = -1;
     int64_t synced = -1;
   };
+  // Per source: the sender id that last wrote (X-Clickatron-Sender) and when (monotonic).
+  struct SourceLease {
+    std::string sender;
+    uint64_t at_micros = 0;
+  };
 
   void OnIncr(net::Request& req);
   void OnSet(net::Request& req);
@@ -86,6 +95,7 @@ class RealtimeServer {
   void OnMget(net::Request& req);
   void OnFwmatch(net::Request& req);
   void OnExport(net::Request& req);
+  void OnClose(net::Request& req);
   void OnRelease(net::Request& req);
   void OnStats(net::Request& req);
   void OnPing(net::Request& req);
@@ -96,6 +106,9 @@ class RealtimeServer {
   bool DayParam(net::Request& req, bool required, int64_t* day);
   void ReplyError(net::Request& req, int code, std::string_view status_txt, std::string_view message);
   void ReplyRefusal(net::Request& req, const WriteOutcome& o);
+  // Adds X-Realtime-Source-Mark for source (instance.h): over the days of incr_lines_ when
+  // batch_read, else over the slots; -1 when source is empty or has no mark.
+  void AddSourceMark(net::Request& req, std::string_view source, bool batch_read);
   // Starts a flush if none runs (else one starts as soon as it ends); learns what is durable.
   void TryFlush();
   // Synchronous: everything acknowledged is durable when it returns (shutdown).
@@ -125,6 +138,7 @@ class RealtimeServer {
   std::deque<DurableSnapshot> snapshots_;
   Counters counters_;
   std::map<std::string, SourceSeq, std::less<>> sources_;  // sorted for /stats
+  std::map<std::string, SourceLease, std::less<>> leases_;
   std::vector<std::unique_ptr<ExportStream>> exports_;
   std::vector<IncrLine> incr_lines_;      // reused per request
   std::vector<LookupLine> lookup_lines_;  // reused per request

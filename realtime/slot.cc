@@ -12,6 +12,7 @@
 
 #include "base/durable_file.h"
 #include "keyformat/records.h"
+#include "keyformat/ymdh.h"
 
 namespace clickatron::realtime {
 namespace {
@@ -292,19 +293,30 @@ Status Slot::Reset(int64_t day) {
   return s;
 }
 
-Status Slot::Release() {
-  if (state_ == SlotState::kEmpty) return Status::Error(path_ + ": slot holds no day");
-  if (state_ == SlotState::kReleased) return Status::OK();
+Status Slot::SetState(SlotState state) {
   Status s = Begin();
   if (!s.ok()) return s;
-  std::string_view released = SlotStateName(SlotState::kReleased);
-  if (!tcbdbput(db_, kStateKey.data(), static_cast<int>(kStateKey.size()), released.data(),
-                static_cast<int>(released.size()))) {
+  std::string_view name = SlotStateName(state);
+  if (!tcbdbput(db_, kStateKey.data(), static_cast<int>(kStateKey.size()), name.data(),
+                static_cast<int>(name.size()))) {
     return Error("write #state");
   }
   s = Commit();
-  if (s.ok()) state_ = SlotState::kReleased;
+  if (s.ok()) state_ = state;
   return s;
+}
+
+Status Slot::MarkClosed() {
+  if (state_ == SlotState::kEmpty) return Status::Error(path_ + ": slot holds no day");
+  if (state_ != SlotState::kOpen) return Status::OK();
+  return SetState(SlotState::kClosed);
+}
+
+Status Slot::Release() {
+  if (state_ == SlotState::kEmpty) return Status::Error(path_ + ": slot holds no day");
+  if (state_ == SlotState::kReleased) return Status::OK();
+  if (state_ != SlotState::kClosed) return Status::Error(path_ + ": " + FormatDay(day_) + " is not closed");
+  return SetState(SlotState::kReleased);
 }
 
 Status Slot::Add(std::string_view key, int64_t delta, bool* overflow) {

@@ -7,7 +7,7 @@
 // before every record:
 //
 //   #day        the day this slot holds, decimal days since 1970-01-01 UTC
-//   #state      "open" or "released"
+//   #state      "open", "closed" or "released" (day_state.h)
 //   #hwm|<src>  the highest /incr seq of source <src> applied to this slot
 //
 // Metadata is invisible to reads, cursors and record counts.
@@ -88,7 +88,11 @@ class Slot {
   // Wipes the slot and opens it for `day` (state open, no records, no marks), crash-safe
   // as described above. Pending writes are committed first.
   Status Reset(int64_t day);
-  // Marks the held day released and commits at once. REQUIRES: state() != kEmpty.
+  // Marks the held day closed and commits at once; idempotent, and a no-op on a released
+  // day. REQUIRES: state() != kEmpty. (The fsync is the caller's: the ring waits for it.)
+  Status MarkClosed();
+  // Marks the held day released and commits at once. REQUIRES: state() is kClosed or
+  // kReleased (the ring refuses to release an open day).
   Status Release();
 
   // Adds delta to the counter `key` (created at delta if absent). If the sum would leave
@@ -145,6 +149,8 @@ class Slot {
   Status LoadMetadata();
   Status LoadAbsMax();
   Status Begin();
+  // Writes #state and commits; state_ changes only once committed.
+  Status SetState(SlotState state);
   Status Error(std::string_view what) const;
   void CloseFile();
 

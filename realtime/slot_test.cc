@@ -88,6 +88,7 @@ TEST(Slot, CommittedStateSurvivesReopenAndUncommittedDoesNot) {
     ASSERT_TRUE(slot->Abort().ok());  // as if the process died before the next sync
     EXPECT_EQ(slot->Mark("api-1"), 7);
     EXPECT_EQ(GetValue(*slot, "u|a.c3p1"), "3");
+    ASSERT_TRUE(slot->MarkClosed().ok());
     ASSERT_TRUE(slot->Release().ok());
   }
   auto slot = OpenSlot(path);
@@ -95,6 +96,34 @@ TEST(Slot, CommittedStateSurvivesReopenAndUncommittedDoesNot) {
   EXPECT_EQ(slot->state(), SlotState::kReleased);
   EXPECT_EQ(slot->Mark("api-1"), 7);
   EXPECT_EQ(GetValue(*slot, "u|a.c3p1"), "3");
+}
+
+TEST(Slot, ClosedStateIsPersistedAndOnlyAClosedDayIsReleased) {
+  TestDir dir;
+  const std::string path = dir.path() + "/s.tcb";
+  {
+    auto slot = OpenSlot(path);
+    ASSERT_TRUE(slot->Reset(20000).ok());
+    ASSERT_TRUE(slot->SetMark("api-1", 7).ok());
+    Status s = slot->Release();
+    EXPECT_FALSE(s.ok());
+    EXPECT_EQ(s.message(), path + ": 2024-10-04 is not closed");
+    EXPECT_EQ(slot->state(), SlotState::kOpen);
+    ASSERT_TRUE(slot->MarkClosed().ok());
+    ASSERT_TRUE(slot->MarkClosed().ok());  // idempotent
+    EXPECT_EQ(slot->state(), SlotState::kClosed);
+  }
+  {
+    auto slot = OpenSlot(path);
+    EXPECT_EQ(slot->day(), 20000);
+    EXPECT_EQ(slot->state(), SlotState::kClosed);
+    EXPECT_EQ(slot->Mark("api-1"), 7);
+    ASSERT_TRUE(slot->Release().ok());
+    ASSERT_TRUE(slot->MarkClosed().ok());  // a released day stays released
+    EXPECT_EQ(slot->state(), SlotState::kReleased);
+  }
+  auto slot = OpenSlot(path);
+  EXPECT_EQ(slot->state(), SlotState::kReleased);
 }
 
 TEST(Slot, ResetWipesRecordsAndMarksAndLeftoverIsIgnored) {
@@ -106,6 +135,7 @@ TEST(Slot, ResetWipesRecordsAndMarksAndLeftoverIsIgnored) {
     bool overflow;
     ASSERT_TRUE(slot->Add("u|a.c3p1", 3, &overflow).ok());
     ASSERT_TRUE(slot->SetMark("api-1", 7).ok());
+    ASSERT_TRUE(slot->MarkClosed().ok());
     ASSERT_TRUE(slot->Release().ok());
   }
   // A reset that died before its rename leaves "<path>.new"; the old day stays.

@@ -1,5 +1,6 @@
 #include "rebuild/cluster_http.h"
 
+#include "base/clip.h"
 #include "net/fetch.h"
 
 namespace clickatron::rebuild {
@@ -13,6 +14,17 @@ Result<HttpResult> HttpCall(const net::HostPort& to, const std::string& method,
   clickatron::Status s = net::Fetch(to, path, request, &response);
   if (!s.ok()) return Status::Error(method + " " + path + " to " + to.ToString() + ": " + s.message());
   return HttpResult{response.status, std::move(response.body)};
+}
+
+Result<std::vector<net::RealtimeSlotFields>> ReadRealtimeSlotsOf(const net::HostPort& host, int timeout_ms) {
+  Result<HttpResult> r = HttpCall(host, "GET", "/stats", timeout_ms);
+  if (!r.ok()) return r.status();
+  if (r->status != 200) {
+    return Status::Error("HTTP " + std::to_string(r->status) + " " + ClippedLine(r->body, 200));
+  }
+  Result<std::vector<net::RealtimeSlotFields>> slots = net::ReadRealtimeSlots(r->body);
+  if (!slots.ok()) return Status::Error("not a realtime /stats answer: " + slots.status().message());
+  return slots;
 }
 
 }  // namespace clickatron::rebuild

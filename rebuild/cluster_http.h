@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "net/host_port.h"
@@ -22,5 +23,9 @@ struct HttpResult {
 // One request to a server; a transport failure is an error, any HTTP status is not.
 Result<HttpResult> HttpCall(const net::HostPort& to, const std::string& method,
                             const std::string& path, int timeout_ms);
+
+// The slots of a realtime shard's GET /stats. Errors: the transport error, "HTTP 500
+// <first line of the body>", or "not a realtime /stats answer: <why>".
+Result<std::vector<net::RealtimeSlotFields>> ReadRealtimeSlotsOf(const net::HostPort& host, int timeout_ms);
 
 }  // namespace clickatron::rebuild

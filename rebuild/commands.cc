@@ -12,7 +12,8 @@ constexpr Command kCommands[] = {
     {"publish", RunPublish, "[--config FILE] [--backup DIR]", 0},
     {"export", RunExport, "--config FILE --day YYYY-MM-DD", kNeedsDay | kNeedsCluster},
     {"segment", RunSegment, "--config FILE --day YYYY-MM-DD", kNeedsDay},
-    {"nightly", RunNightly, "--config FILE --day YYYY-MM-DD", kNeedsDay | kNeedsCluster},
+    {"late", RunLate, "--config FILE (its api = lines)", 0},
+    {"nightly", RunNightly, "--config FILE [--through YYYY-MM-DD | --day YYYY-MM-DD]", kNeedsCluster},
     {"compact", RunCompact, "--before YYYY-MM-DD", kNeedsBefore},
     {"release", RunRelease, "--config FILE --through YYYY-MM-DD", kNeedsCluster | kNeedsThrough},
 };

@@ -22,6 +22,7 @@ Status RunExport(const Options& options, WorkDir* work);
 Status RunSegment(const Options& options, WorkDir* work);
 Status RunPublish(const Options& options, WorkDir* work);
 Status RunRelease(const Options& options, WorkDir* work);
+Status RunLate(const Options& options, WorkDir* work);
 Status RunNightly(const Options& options, WorkDir* work);
 
 // What a command cannot run without; ParseOptions refuses a command line that lacks it.

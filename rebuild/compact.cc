@@ -93,6 +93,8 @@ Status RunCompact(const Options& options, WorkDir* work) {
     info.files.resize(shards);
     for (const SegmentInfo* s : plan[m].second) {
       for (const auto& [unit, source] : s->covers) info.covers[unit] = source;
+      for (const auto& [day, digests] : s->exports) info.exports[day] = digests;
+      info.late.insert(s->late.begin(), s->late.end());
     }
     if (Status s = MakeDirs(info.dir); !s.ok()) return s;
   }

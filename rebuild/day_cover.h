@@ -3,6 +3,8 @@
 // already covers (a re-run, nothing to do), days another source covers (to be replaced
 // with --replace), and whether such a day can be replaced at all — not when `compact`
 // has folded it into a month segment. `import` and `segment` both decide from this.
+// Segments of late data cover no day (work_dir.h), so they never count here: late data
+// for a day already merged is added to it, not a rival source.
 #pragma once
 
 #include <map>

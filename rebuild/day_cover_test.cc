@@ -49,5 +49,16 @@ TEST(DayCover, ADayInAMonthSegmentCannotBeReplacedAlone) {
             "day 2012-02-01 is already in the compacted segment 2012-02.3; it cannot be replaced on its own");
 }
 
+TEST(DayCover, ASegmentOfLateDataCoversNoDayAndTakesNone) {
+  SegmentInfo exported{"2012-03-25.1", "", "2012-03-25", 1, {{"2012-03-25", "export-bb"}}, {}, {}, {}};
+  SegmentInfo late{"2012-03-25.2", "", "2012-03-25", 1, {}, {}, {LateRange{"10.0.0.1:8000", 1, 9}}, {}};
+  const std::map<std::string, Cover> coverage = CoverageOf({exported, late});
+  ASSERT_EQ(coverage.size(), 1u);
+  EXPECT_EQ(coverage.at("2012-03-25").segment, "2012-03-25.1");
+  EXPECT_TRUE(PlanDayCover(coverage, {D("2012-03-25")}, "export-bb").all_mine);  // the re-run stays a no-op
+  EXPECT_EQ(LastCoveredDay({late}), "");
+  EXPECT_EQ(LateMarks({exported, late}), (std::map<std::string, uint64_t>{{"10.0.0.1:8000", 9}}));
+}
+
 }  // namespace
 }  // namespace clickatron::rebuild

@@ -1,5 +1,7 @@
-// `export --day D`: GET /export?day=D from every realtime shard into
-// DIR/export/D/shard-N.csv (shards in parallel with --jobs).
+// `export --day D`: POST /close?day=D, then GET /export?day=D, on every realtime shard into
+// DIR/export/D/shard-N.csv (shards in parallel with --jobs). The close makes the day final
+// on the shard (docs/realtime.md#day-lifecycle): what is exported is all the shard will
+// ever hold of it, and a later write for it is refused as late data.
 //
 // The body is streamed to a temp file while its lines are counted and hashed; the last
 // line must be the `#END` footer matching them (keyformat/footer.h), else the export is
@@ -52,6 +54,15 @@ Status RunExport(const Options& options, WorkDir* work) {
     const net::HostPort& to = options.realtime[n];
     const std::string path = ExportPath(*work, day, uint32_t(n));
     const std::string what = "realtime shard " + std::to_string(n) + " (" + to.ToString() + ")";
+    // First the close: what the export then reads is final (a later write is late data).
+    const std::string refused = "export of " + FormatDay(day) + " from " + what + " refused: ";
+    const std::string close = "/close?day=" + FormatDay(day);
+    Result<HttpResult> closed = HttpCall(to, "POST", close, options.timeout_ms);
+    if (!closed.ok()) return Status::Error(refused + closed.status().message());
+    if (closed->status != 200) {
+      return Status::Error(refused + "POST " + close + ": HTTP " + std::to_string(closed->status) + ": " +
+                           ClippedLine(closed->body, 200));
+    }
     if (Exists(path)) {
       Status s = VerifyExportFile(path, &records[n]);
       if (s.ok()) return s;

@@ -61,6 +61,51 @@ Result<std::string> ReadFooterLine(const std::string& path) {
   return std::string(last);
 }
 
+Status SortFootedFile(const std::string& path, const std::string& what, RecordSorter* sorter, Progress* progress) {
+  const std::string name = what + " " + path;
+  LineReader reader;
+  if (Status s = reader.Open(path); !s.ok()) return s;
+  FooterCheck check;
+  std::string_view line;
+  bool footer = false;
+  uint64_t since_tick = 0, last_bytes = 0;
+  while (reader.Next(&line)) {
+    if (IsFooter(line)) {
+      footer = true;
+      if (Status s = check.Verify(line); !s.ok()) return Status::Error(name + " is corrupt: " + s.message());
+      if (reader.Next(&line)) return Status::Error(name + " has data after its #END footer");
+      break;
+    }
+    if (!reader.has_final_newline()) break;
+    check.AddLineWithNewline(line);
+    if (Status s = sorter->Add(line); !s.ok()) {
+      return s.Prefixed(name + " line " + std::to_string(reader.line_number()) + ": ");
+    }
+    if (++since_tick == 65536) {
+      progress->Add(since_tick, reader.bytes_read() - last_bytes);
+      last_bytes = reader.bytes_read();
+      since_tick = 0;
+      progress->Tick();
+    }
+  }
+  if (!reader.status().ok()) return reader.status();
+  if (!footer) return Status::Error(name + " has no #END footer (truncated?)");
+  progress->Add(since_tick, reader.bytes_read() - last_bytes);
+  return Status::OK();
+}
+
+Result<std::vector<uint64_t>> ExportDigests(const std::vector<std::string>& files) {
+  std::vector<uint64_t> out;
+  for (const std::string& path : files) {
+    Result<std::string> line = ReadFooterLine(path);
+    if (!line.ok()) return line.status();
+    Result<Footer> footer = ParseFooter(*line);
+    if (!footer.ok()) return Status::Error(path + ": " + footer.status().message());
+    out.push_back(footer->xxh64);
+  }
+  return out;
+}
+
 Result<std::string> ExportSource(const std::vector<std::string>& files) {
   XXH64_state_t st;
   XXH64_reset(&st, 0);

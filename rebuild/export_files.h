@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "rebuild/progress.h"
 #include "rebuild/record_sorter.h"
 #include "rebuild/work_dir.h"
 
@@ -23,6 +24,15 @@ Result<std::vector<std::string>> ExportFiles(const WorkDir& work, Day day, uint3
 
 // The footer line at the end of a footed file (read from its tail), without '\n'.
 Result<std::string> ReadFooterLine(const std::string& path);
+
+// The xxh64 of each file's #END footer (the export digests the manifest records,
+// docs/formats.md#manifest), in the order of files.
+Result<std::vector<uint64_t>> ExportDigests(const std::vector<std::string>& files);
+
+// Adds every record of a footed file (an export, a page of late data) to sorter, checking
+// it against its #END footer as it goes. Errors name the file as "<what> <path>": "export
+// DIR/export/D/shard-0.csv has no #END footer (truncated?)", "... line 7: <the problem>".
+Status SortFootedFile(const std::string& path, const std::string& what, RecordSorter* sorter, Progress* progress);
 
 // "export-<hex>": XXH64 over the footers of the files, in shard order — identifies what
 // a day segment was made from without reading the files.

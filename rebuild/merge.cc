@@ -59,6 +59,8 @@ Status RunMerge(const Options& options, WorkDir* work) {
   info.inputs = inputs;
   info.shards = shards;
   info.last_day = LastCoveredDay(*segments);
+  info.days = ExportedDays(*segments);
+  info.late = LateMarks(*segments);
   info.files.resize(shards);
   std::vector<MergeStats> stats(shards);
   std::mutex mu;

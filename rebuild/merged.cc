@@ -2,6 +2,7 @@
 
 #include "base/durable_file.h"
 #include "keyformat/key_value.h"
+#include "keyformat/manifest.h"
 #include "keyformat/shard_meta.h"
 #include "rebuild/file.h"
 
@@ -23,6 +24,16 @@ Result<MergedInfo> ReadMergedInfo(const std::string& dir) {
     if (!f.ok()) return bad;
     info.files.push_back(*f);
   }
+  for (const std::string& d : meta->GetAll("day")) {
+    Result<DayDigests> day = ParseDayDigests(d);
+    if (!day.ok()) return bad;
+    info.days[day->day] = std::move(day->digests);
+  }
+  for (const std::string& l : meta->GetAll("late")) {
+    Result<LateMark> mark = ParseLateMark(l);
+    if (!mark.ok()) return bad;
+    info.late[mark->api] = mark->id;
+  }
   if (info.inputs.empty()) return bad;
   return info;
 }
@@ -34,6 +45,8 @@ Status WriteMergedInfo(const std::string& dir, const MergedInfo& info) {
   f.Add("last_day", info.last_day);
   f.Add("collisions", std::to_string(info.collisions));
   for (uint32_t k = 0; k < info.files.size(); ++k) AddFileSummary(k, info.files[k], &f);
+  for (const auto& [day, digests] : info.days) f.Add("day", FormatDayDigests(day, digests));
+  for (const auto& [api, id] : info.late) f.Add("late", FormatLateMark(api, id));
   return WriteFileAtomic(dir + "/meta", f.Format());
 }
 

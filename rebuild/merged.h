@@ -2,10 +2,15 @@
 //
 //   merged/shard-K.csv   plain docs/formats.md#text-files files, one per archive shard
 //   merged/meta          inputs = <segment set fingerprint>, shards, last_day, collisions,
-//                        shard.K.records / bytes / xxh64 / columns (keyformat/shard_meta.h)
+//                        shard.K.records / bytes / xxh64 / columns (keyformat/shard_meta.h),
+//                        and what publish copies into the manifest: `day` (a day merged
+//                        from realtime exports, with their digests) and `late` (per API,
+//                        the last late entry merged) lines, as keyformat/manifest.h writes
+//                        them
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,6 +26,8 @@ struct MergedInfo {
   std::string last_day;
   uint64_t collisions = 0;
   std::vector<FileSummary> files;
+  std::map<std::string, std::vector<uint64_t>> days;  // day -> export digest per realtime shard
+  std::map<std::string, uint64_t> late;               // API host:port -> last late entry id
 };
 
 inline std::string MergedFileName(uint32_t shard) { return "shard-" + std::to_string(shard) + ".csv"; }

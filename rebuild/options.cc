@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "base/wall_clock.h"
 #include "config/option_loader.h"
 #include "keyformat/ymdh.h"
 #include "rebuild/commands.h"
@@ -41,9 +42,10 @@ void DeclareOptions(config::OptionLoader* loader, Options* out, TextFlags* text)
       ("backup", po::value(&out->backup), "publish: directory for the gzip backup copy")
       ("keep-generations", po::value(&out->keep_generations), "publish: generations kept (default 3)")
       ("timeout-ms", po::value(&out->timeout_ms), "HTTP request timeout (default 30000)")
-      ("day", po::value(&text->day), "export/segment/nightly: the day, YYYY-MM-DD")
+      ("day", po::value(&text->day), "export/segment: the day, YYYY-MM-DD; nightly: as --through")
       ("before", po::value(&text->before), "compact: months ending before this day")
-      ("through", po::value(&text->through), "release: last day to release");
+      ("through", po::value(&text->through),
+       "release: last day to release; nightly: last day to archive (default today UTC - 2)");
   config::AddClusterLayoutOptions(loader);
   loader->AddPositional("command", po::value(&out->command), 1);
 }
@@ -105,6 +107,8 @@ Status CheckNeeds(const Command& command, const Options& o) {
 }
 
 }  // namespace
+
+Day DefaultThroughDay() { return Day(WallClockSeconds() / 86400 - 2); }
 
 Result<Day> ParseDayFlag(const std::string& text, const std::string& flag) {
   Result<int64_t> d = ParseDay(text);

@@ -39,6 +39,11 @@ struct Options : config::ClusterLayout {  // realtime and archive servers
 // Parses argv. On --help (or no command) prints usage to stdout and sets *help_shown.
 Status ParseOptions(int argc, const char* const* argv, Options* out, bool* help_shown);
 
+// The newest day the nightly archives by default: today UTC − 2, from the wall clock
+// (base/wall_clock.h). The API accepts increments from yesterday 00:00 UTC, so the day
+// before yesterday is the newest one no API writes any more.
+Day DefaultThroughDay();
+
 // "YYYY-MM-DD" → Day, with the flag's name in the error.
 Result<Day> ParseDayFlag(const std::string& text, const std::string& flag);
 

@@ -33,8 +33,8 @@ TEST(Commands, EachNameOnceAndFoundByName) {
     EXPECT_TRUE(names.insert(c.name).second) << c.name;
     EXPECT_EQ(FindCommand(c.name), &c);
   }
-  EXPECT_EQ(names, (std::set<std::string>{"import", "merge", "publish", "export", "segment", "nightly", "compact",
-                                          "release"}));
+  EXPECT_EQ(names, (std::set<std::string>{"import", "merge", "publish", "export", "segment", "late", "nightly",
+                                          "compact", "release"}));
   EXPECT_EQ(FindCommand("frobnicate"), nullptr);
 }
 
@@ -62,6 +62,7 @@ TEST(ParseOptions, NamesWhatACommandLineLacks) {
   EXPECT_EQ(Error({"export", "--work", "w"}), "export needs --day YYYY-MM-DD");
   EXPECT_EQ(Error({"export", "--work", "w", "--day", "2012-03-01"}), "export needs --config FILE");
   EXPECT_EQ(Error({"compact", "--work", "w"}), "compact needs --before YYYY-MM-DD");
+  EXPECT_EQ(Error({"nightly", "--work", "w"}), "nightly needs --config FILE");  // no --day: catch-up
   EXPECT_EQ(Error({"release", "--work", "w", "--through", "2012-03-01"}), "release needs --config FILE");
   EXPECT_EQ(Error({"segment", "--work", "w", "--day", "2012-02-30"}).rfind("--day: ", 0), 0u);
   EXPECT_EQ(Error({"merge", "--work", "w", "--memory", "lots"}).rfind("--memory: memory size 'lots'", 0), 0u);
@@ -76,7 +77,7 @@ TEST(ParseOptions, TheClusterLayoutComesFromTheConfig) {
   const std::string config = dir.path() + "/cluster.conf";
   std::ofstream(config) << "realtime = 127.0.0.1:7101\nrealtime = 127.0.0.1:7102\n"
                            "archive = 127.0.0.1:7201,127.0.0.1:7211\narchive = 127.0.0.1:7202\n"
-                           "oplog-dir = var/oplog\njobs = 4\n";
+                           "api = 127.0.0.1:8000\noplog-dir = var/oplog\njobs = 4\n";
   Options o;
   bool help = false;
   Status s = Parse({"release", "--work", "w", "--config", config, "--through", "2012-03-26", "--jobs", "2"}, &o, &help);
@@ -87,6 +88,7 @@ TEST(ParseOptions, TheClusterLayoutComesFromTheConfig) {
   EXPECT_EQ(o.realtime, (std::vector<net::HostPort>{{"127.0.0.1", 7101}, {"127.0.0.1", 7102}}));
   ASSERT_EQ(o.archive.size(), 2u);
   EXPECT_EQ(o.archive[0], (std::vector<net::HostPort>{{"127.0.0.1", 7201}, {"127.0.0.1", 7211}}));
+  EXPECT_EQ(o.api, (std::vector<net::HostPort>{{"127.0.0.1", 8000}}));
   EXPECT_EQ(o.archive_shards, 2u);  // the config's archive lines
   EXPECT_EQ(o.jobs, 2u);            // the command line wins over the file's 4
   EXPECT_EQ(o.through, Day(*ParseDay("2012-03-26")));

@@ -7,7 +7,9 @@
 // names the content, so publishing the same merge twice is a no-op and a re-run after a
 // crash produces the very same generation. Shard files are hard links of the merged ones
 // (no copy). The manifest (keyformat/manifest.h) is what the archive server checks the
-// file against.
+// file against; it also records the days merged from realtime exports with each shard's
+// export digest, and per API the last late id merged (docs/formats.md#manifest), which
+// release and the nightly's late fetch read back.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -110,16 +112,22 @@ Status GzipFile(const std::string& from, const std::string& to, Progress* progre
   return s;
 }
 
-std::string ManifestText(const std::string& generation, const MergedInfo& merged) {
+// The manifest of the merged files, without its generation: the days merged from
+// realtime exports, and per API the newest late id of the merged files or of the live
+// manifest, whichever is higher (the live one may know of late data whose segments are
+// gone, and must never go back: the API would be asked for entries already merged).
+Manifest ManifestOf(const MergedInfo& merged, const std::map<std::string, uint64_t>& live_late) {
   Manifest m;
-  m.generation = generation;
   m.last_day = merged.last_day;
   m.shards = merged.shards;
   for (uint32_t k = 0; k < merged.shards; ++k) {
     const FileSummary& f = merged.files[k];
     m.shard_files[k] = ShardMeta{MergedFileName(k), f.records, f.bytes, f.xxh64, std::nullopt};
   }
-  return FormatManifest(m);
+  m.days = merged.days;
+  m.late = live_late;
+  for (const auto& [api, id] : merged.late) m.late[api] = std::max(m.late[api], id);
+  return m;
 }
 
 // Points DIR/current at target ("gen/<id>") atomically; "" removes it.
@@ -158,11 +166,20 @@ Status ReloadOne(const net::HostPort& host, const std::string& generation, int t
   return Status::OK();
 }
 
-// `<last day as YYYYMMDD>-<xxh64 over the shard checksums>`.
-std::string GenerationId(const MergedInfo& merged) {
+// `<last day as YYYYMMDD>-<xxh64 over the shard checksums>`; the day and late lines of
+// the manifest, when it has any, are hashed too, so that a generation directory (reused
+// as it is when its manifest exists) always holds the manifest it is named for.
+std::string GenerationId(const MergedInfo& merged, const Manifest& manifest) {
   XXH64_state_t st;
   XXH64_reset(&st, 0);
   for (const FileSummary& f : merged.files) XXH64_update(&st, &f.xxh64, sizeof f.xxh64);
+  if (!manifest.days.empty() || !manifest.late.empty()) {
+    Manifest lines;
+    lines.days = manifest.days;
+    lines.late = manifest.late;
+    const std::string text = FormatManifest(lines);
+    XXH64_update(&st, text.data(), text.size());
+  }
   std::string day_compact = merged.last_day;
   day_compact.erase(std::remove(day_compact.begin(), day_compact.end(), '-'), day_compact.end());
   return day_compact + "-" + Hex64(XXH64_digest(&st));
@@ -183,8 +200,8 @@ Result<MergedInfo> ReadPublishable(const WorkDir& work, const Options& options) 
 // Step 1: DIR/gen/<generation>/ with the verified merged files (hard-linked) and the
 // manifest, built in a temp directory and renamed into place. Sets *wrote unless it was
 // already there.
-Status WriteGeneration(const WorkDir& work, const std::string& generation, const MergedInfo& merged, unsigned jobs,
-                       Progress* progress, bool* wrote) {
+Status WriteGeneration(const WorkDir& work, const std::string& generation, const MergedInfo& merged,
+                       const std::string& manifest, unsigned jobs, Progress* progress, bool* wrote) {
   const std::string gen_dir = work.Path("gen/" + generation);
   if (Exists(gen_dir + "/manifest")) return Status::OK();
   if (Status s = MakeDirs(work.Path("gen")); !s.ok()) return s;
@@ -201,7 +218,7 @@ Status WriteGeneration(const WorkDir& work, const std::string& generation, const
     if (Status v = VerifyMergedFile(from, merged.files[k], progress); !v.ok()) return v;
     return LinkOrCopy(from, tmp + "/" + MergedFileName(uint32_t(k)));
   });
-  if (s.ok()) s = WriteFileAtomic(tmp + "/manifest", ManifestText(generation, merged));
+  if (s.ok()) s = WriteFileAtomic(tmp + "/manifest", manifest);
   if (s.ok()) s = SyncDir(tmp);
   if (s.ok()) s = RenameDurable(tmp, gen_dir);
   if (!s.ok()) {
@@ -215,7 +232,8 @@ Status WriteGeneration(const WorkDir& work, const std::string& generation, const
 // Step 2: BACKUP/<generation>/ with a gzip copy of each shard file and the manifest.
 // Returns what it did for the summary ("" when the backup was already there).
 Result<std::string> WriteBackup(const std::string& backup, const std::string& gen_dir, const std::string& generation,
-                                const MergedInfo& merged, unsigned jobs, Progress* progress) {
+                                const MergedInfo& merged, const std::string& manifest, unsigned jobs,
+                                Progress* progress) {
   const std::string backup_dir = backup + "/" + generation;
   if (Exists(backup_dir + "/manifest")) return std::string();
   const std::string tmp = backup + "/.tmp-" + generation + "-" + WorkDir::NewId();
@@ -227,7 +245,7 @@ Result<std::string> WriteBackup(const std::string& backup, const std::string& ge
   });
   if (s.ok()) {
     for (uint32_t k = 0; k < merged.shards; ++k) gz_bytes += FileSize(tmp + "/" + MergedFileName(k) + ".gz");
-    s = WriteFileAtomic(tmp + "/manifest", ManifestText(generation, merged));
+    s = WriteFileAtomic(tmp + "/manifest", manifest);
   }
   if (s.ok()) s = SyncDir(tmp);
   if (s.ok() && Exists(backup_dir)) s = RemoveAll(backup_dir);
@@ -282,6 +300,18 @@ void RemoveOldGenerations(const WorkDir& work, const std::string& generation, ui
 
 }  // namespace
 
+Result<std::optional<Manifest>> LiveManifest(const WorkDir& work) {
+  Result<std::string> live = LiveGeneration(work);
+  if (!live.ok()) return live.status();
+  if (live->empty()) return std::optional<Manifest>();
+  const std::string path = work.Path(std::string("current/") + kManifestName);
+  Result<std::string> text = ReadSmallFile(path);
+  if (!text.ok()) return text.status();
+  Result<Manifest> manifest = ParseManifest(*text);
+  if (!manifest.ok()) return manifest.status().Prefixed(path + ": ");
+  return std::optional<Manifest>(std::move(manifest).value());
+}
+
 Result<std::string> LiveGeneration(const WorkDir& work) {
   char buf[4096];
   const std::string current = work.Path("current");
@@ -300,19 +330,26 @@ Status RunPublish(const Options& options, WorkDir* work) {
   if (!merged.ok()) return merged.status();
   uint64_t total = 0;
   for (const FileSummary& f : merged->files) total += f.bytes;
-  const std::string generation = GenerationId(*merged);
-  Progress progress("publish", total);
   Result<std::string> live = LiveGeneration(*work);
   if (!live.ok()) return live.status();
+  Result<std::optional<Manifest>> live_manifest = LiveManifest(*work);
+  if (!live_manifest.ok()) return live_manifest.status();
+  Manifest manifest = ManifestOf(*merged, *live_manifest ? (*live_manifest)->late : std::map<std::string, uint64_t>());
+  const std::string generation = GenerationId(*merged, manifest);
+  manifest.generation = generation;
+  const std::string manifest_text = FormatManifest(manifest);
+  Progress progress("publish", total);
   std::vector<std::string> done;
 
   bool wrote = false;
-  if (Status s = WriteGeneration(*work, generation, *merged, options.jobs, &progress, &wrote); !s.ok()) return s;
+  if (Status s = WriteGeneration(*work, generation, *merged, manifest_text, options.jobs, &progress, &wrote); !s.ok()) {
+    return s;
+  }
   if (wrote) done.push_back("wrote gen/" + generation);
 
   if (!options.backup.empty()) {
-    Result<std::string> backup =
-        WriteBackup(options.backup, work->Path("gen/" + generation), generation, *merged, options.jobs, &progress);
+    Result<std::string> backup = WriteBackup(options.backup, work->Path("gen/" + generation), generation, *merged,
+                                             manifest_text, options.jobs, &progress);
     if (!backup.ok()) return backup.status();
     if (!backup->empty()) done.push_back(*backup);
   }

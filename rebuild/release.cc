@@ -1,16 +1,26 @@
-// `release --through D`: frees the realtime slots of days ≤ D — only when the live
-// archive generation holds them (its manifest's last_day ≥ D) and every archive replica
-// of the config already serves a generation that does (its /stats last_day), so the API
-// never finds an hour in neither tier (docs/architecture.md#the-watermark).
+// `release --through D`: frees the realtime slots of days ≤ D that the archive holds for
+// good, so the API never finds an hour in neither tier (docs/architecture.md#the-watermark)
+// and no day is dropped from the realtime tier before it was exported.
 //
-// Which days a realtime shard still holds comes from its /stats (slots with day and
-// state); each open day ≤ D is released with POST /release?day=. A 404 means the slot has
-// moved on meanwhile, which is what release wanted anyway.
+// It refuses, naming why, unless the live archive generation holds D (its manifest's
+// last_day ≥ D) and every archive replica of the config already serves a generation that
+// does (its /stats last_day). Then it reads every realtime shard's /stats (a shard whose
+// /stats cannot be read fails the step: there is no guessing which days it holds) and
+// plans, before releasing anything:
+//
+//   slot state  day ≤ D, and the live manifest records the day   day ≤ D, not recorded
+//   closed      POST /release?day=                                 refused
+//   open        refused (not closed: close and archive it first)   refused
+//   released, empty, days > D: left alone
+//
+// "Records the day" means a `day` line with an export digest from every realtime shard of
+// the config (docs/formats.md#manifest): the day was closed, exported from each shard and
+// merged into the live generation. A 404 to POST /release means the slot has moved on
+// meanwhile, which is what release wanted anyway.
 #include <cstdio>
 #include <set>
 
 #include "base/clip.h"
-#include "keyformat/day_ring.h"
 #include "keyformat/manifest.h"
 #include "keyformat/ymdh.h"
 #include "rebuild/cluster_http.h"
@@ -22,21 +32,54 @@
 #include "rebuild/work_dir.h"
 
 namespace clickatron::rebuild {
+namespace {
+
+// "realtime shard 1 (10.0.0.2:7101)".
+std::string ShardName(const Options& options, size_t n) {
+  return "realtime shard " + std::to_string(n) + " (" + options.realtime[n].ToString() + ")";
+}
+
+// The days of shard n's closed slots to release, or why none may be.
+Result<std::set<std::string>> PlanShard(const Options& options, size_t n, const Manifest& manifest,
+                                        const std::string& through) {
+  Result<std::vector<net::RealtimeSlotFields>> slots = ReadRealtimeSlotsOf(options.realtime[n], options.timeout_ms);
+  if (!slots.ok()) {
+    return Status::Error("refusing to release: the /stats of " + ShardName(options, n) +
+                         " cannot be read: " + slots.status().message());
+  }
+  std::set<std::string> days;
+  for (const net::RealtimeSlotFields& slot : *slots) {
+    if (slot.day.empty() || slot.day > through) continue;
+    const bool recorded = manifest.MergedFromEveryShard(slot.day, options.realtime.size());
+    if (slot.state == "open") {
+      return Status::Error("refusing to release: " + ShardName(options, n) + " holds " + slot.day +
+                           " open; a day is released only once closed and archived (run clickatron-rebuild nightly)");
+    }
+    if (slot.state != "closed") continue;
+    if (!recorded) {
+      return Status::Error("refusing to release: " + ShardName(options, n) + " holds " + slot.day +
+                           " closed, but the live manifest does not record it merged from all " +
+                           std::to_string(options.realtime.size()) +
+                           " realtime shard(s) (no 'day = " + slot.day +
+                           " ...' line with a digest per shard): run clickatron-rebuild nightly");
+    }
+    days.insert(slot.day);
+  }
+  return days;
+}
+
+}  // namespace
 
 Status RunRelease(const Options& options, WorkDir* work) {
   const std::string through = FormatDay(options.through);
   Progress progress("release");
-  Result<std::string> live = LiveGeneration(*work);
-  if (!live.ok()) return live.status();
-  if (live->empty()) return Status::Error("nothing is published in " + work->root() + ": refusing to release " + through);
-  const std::string manifest_path = work->Path(std::string("current/") + kManifestName);
-  Result<std::string> manifest_text = ReadSmallFile(manifest_path);
-  if (!manifest_text.ok()) return manifest_text.status();
-  Result<Manifest> manifest = ParseManifest(*manifest_text);
-  if (!manifest.ok()) return manifest.status().Prefixed(manifest_path + ": ");
-  const std::string last_day = manifest->last_day;
+  Result<std::optional<Manifest>> manifest = LiveManifest(*work);
+  if (!manifest.ok()) return manifest.status();
+  if (!*manifest) return Status::Error("nothing is published in " + work->root() + ": refusing to release " + through);
+  const std::string live = (*manifest)->generation;
+  const std::string last_day = (*manifest)->last_day;
   if (last_day < through) {
-    return Status::Error("the live generation " + *live + " holds days through " + last_day +
+    return Status::Error("the live generation " + live + " holds days through " + last_day +
                          " only: refusing to release " + through);
   }
   for (const auto& replicas : options.archive) {
@@ -51,29 +94,25 @@ Status RunRelease(const Options& options, WorkDir* work) {
       }
     }
   }
+  // Every shard's plan first: one refusal anywhere releases nothing.
+  std::vector<std::set<std::string>> plan(options.realtime.size());
+  Status planned = RunTasks(options.realtime.size(), options.jobs, [&](size_t n) -> Status {
+    Result<std::set<std::string>> days = PlanShard(options, n, **manifest, through);
+    if (!days.ok()) return days.status();
+    plan[n] = std::move(days).value();
+    return Status::OK();
+  });
+  if (!planned.ok()) return planned;
   std::vector<std::vector<std::string>> released(options.realtime.size());
   Status result = RunTasks(options.realtime.size(), options.jobs, [&](size_t n) -> Status {
-    const net::HostPort& host = options.realtime[n];
-    std::set<std::string> days;
-    Result<HttpResult> stats = HttpCall(host, "GET", "/stats", options.timeout_ms);
-    if (!stats.ok()) return stats.status();
-    const Result<std::vector<net::RealtimeSlotFields>> slots = net::ReadRealtimeSlots(stats->body);
-    if (stats->status == 200 && slots.ok() && !slots->empty()) {
-      for (const net::RealtimeSlotFields& slot : *slots) {
-        if (!slot.day.empty() && slot.day <= through && slot.state == "open") days.insert(slot.day);
-      }
-    } else {
-      // Unknown /stats shape: try every day the ring can hold up to D.
-      for (int back = 0; back < kRingSlots; ++back) days.insert(FormatDay(int64_t(options.through) - back));
-    }
-    for (const std::string& day : days) {
-      Result<HttpResult> r = HttpCall(host, "POST", "/release?day=" + day, options.timeout_ms);
+    for (const std::string& day : plan[n]) {
+      Result<HttpResult> r = HttpCall(options.realtime[n], "POST", "/release?day=" + day, options.timeout_ms);
       if (!r.ok()) return r.status();
       if (r->status == 200) {
         released[n].push_back(day);
       } else if (r->status != 404) {
-        return Status::Error("realtime shard " + std::to_string(n) + " (" + host.ToString() + ") refused to release " + day +
-                             ": HTTP " + std::to_string(r->status) + " " + ClippedLine(r->body, 200));
+        return Status::Error(ShardName(options, n) + " refused to release " + day + ": HTTP " +
+                             std::to_string(r->status) + " " + ClippedLine(r->body, 200));
       }
     }
     return Status::OK();
@@ -87,7 +126,7 @@ Status RunRelease(const Options& options, WorkDir* work) {
     }
   }
   progress.Summary("released " + std::to_string(count) + " slot(s) through " + through +
-                   (count ? " (" + text + ")" : "") + "; archive generation " + *live + " holds through " + last_day);
+                   (count ? " (" + text + ")" : "") + "; archive generation " + live + " holds through " + last_day);
   return Status::OK();
 }
 

@@ -6,7 +6,9 @@
 // covers D with source `export-<xxh64 of the footers>`, so re-running with the same
 // exports is a no-op, and a day that already has data from elsewhere (an import) is
 // refused unless --replace. An empty export still makes an (empty) segment: the archive
-// then holds that day — it had no data — and its realtime slot can be released.
+// then holds that day — it had no data — and its realtime slot can be released. The
+// segment records each shard's footer xxh64 (`export` line of its meta), which publish
+// writes into the manifest for release to check (docs/formats.md#manifest).
 #include <cstdio>
 
 #include "keyformat/footer.h"
@@ -28,6 +30,8 @@ Status RunSegment(const Options& options, WorkDir* work) {
   if (!files.ok()) return files.status();
   Result<std::string> source = ExportSource(*files);
   if (!source.ok()) return source.status();
+  Result<std::vector<uint64_t>> digests = ExportDigests(*files);
+  if (!digests.ok()) return digests.status();
 
   Result<std::vector<SegmentInfo>> existing = work->Segments();
   if (!existing.ok()) return existing.status();
@@ -58,36 +62,10 @@ Status RunSegment(const Options& options, WorkDir* work) {
   if (Status s = MakeDirs(runs); !s.ok()) return s;
   RecordSorter sorter(SorterOptions{options.archive_shards, options.memory, runs, day, day, options.jobs});
   for (const std::string& path : *files) {
-    LineReader reader;
-    if (Status s = reader.Open(path); !s.ok()) return s;
-    FooterCheck check;
-    std::string_view line;
-    bool footer = false;
-    uint64_t since_tick = 0, last_bytes = 0;
-    while (reader.Next(&line)) {
-      if (IsFooter(line)) {
-        footer = true;
-        if (Status s = check.Verify(line); !s.ok()) return Status::Error("export " + path + " is corrupt: " + s.message());
-        if (reader.Next(&line)) return Status::Error("export " + path + " has data after its #END footer");
-        break;
-      }
-      if (!reader.has_final_newline()) break;
-      check.AddLineWithNewline(line);
-      if (Status s = sorter.Add(line); !s.ok()) {
-        return s.Prefixed("export " + path + " line " + std::to_string(reader.line_number()) + ": ");
-      }
-      if (++since_tick == 65536) {
-        progress.Add(since_tick, reader.bytes_read() - last_bytes);
-        last_bytes = reader.bytes_read();
-        since_tick = 0;
-        progress.Tick();
-      }
-    }
-    if (!reader.status().ok()) return reader.status();
-    if (!footer) return Status::Error("export " + path + " has no #END footer (truncated?)");
-    progress.Add(since_tick, reader.bytes_read() - last_bytes);
+    if (Status s = SortFootedFile(path, "export", &sorter, &progress); !s.ok()) return s;
   }
   SegmentSink sink(&txn, options.archive_shards, *source);
+  sink.SetExportDigests(day, *digests);
   auto on_collision = [](const std::string& text) {
     std::fprintf(stderr, "clickatron-rebuild: %s\n", text.c_str());
   };

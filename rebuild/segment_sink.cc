@@ -11,7 +11,12 @@ Status SegmentSink::StartDay(Day day) {
   const std::string span = SpanOfDay(day);
   const std::string name = span + "." + WorkDir::NewId();
   writer_ = std::make_unique<SegmentDirWriter>(txn_->StagingPath(name), name, span, shards_);
-  writer_->Cover(span, source_);
+  if (is_late_) {
+    writer_->Late(late_);
+  } else {
+    writer_->Cover(span, source_);
+  }
+  if (auto it = exports_.find(day); it != exports_.end()) writer_->Export(span, it->second);
   day_ = day;
   return writer_->Open();
 }

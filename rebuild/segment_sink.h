@@ -3,6 +3,7 @@
 // `lookups` directory for an import's lookup records.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,12 @@ class SegmentSink : public LineSink {
   // source: what the new segments cover their units with ("import-<hex>", "export-<hex>").
   SegmentSink(Transaction* txn, uint32_t shards, std::string source)
       : txn_(txn), shards_(shards), source_(std::move(source)) {}
+  // Late data (work_dir.h): the segments cover nothing and say which entries they hold.
+  SegmentSink(Transaction* txn, uint32_t shards, LateRange late)
+      : txn_(txn), shards_(shards), late_(std::move(late)), is_late_(true) {}
+
+  // The segment of day also records these realtime export digests (`export` line).
+  void SetExportDigests(Day day, std::vector<uint64_t> digests) { exports_[day] = std::move(digests); }
 
   Status BeginGroup(Day day, uint32_t shard) override;
   Status Line(std::string_view key, std::string_view value, uint64_t columns) override;
@@ -34,6 +41,9 @@ class SegmentSink : public LineSink {
   Transaction* txn_;
   uint32_t shards_;
   std::string source_;
+  LateRange late_;
+  bool is_late_ = false;
+  std::map<Day, std::vector<uint64_t>> exports_;
   std::unique_ptr<SegmentDirWriter> writer_;
   Day day_ = 0;
   SortedFileWriter* file_ = nullptr;

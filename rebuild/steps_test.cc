@@ -13,6 +13,7 @@
 
 #include "base/test_dir.h"
 #include "keyformat/footer.h"
+#include "keyformat/hex64.h"
 #include "keyformat/ymdh.h"
 #include "net/test_server.h"
 #include "rebuild/commands.h"
@@ -160,15 +161,18 @@ class FakeArchive {
   net::TestServer server_;  // last: its thread stops before the state above goes
 };
 
-// A realtime shard as export and release see it: day slots in /stats, POST /release?day=,
-// and GET /export?day= answering the body set for that day.
+// A realtime shard as export and release see it: day slots in /stats, POST /close?day=
+// (open slots <= day become closed), POST /release?day= (of an open or closed slot: the
+// fake does not refuse an open one), and GET /export?day= answering the body set for that day.
 class FakeRealtime {
  public:
   FakeRealtime()
       : server_([this](net::Server& s) {
           s.Handle("/stats", [this](net::Request& r) { r.Reply(200, Stats()); });
+          s.Handle("/close", [this](net::Request& r) { OnClose(r); });
           s.Handle("/release", [this](net::Request& r) { OnRelease(r); });
           s.Handle("/export", [this](net::Request& r) { OnExport(r); });
+          s.Handle("/close", [this](net::Request& r) { OnClose(r); });
         }) {}
 
   net::HostPort address() const { return server_.address(); }
@@ -201,6 +205,23 @@ class FakeRealtime {
     std::lock_guard<std::mutex> lock(mu_);
     return export_requests_;
   }
+  // "close <day>" and "export <day>" in the order they came.
+  std::vector<std::string> calls() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_;
+  }
+  std::vector<std::string> close_requests() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return close_requests_;
+  }
+  void set_close_status(int status) {
+    std::lock_guard<std::mutex> lock(mu_);
+    close_status_ = status;
+  }
+  void set_export_status(int status) {
+    std::lock_guard<std::mutex> lock(mu_);
+    export_status_ = status;
+  }
 
  private:
   std::string Stats() const {
@@ -218,13 +239,28 @@ class FakeRealtime {
     release_requests_.push_back(day);
     if (release_status_ != 0) return r.Reply(release_status_, "nope\n");
     auto it = slots_.find(day);
-    if (it == slots_.end() || it->second != "open") return r.Reply(404, "no such slot\n");
+    if (it == slots_.end()) return r.Reply(404, "no such slot\n");
+    if (it->second == "open") return r.Reply(409, "DAY_NOT_CLOSED\n");
     it->second = "released";
     r.Reply(200, "{}");
+  }
+  // Every open day <= D becomes closed (docs/api.md#realtime-close).
+  void OnClose(net::Request& r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string day(r.Param("day").value_or(""));
+    close_requests_.push_back(day);
+    calls_.push_back("close " + day);
+    if (close_status_ != 0) return r.Reply(close_status_, "cannot close\n");
+    for (auto& [d, state] : slots_) {
+      if (d <= day && state == "open") state = "closed";
+    }
+    r.Reply(200, R"({"data": {"day": ")" + day + R"(", "closed_through": ")" + day + R"("}})");
   }
   void OnExport(net::Request& r) {
     std::lock_guard<std::mutex> lock(mu_);
     ++export_requests_;
+    calls_.push_back("export " + std::string(r.Param("day").value_or("")));
+    if (export_status_ != 0) return r.Reply(export_status_, "export broke\n");
     auto it = exports_.find(std::string(r.Param("day").value_or("")));
     if (it == exports_.end()) return r.Reply(404, "day not in the ring\n");
     r.Reply(200, it->second);
@@ -236,8 +272,85 @@ class FakeRealtime {
   int release_status_ = 0;  // 0: answer as a shard would
   std::map<std::string, std::string> exports_;
   std::vector<std::string> release_requests_;
+  std::vector<std::string> calls_;
+  std::vector<std::string> close_requests_;
   int export_requests_ = 0;
+  int close_status_ = 0, export_status_ = 0;  // 0: answer as a shard would
   net::TestServer server_;  // last: its thread stops before the state above goes
+};
+
+// An API as the nightly sees it: GET /late?after= answers its late entries after that id
+// (at most page_size of them, X-Late-More: 1 when more remain), POST /late/release drops
+// entries through an id.
+class FakeApi {
+ public:
+  FakeApi()
+      : server_([this](net::Server& s) {
+          s.Handle("/late", [this](net::Request& r) { OnLate(r); });
+          s.Handle("/late/release", [this](net::Request& r) { OnRelease(r); });
+        }) {}
+
+  net::HostPort address() const { return server_.address(); }
+  // Entry id -> its realtime records.
+  void AddEntry(uint64_t id, std::string lines) {
+    std::lock_guard<std::mutex> lock(mu_);
+    entries_[id] = std::move(lines);
+  }
+  void set_page_size(size_t n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    page_size_ = n;
+  }
+  std::vector<std::string> late_requests() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return late_requests_;
+  }
+  std::vector<std::string> release_requests() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return release_requests_;
+  }
+  size_t entries() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return entries_.size();
+  }
+
+ private:
+  void OnLate(net::Request& r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string after_text(r.Param("after").value_or("0"));
+    late_requests_.push_back(after_text);
+    const uint64_t after = std::stoull(after_text);
+    std::string body;
+    uint64_t first = 0, last = after;
+    size_t n = 0;
+    bool more = false;
+    for (auto it = entries_.upper_bound(after); it != entries_.end(); ++it) {
+      if (n == page_size_) {
+        more = true;
+        break;
+      }
+      if (first == 0) first = it->first;
+      last = it->first;
+      body += it->second;
+      ++n;
+    }
+    if (first != 0) r.AddHeader("X-Late-First", std::to_string(first).c_str());
+    r.AddHeader("X-Late-Last", std::to_string(last).c_str());
+    if (more) r.AddHeader("X-Late-More", "1");
+    r.Reply(200, Footed(body));
+  }
+  void OnRelease(net::Request& r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string through(r.Param("through").value_or(""));
+    release_requests_.push_back(through);
+    entries_.erase(entries_.begin(), entries_.upper_bound(std::stoull(through)));
+    r.Reply(200, "{}");
+  }
+
+  mutable std::mutex mu_;
+  std::map<uint64_t, std::string> entries_;
+  size_t page_size_ = 100;
+  std::vector<std::string> late_requests_, release_requests_;
+  net::TestServer server_;  // last
 };
 
 // An address where nothing listens: a server's port after it stopped.
@@ -264,10 +377,13 @@ TEST(ExportStep, WritesEachShardsVerifiedAnswer) {
   EXPECT_EQ(ReadFile(ExportPath(*w.work(), w.options.day, 1)), body1);
   EXPECT_FALSE(fs::exists(ExportPath(*w.work(), w.options.day, 0) + ".tmp"));
 
-  // Again: the files are there and verified, nothing is fetched.
+  // Again: the files are there and verified, nothing is fetched (the close is repeated:
+  // it is idempotent, and a day must be closed before anything is done with its export).
   ASSERT_TRUE(w.Run(RunExport).ok());
   EXPECT_EQ(shard0.export_requests(), 1);
   EXPECT_EQ(shard1.export_requests(), 1);
+  const std::vector<std::string> calls = {"close 2012-03-25", "export 2012-03-25", "close 2012-03-25"};
+  EXPECT_EQ(shard0.calls(), calls);
 }
 
 TEST(ExportStep, RefusesAnAnswerWithoutItsFooterAndKeepsNoFile) {
@@ -543,54 +659,145 @@ TEST(PublishStep, KeepsOnlyTheNewestGenerations) {
 
 // ---------------------------------------------------------------- release
 
-// A work directory with 2012-03-25..26 published and served by `archive`.
+// A work directory with 2012-03-25..26 published (imported: no day is recorded as exported)
+// and served by `archive`.
 void Publish(Work* w, FakeArchive* archive) {
   ASSERT_TRUE(w->ImportAndMerge(kTwoDays).ok());
   w->options.archive = {{archive->address()}};
   ASSERT_TRUE(w->Run(RunPublish).ok());
 }
 
-TEST(ReleaseStep, ReleasesTheOpenSlotsThroughTheDay) {
+// Two realtime shards holding 2012-03-25..27 open, each day's export set.
+struct TwoShards {
+  FakeRealtime shard[2];
+  TwoShards() {
+    for (const char* day : {"2012-03-25", "2012-03-26", "2012-03-27"}) {
+      for (FakeRealtime& s : shard) s.SetSlot(day, "open");
+    }
+    shard[0].SetExport("2012-03-25", Footed("u|a.c3p0,1\n"));
+    shard[1].SetExport("2012-03-25", Footed("u|b.c3p1,2\n"));
+    shard[0].SetExport("2012-03-26", Footed("u|a.c3q0,3\n"));
+    shard[1].SetExport("2012-03-26", Footed(""));
+    shard[0].SetExport("2012-03-27", Footed("u|a.c3r0,4\n"));
+    shard[1].SetExport("2012-03-27", Footed(""));
+  }
+  std::vector<net::HostPort> addresses() const { return {shard[0].address(), shard[1].address()}; }
+  std::vector<std::string> slots(const std::string& day) const { return {shard[0].slot(day), shard[1].slot(day)}; }
+};
+
+// The YMDH token of hour 0 of a day.
+std::string YmdhOf(Day day) { return std::string(EncodeYmdh(int64_t(day) * kSecondsPerDay)->view()); }
+
+// Export, segment, merge, publish of these days (closed first, as nightly does).
+void PublishExports(Work* w, TwoShards* shards, FakeArchive* archive, const std::vector<std::string>& days) {
+  w->options.realtime = shards->addresses();
+  w->options.archive = {{archive->address()}};
+  for (const std::string& day : days) {
+    for (FakeRealtime& s : shards->shard) s.SetSlot(day, "closed");
+    w->options.day = D(day.c_str());
+    ASSERT_TRUE(w->Run(RunExport).ok());
+    ASSERT_TRUE(w->Run(RunSegment).ok());
+  }
+  ASSERT_TRUE(w->Run(RunMerge).ok());
+  ASSERT_TRUE(w->Run(RunPublish).ok());
+}
+
+TEST(ReleaseStep, ReleasesTheClosedSlotsTheManifestRecordsThroughTheDay) {
   Work w;
   FakeArchive archive(w.root());
-  Publish(&w, &archive);
-  FakeRealtime shard;
-  shard.SetSlot("2012-03-24", "released");
-  shard.SetSlot("2012-03-25", "open");
-  shard.SetSlot("2012-03-26", "open");
-  shard.SetSlot("2012-03-27", "open");
-  w.options.realtime = {shard.address()};
+  TwoShards shards;
+  PublishExports(&w, &shards, &archive, {"2012-03-25", "2012-03-26"});
+  const KeyValueText manifest = LiveManifest(w);
+  EXPECT_EQ(manifest.GetAll("day"),
+            (std::vector<std::string>{
+                "2012-03-25 " + Hex64(XXH64("u|a.c3p0,1\n", 11, 0)) + " " + Hex64(XXH64("u|b.c3p1,2\n", 11, 0)),
+                "2012-03-26 " + Hex64(XXH64("u|a.c3q0,3\n", 11, 0)) + " " + Hex64(XXH64("", 0, 0))}));
+  shards.shard[0].SetSlot("2012-03-24", "released");
   w.options.through = D("2012-03-26");
   ASSERT_TRUE(w.Run(RunRelease).ok());
-  EXPECT_EQ(shard.release_requests(), (std::vector<std::string>{"2012-03-25", "2012-03-26"}));
-  EXPECT_EQ(shard.slot("2012-03-25"), "released");
-  EXPECT_EQ(shard.slot("2012-03-26"), "released");
-  EXPECT_EQ(shard.slot("2012-03-27"), "open");
+  for (const FakeRealtime& s : shards.shard) {
+    EXPECT_EQ(s.release_requests(), (std::vector<std::string>{"2012-03-25", "2012-03-26"}));
+  }
+  EXPECT_EQ(shards.slots("2012-03-25"), (std::vector<std::string>{"released", "released"}));
+  EXPECT_EQ(shards.slots("2012-03-26"), (std::vector<std::string>{"released", "released"}));
+  EXPECT_EQ(shards.slots("2012-03-27"), (std::vector<std::string>{"open", "open"}));
 
-  // Again: nothing is open through the day any more, nothing is asked.
+  // Again: nothing is closed through the day any more, nothing is asked.
   ASSERT_TRUE(w.Run(RunRelease).ok());
-  EXPECT_EQ(shard.release_requests().size(), 2u);
+  EXPECT_EQ(shards.shard[0].release_requests().size(), 2u);
 }
 
 TEST(ReleaseStep, ASlotThatMovedOnMeanwhileIsFine) {
   Work w;
   FakeArchive archive(w.root());
-  Publish(&w, &archive);
+  TwoShards shards;
+  PublishExports(&w, &shards, &archive, {"2012-03-25"});
+  shards.shard[1].set_release_status(404);
+  w.options.through = D("2012-03-25");
+  ASSERT_TRUE(w.Run(RunRelease).ok());
+  EXPECT_EQ(shards.slots("2012-03-25"), (std::vector<std::string>{"released", "closed"}));
+}
+
+TEST(ReleaseStep, RefusesWhenAShardsStatsCannotBeReadAndReleasesNothing) {
+  Work w;
+  FakeArchive archive(w.root());
+  TwoShards shards;
+  PublishExports(&w, &shards, &archive, {"2012-03-25"});
+  w.options.through = D("2012-03-25");
+  const std::string second = "realtime shard 1 (" + shards.shard[1].address().ToString() + ")";
+  for (const char* body : {"{}", "not json", R"({"data": {"slots": 3}})"}) {
+    shards.shard[1].set_stats_body(body);
+    const Status s = w.Run(RunRelease);
+    EXPECT_EQ(s.message().rfind("refusing to release: the /stats of " + second +
+                                    " cannot be read: not a realtime /stats answer: ",
+                                0),
+              0u)
+        << s.message();
+  }
+  EXPECT_TRUE(shards.shard[0].release_requests().empty());
+  EXPECT_TRUE(shards.shard[1].release_requests().empty());
+  EXPECT_EQ(shards.slots("2012-03-25"), (std::vector<std::string>{"closed", "closed"}));
+}
+
+TEST(ReleaseStep, RefusesADayTheManifestDoesNotRecordFromEveryShardOrThatIsOpen) {
+  Work w;
+  FakeArchive archive(w.root());
+  Publish(&w, &archive);  // imported: in the archive, but never exported from realtime
   FakeRealtime shard;
-  // /stats of an unknown shape: the last three days through D are tried; 404s are fine.
-  shard.set_stats_body("{}");
-  shard.SetSlot("2012-03-26", "open");
+  shard.SetSlot("2012-03-25", "closed");
   w.options.realtime = {shard.address()};
   w.options.through = D("2012-03-26");
-  ASSERT_TRUE(w.Run(RunRelease).ok());
-  EXPECT_EQ(shard.release_requests(), (std::vector<std::string>{"2012-03-24", "2012-03-25", "2012-03-26"}));
-  EXPECT_EQ(shard.slot("2012-03-26"), "released");
+  const std::string name = "realtime shard 0 (" + shard.address().ToString() + ")";
+  EXPECT_EQ(w.Run(RunRelease).message(),
+            "refusing to release: " + name +
+                " holds 2012-03-25 closed, but the live manifest does not record it merged from all 1 realtime "
+                "shard(s) (no 'day = 2012-03-25 ...' line with a digest per shard): run clickatron-rebuild nightly");
+  shard.SetSlot("2012-03-25", "released");
+  shard.SetSlot("2012-03-26", "open");
+  EXPECT_EQ(w.Run(RunRelease).message(),
+            "refusing to release: " + name +
+                " holds 2012-03-26 open; a day is released only once closed and archived (run clickatron-rebuild "
+                "nightly)");
+  EXPECT_TRUE(shard.release_requests().empty());
+
+  // Recorded from one realtime shard, but the config now has two.
+  Work w2;
+  FakeArchive archive2(w2.root());
+  TwoShards shards;
+  PublishExports(&w2, &shards, &archive2, {"2012-03-25"});
+  FakeRealtime third;
+  third.SetSlot("2012-03-25", "closed");
+  w2.options.realtime.push_back(third.address());
+  w2.options.through = D("2012-03-25");
+  EXPECT_NE(w2.Run(RunRelease).message().find("does not record it merged from all 3 realtime shard(s)"),
+            std::string::npos);
+  EXPECT_TRUE(shards.shard[0].release_requests().empty());
 }
 
 TEST(ReleaseStep, RefusesWhileTheArchiveDoesNotHoldTheDays) {
   Work w;
   FakeRealtime shard;
-  shard.SetSlot("2012-03-25", "open");
+  shard.SetSlot("2012-03-25", "closed");
   w.options.realtime = {shard.address()};
   w.options.through = D("2012-03-25");
   EXPECT_EQ(w.Run(RunRelease).message(),
@@ -613,25 +820,209 @@ TEST(ReleaseStep, RefusesWhileTheArchiveDoesNotHoldTheDays) {
   const Status s = w.Run(RunRelease);
   EXPECT_EQ(s.message().rfind("refusing to release: GET /stats to " + down.ToString() + ": ", 0), 0u) << s.message();
   EXPECT_TRUE(shard.release_requests().empty());
-  EXPECT_EQ(shard.slot("2012-03-25"), "open");
+  EXPECT_EQ(shard.slot("2012-03-25"), "closed");
 }
 
 TEST(ReleaseStep, ARealtimeShardThatRefusesOrIsDownFailsTheStep) {
   Work w;
   FakeArchive archive(w.root());
-  Publish(&w, &archive);
-  FakeRealtime shard;
-  shard.SetSlot("2012-03-25", "open");
-  shard.set_release_status(500);
-  w.options.realtime = {shard.address()};
+  TwoShards shards;
+  PublishExports(&w, &shards, &archive, {"2012-03-25"});
+  shards.shard[0].set_release_status(500);
   w.options.through = D("2012-03-25");
-  EXPECT_EQ(w.Run(RunRelease).message(), "realtime shard 0 (" + shard.address().ToString() +
+  EXPECT_EQ(w.Run(RunRelease).message(), "realtime shard 0 (" + shards.shard[0].address().ToString() +
                                              ") refused to release 2012-03-25: HTTP 500 nope");
 
   const net::HostPort down = DownServer();
-  w.options.realtime = {down};
+  w.options.realtime[1] = down;
   const Status s = w.Run(RunRelease);
-  EXPECT_EQ(s.message().rfind("GET /stats to " + down.ToString() + ": ", 0), 0u) << s.message();
+  EXPECT_EQ(s.message().rfind("refusing to release: the /stats of realtime shard 1 (" + down.ToString() +
+                                  ") cannot be read: GET /stats to " + down.ToString() + ": ",
+                              0),
+            0u)
+      << s.message();
+}
+
+// ---------------------------------------------------------------- nightly
+
+// Every key,value line of the live generation's shard 0.
+std::string LiveShard0(const Work& w) { return ReadFile(w.Path("current/shard-0.csv")); }
+
+TEST(NightlyStep, ArchivesEveryClosedDayOldestFirstThroughTheDayAndReleasesThem) {
+  Work w;
+  FakeArchive archive(w.root());
+  TwoShards shards;
+  w.options.realtime = shards.addresses();
+  w.options.archive = {{archive.address()}};
+  w.options.through = D("2012-03-26");
+  ASSERT_TRUE(w.Run(RunNightly).ok());
+  // Nothing was published: the first day is the oldest any shard holds.
+  for (const FakeRealtime& s : shards.shard) {
+    EXPECT_EQ(s.close_requests(), (std::vector<std::string>{"2012-03-25", "2012-03-26"}));
+    EXPECT_EQ(s.release_requests(), (std::vector<std::string>{"2012-03-25", "2012-03-26"}));
+  }
+  EXPECT_EQ(LiveShard0(w), "u|a,c3p0:1 c3q0:3\nu|b,c3p1:2\n");
+  EXPECT_EQ(LiveManifest(w).Get("last_day"), "2012-03-26");
+  EXPECT_EQ(LiveManifest(w).GetAll("day").size(), 2u);
+  EXPECT_EQ(shards.slots("2012-03-27"), (std::vector<std::string>{"open", "open"}));
+
+  // The next night (through the 27th): only the 27th; again: nothing to do.
+  w.options.through = D("2012-03-27");
+  ASSERT_TRUE(w.Run(RunNightly).ok());
+  EXPECT_EQ(shards.shard[0].close_requests().back(), "2012-03-27");
+  EXPECT_EQ(LiveShard0(w), "u|a,c3p0:1 c3q0:3 c3r0:4\nu|b,c3p1:2\n");
+  EXPECT_EQ(shards.slots("2012-03-27"), (std::vector<std::string>{"released", "released"}));
+  const std::string generation = *LiveGeneration(*w.work());
+  ASSERT_TRUE(w.Run(RunNightly).ok());
+  EXPECT_EQ(*LiveGeneration(*w.work()), generation);
+  EXPECT_EQ(shards.shard[0].close_requests().size(), 3u);
+  EXPECT_EQ(shards.shard[0].export_requests(), 3);
+}
+
+TEST(NightlyStep, AfterAFailedNightTheNextArchivesBothDaysAndReleasesOnlyMergedOnes) {
+  Work w;
+  FakeArchive archive(w.root());
+  TwoShards shards;
+  w.options.realtime = shards.addresses();
+  w.options.archive = {{archive.address()}};
+  // Night of the 25th: shard 1 cannot close.
+  shards.shard[1].set_close_status(503);
+  w.options.through = D("2012-03-25");
+  Status s = w.Run(RunNightly);
+  EXPECT_EQ(s.message(), "close: realtime shard 1 (" + shards.shard[1].address().ToString() +
+                             ") refused to close 2012-03-25: HTTP 503 cannot close");
+  EXPECT_EQ(*LiveGeneration(*w.work()), "");
+  // Night of the 26th: the 25th is exported, but shard 1's export of the 26th breaks.
+  shards.shard[1].set_close_status(0);
+  shards.shard[1].set_export_status(500);
+  w.options.through = D("2012-03-26");
+  s = w.Run(RunNightly);
+  EXPECT_NE(s.message().find("export of 2012-03-25 from realtime shard 1"), std::string::npos) << s.message();
+  shards.shard[1].set_export_status(0);
+  w.options.day = D("2012-03-25");
+  ASSERT_TRUE(w.Run(RunExport).ok());  // by hand, then the 26th's export breaks
+  shards.shard[1].set_export_status(500);
+  w.options.day = 0;
+  s = w.Run(RunNightly);
+  EXPECT_NE(s.message().find("export of 2012-03-26 from realtime shard 1"), std::string::npos) << s.message();
+  EXPECT_EQ(*LiveGeneration(*w.work()), "");  // nothing published, nothing released
+  for (const FakeRealtime& r : shards.shard) EXPECT_TRUE(r.release_requests().empty());
+  EXPECT_EQ(shards.slots("2012-03-25"), (std::vector<std::string>{"closed", "closed"}));
+
+  // Night of the 27th... run for the 26th again once the shard is fixed: both days.
+  shards.shard[1].set_export_status(0);
+  ASSERT_TRUE(w.Run(RunNightly).ok());
+  EXPECT_EQ(LiveShard0(w), "u|a,c3p0:1 c3q0:3\nu|b,c3p1:2\n");
+  const KeyValueText manifest = LiveManifest(w);
+  EXPECT_EQ(manifest.Get("last_day"), "2012-03-26");
+  EXPECT_EQ(manifest.GetAll("day").size(), 2u);
+  EXPECT_EQ(shards.slots("2012-03-25"), (std::vector<std::string>{"released", "released"}));
+  EXPECT_EQ(shards.slots("2012-03-26"), (std::vector<std::string>{"released", "released"}));
+  EXPECT_EQ(shards.slots("2012-03-27"), (std::vector<std::string>{"open", "open"}));
+}
+
+TEST(NightlyStep, APublishedNightWhoseReleaseFailedIsReleasedByTheNext) {
+  Work w;
+  FakeArchive archive(w.root());
+  TwoShards shards;
+  w.options.realtime = shards.addresses();
+  w.options.archive = {{archive.address()}};
+  shards.shard[0].set_release_status(500);
+  w.options.through = D("2012-03-25");
+  EXPECT_FALSE(w.Run(RunNightly).ok());
+  EXPECT_EQ(LiveManifest(w).Get("last_day"), "2012-03-25");
+  shards.shard[0].set_release_status(0);
+  w.options.through = D("2012-03-26");
+  ASSERT_TRUE(w.Run(RunNightly).ok());
+  EXPECT_EQ(shards.slots("2012-03-25"), (std::vector<std::string>{"released", "released"}));
+  EXPECT_EQ(shards.slots("2012-03-26"), (std::vector<std::string>{"released", "released"}));
+}
+
+TEST(NightlyStep, CatchesUpMoreDaysThanTheRingHoldsAGroupAtATime) {
+  Work w;
+  FakeArchive archive(w.root());
+  FakeRealtime shard;
+  std::string expected;
+  for (int d = 0; d < 5; ++d) {
+    const std::string day = FormatDay(D("2012-03-25") + d);
+    shard.SetSlot(day, "open");
+    shard.SetExport(day, Footed("u|a." + YmdhOf(D("2012-03-25") + d) + ",1\n"));
+  }
+  w.options.realtime = {shard.address()};
+  w.options.archive = {{archive.address()}};
+  w.options.through = D("2012-03-29");
+  ASSERT_TRUE(w.Run(RunNightly).ok());
+  EXPECT_EQ(shard.release_requests(),
+            (std::vector<std::string>{"2012-03-25", "2012-03-26", "2012-03-27", "2012-03-28", "2012-03-29"}));
+  EXPECT_EQ(archive.reloads(), 2);  // one publish per group of three days
+  EXPECT_EQ(LiveManifest(w).GetAll("day").size(), 5u);
+}
+
+TEST(NightlyStep, DayAndThroughMustAgree) {
+  Work w;
+  FakeRealtime shard;
+  w.options.realtime = {shard.address()};
+  w.options.day = D("2012-03-25");
+  w.options.through = D("2012-03-26");
+  EXPECT_EQ(w.Run(RunNightly).message(),
+            "--day 2012-03-25 and --through 2012-03-26 disagree (--day means --through for nightly)");
+}
+
+TEST(NightlyStep, LateDataIsAddedToDaysAlreadyArchivedAndReleasedAtTheApiOnce) {
+  Work w;
+  FakeArchive archive(w.root());
+  TwoShards shards;
+  FakeApi api;
+  const net::HostPort down = DownServer();
+  w.options.realtime = shards.addresses();
+  w.options.archive = {{archive.address()}};
+  w.options.api = {api.address(), down};
+  w.options.through = D("2012-03-25");
+  ASSERT_TRUE(w.Run(RunNightly).ok());  // no late data yet; the down API is skipped
+  EXPECT_EQ(api.late_requests(), std::vector<std::string>{"0"});
+  EXPECT_EQ(LiveShard0(w), "u|a,c3p0:1\nu|b,c3p1:2\n");
+
+  // Refused as closed after the 25th was archived: late.
+  api.AddEntry(1, "u|a.c3p0,4\n");
+  api.AddEntry(2, "_l|h0aMB8AuNw4=,http://x/\nu|c.c3p5,7\n");
+  api.AddEntry(3, "u|a.c3q0,10\n");  // the 26th, archived tonight too
+  api.set_page_size(2);
+  w.options.through = D("2012-03-26");
+  ASSERT_TRUE(w.Run(RunNightly).ok());
+  EXPECT_EQ(api.late_requests(), (std::vector<std::string>{"0", "0", "2"}));
+  EXPECT_EQ(LiveShard0(w), "_l|h0aMB8AuNw4=,http://x/\nu|a,c3p0:5 c3q0:13\nu|b,c3p1:2\nu|c,c3p5:7\n");
+  EXPECT_EQ(LiveManifest(w).GetAll("late"), std::vector<std::string>{api.address().ToString() + " 3"});
+  EXPECT_EQ(api.release_requests(), std::vector<std::string>{"3"});
+  EXPECT_EQ(api.entries(), 0u);
+
+  // The next night asks after 3 only; an API that forgot its release is asked again.
+  api.AddEntry(4, "u|b.c3p1,1\n");
+  w.options.through = D("2012-03-27");
+  ASSERT_TRUE(w.Run(RunNightly).ok());
+  EXPECT_EQ(api.late_requests().back(), "3");
+  EXPECT_EQ(LiveShard0(w), "_l|h0aMB8AuNw4=,http://x/\nu|a,c3p0:5 c3q0:13 c3r0:4\nu|b,c3p1:3\nu|c,c3p5:7\n");
+  EXPECT_EQ(api.release_requests(), (std::vector<std::string>{"3", "4"}));
+}
+
+TEST(NightlyStep, LateDataSegmentedByAFailedNightIsNotFetchedAgain) {
+  Work w;
+  FakeArchive archive(w.root());
+  TwoShards shards;
+  FakeApi api;
+  api.AddEntry(5, "u|a.c3p0,4\n");
+  w.options.realtime = shards.addresses();
+  w.options.archive = {{archive.address()}};
+  w.options.api = {api.address()};
+  w.options.through = D("2012-03-25");
+  archive.set_reload(FakeArchive::Reload::kRefuse);  // the night fails at publish
+  EXPECT_FALSE(w.Run(RunNightly).ok());
+  EXPECT_TRUE(api.release_requests().empty());
+  api.AddEntry(6, "u|a.c3p0,100\n");
+  archive.set_reload(FakeArchive::Reload::kServe);
+  ASSERT_TRUE(w.Run(RunNightly).ok());
+  EXPECT_EQ(api.late_requests(), (std::vector<std::string>{"0", "5"}));
+  EXPECT_EQ(LiveShard0(w), "u|a,c3p0:105\nu|b,c3p1:2\n");
+  EXPECT_EQ(api.release_requests(), std::vector<std::string>{"6"});
 }
 
 }  // namespace

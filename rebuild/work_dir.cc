@@ -5,11 +5,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 
 #include "base/durable_file.h"
 #include "base/errno_status.h"
+#include "keyformat/manifest.h"
 #include "keyformat/shard_meta.h"
 #include "rebuild/file.h"
 
@@ -50,6 +52,10 @@ std::string FormatSegmentMeta(const SegmentInfo& info) {
   f.Add("span", info.span);
   f.Add("shards", std::to_string(info.shards));
   for (const auto& [unit, source] : info.covers) f.Add("covers", unit + " " + source);
+  for (const auto& [day, digests] : info.exports) f.Add("export", FormatDayDigests(day, digests));
+  for (const LateRange& r : info.late) {
+    f.Add("late", r.api + " " + std::to_string(r.first) + " " + std::to_string(r.last));
+  }
   for (uint32_t k = 0; k < info.files.size(); ++k) AddFileSummary(k, info.files[k], &f);
   return f.Format();
 }
@@ -71,6 +77,23 @@ Result<SegmentInfo> ReadSegmentInfo(const std::string& dir, const std::string& n
     const size_t space = c.find(' ');
     if (space == std::string::npos) return Status::Error(what + "bad 'covers' line '" + c + "'");
     info.covers[c.substr(0, space)] = c.substr(space + 1);
+  }
+  for (const std::string& e : meta->GetAll("export")) {
+    Result<DayDigests> d = ParseDayDigests(e);
+    if (!d.ok()) return Status::Error(what + "bad 'export' line: " + d.status().message());
+    info.exports[d->day] = std::move(d->digests);
+  }
+  for (const std::string& l : meta->GetAll("late")) {
+    const size_t space = l.rfind(' ');
+    Result<LateMark> mark = ParseLateMark(space == std::string::npos ? l : l.substr(0, space));
+    LateRange r;
+    if (!mark.ok() || space == std::string::npos || !ParseCount(l.substr(space + 1), &r.last) ||
+        mark->id > r.last) {
+      return Status::Error(what + "bad 'late' line '" + l + "'");
+    }
+    r.api = mark->api;
+    r.first = mark->id;
+    info.late.insert(r);
   }
   for (uint32_t k = 0; k < info.shards; ++k) {
     Result<FileSummary> s = FileSummaryOf(*meta, k);
@@ -99,6 +122,22 @@ std::string LastCoveredDay(const std::vector<SegmentInfo>& segments) {
     }
   }
   return last;
+}
+
+std::map<std::string, std::vector<uint64_t>> ExportedDays(const std::vector<SegmentInfo>& segments) {
+  std::map<std::string, std::vector<uint64_t>> out;
+  for (const SegmentInfo& seg : segments) {
+    for (const auto& [day, digests] : seg.exports) out[day] = digests;
+  }
+  return out;
+}
+
+std::map<std::string, uint64_t> LateMarks(const std::vector<SegmentInfo>& segments) {
+  std::map<std::string, uint64_t> out;
+  for (const SegmentInfo& seg : segments) {
+    for (const LateRange& r : seg.late) out[r.api] = std::max(out[r.api], r.last);
+  }
+  return out;
 }
 
 Status CheckShardCount(const std::vector<SegmentInfo>& segments, uint32_t shards) {

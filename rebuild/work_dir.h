@@ -14,7 +14,15 @@
 //   span = 2012-03-25
 //   shards = 2
 //   covers = 2012-03-25 export-1f0c...      (one line per covered day, or `lookups <src>`)
+//   export = 2012-03-25 <Hex64> <Hex64>     a covered day made from realtime exports: each
+//                                           realtime shard's footer xxh64, in shard order
+//   late = 10.0.0.1:8000 17 42              late data of that API, entries 17..42: added to
+//                                           the days it holds, covering none of them
 //   shard.0.records = 12   shard.0.bytes = 345   shard.0.xxh64 = 16 hex
+//
+// A segment holding late data (span: a day) covers no unit, so it never stands in the way
+// of an import or an export of its days (day_cover.h): `merge` sums its columns into
+// whatever else holds those hours (docs/formats.md#rebuild-metadata).
 //
 // The segment set changes only through a Transaction: new segment directories are
 // written inside DIR/txn/<id>/, then a COMMIT file lists what to add and what to remove,
@@ -25,6 +33,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,12 +53,21 @@ Result<KeyValueText> ReadKeyValueFile(const std::string& path);
 void AddFileSummary(uint32_t shard, const FileSummary& summary, KeyValueText* out);
 Result<FileSummary> FileSummaryOf(const KeyValueText& meta, uint32_t shard);
 
+// Late entries first..last of one API, merged into a segment.
+struct LateRange {
+  std::string api;  // host:port
+  uint64_t first = 0, last = 0;
+  auto operator<=>(const LateRange&) const = default;
+};
+
 struct SegmentInfo {
   std::string name;                          // directory name: <span>.<id>
   std::string dir;                           // full path
   std::string span;                          // YYYY-MM-DD, YYYY-MM or lookups
   uint32_t shards = 0;
   std::map<std::string, std::string> covers; // unit (day or "lookups") -> source
+  std::map<std::string, std::vector<uint64_t>> exports;  // day -> export digest per realtime shard
+  std::set<LateRange> late;
   std::vector<FileSummary> files;            // per shard
   std::string ShardPath(uint32_t shard) const;
 };
@@ -88,6 +106,10 @@ struct Cover {
 std::map<std::string, Cover> CoverageOf(const std::vector<SegmentInfo>& segments);
 // The newest covered day ("" when none).
 std::string LastCoveredDay(const std::vector<SegmentInfo>& segments);
+// The export digests of every day the segments cover from realtime exports.
+std::map<std::string, std::vector<uint64_t>> ExportedDays(const std::vector<SegmentInfo>& segments);
+// Per API, the last late entry id the segments hold.
+std::map<std::string, uint64_t> LateMarks(const std::vector<SegmentInfo>& segments);
 // Error when a segment was written for another archive shard count.
 Status CheckShardCount(const std::vector<SegmentInfo>& segments, uint32_t shards);
 
@@ -125,6 +147,8 @@ class SegmentDirWriter {
   // The writer of shard K, opened on first use; shards must be opened in ascending order.
   Result<SortedFileWriter*> Shard(uint32_t shard);
   void Cover(const std::string& unit, const std::string& source) { info_.covers[unit] = source; }
+  void Export(const std::string& day, std::vector<uint64_t> digests) { info_.exports[day] = std::move(digests); }
+  void Late(const LateRange& range) { info_.late.insert(range); }
   // Writes the empty shards, fsyncs, writes meta.
   Status Finish();
   const SegmentInfo& info() const { return info_; }

@@ -21,6 +21,11 @@ if OPS_LIB not in sys.path:
 BIN = os.environ.get("CLICKATRON_BIN") or os.path.join(ROOT, "build", "asan", "bin")
 GOLDEN = os.environ.get("CLICKATRON_GOLDEN_DIR") or os.path.join(ROOT, "tests", "golden")
 
+# A test that writes to a realtime shard's /incr itself names its sender like an API process
+# does (X-Clickatron-Sender, docs/api.md#clickatron-realtime): headers=SENDER.
+SENDER_ID = "7e57000000000001"
+SENDER = {"X-Clickatron-Sender": SENDER_ID}
+
 
 def binary(name):
     path = os.path.join(BIN, name)

@@ -11,7 +11,7 @@ import zlib
 
 import pytest
 
-from harness import GOLDEN, free_port, get, post, run, wait_until
+from harness import GOLDEN, SENDER, free_port, get, post, run, wait_until
 import time
 
 from ymdh import day_text as ymdh_day_text
@@ -99,7 +99,7 @@ class Cluster:
         for (shard, day), batch in sorted(by_shard.items()):
             self.seq += 1
             r = post(self.realtime[shard][1], f"/incr?source=test&seq={self.seq}",
-                     "".join(l + "\n" for l in batch))
+                     "".join(l + "\n" for l in batch), headers=SENDER)
             assert r.status == 200, r
         return sets
 

@@ -17,7 +17,7 @@ import zlib
 import pytest
 import requests
 
-from harness import free_port, get, post, request, run, wait_until
+from harness import SENDER, free_port, get, post, request, run, wait_until
 from test_oplog import xxh64
 from ymdh import encode as ymdh
 
@@ -443,7 +443,7 @@ def test_slot_not_released_waits_then_delivers(procs, tmp_path):
     tomorrow_ts = (d + 1) * 86400 + 60
     old = d + 1 - 3  # shares tomorrow's slot; held open (unreleased) by another source
     old_key = f"u|seed.{ymdh(old * 86400)}"
-    r = post(c.rt_ports[0], "/incr?source=seed&seq=1", f"{old_key},1\n")
+    r = post(c.rt_ports[0], "/incr?source=seed&seq=1", f"{old_key},1\n", headers=SENDER)
     assert r.status == 200, r
     assert c.incr(ns="u", key="later", ts=tomorrow_ts, value=3).status == 200
     wait_until(lambda: c.stats()["realtime"][0]["waiting_slot_release"], what="SLOT_NOT_RELEASED reported")
@@ -452,6 +452,7 @@ def test_slot_not_released_waits_then_delivers(procs, tmp_path):
     assert "waiting for the nightly to release" in c.api.output()
     # Acceptance goes on meanwhile.
     assert c.incr(ns="u", key="today", ts=now()).status == 200
+    assert post(c.rt_ports[0], "/close?day=" + day_text(old)).status == 200
     assert post(c.rt_ports[0], "/release?day=" + day_text(old)).status == 200
     c.wait_drained()
     assert c.total("u", "later", tomorrow_ts) == 3
@@ -553,6 +554,41 @@ def test_late_store_survives_restarts_and_release_without_double(procs, tmp_path
     assert (r.headers["x-late-first"], r.headers["x-late-last"]) == ("2", "2")
 
 
+def test_closed_day_is_late_data_and_a_resent_part_a_duplicate(procs, tmp_path):
+    # The realtime shard closes a day for the nightly (POST /close): a part of it sent after
+    # that is late data (409 DAY_CLOSED, its refused /set's lookups kept with it); a part the
+    # shard applied before the close and gets again (the API crashed with it in doubt) is a
+    # duplicate (200), lookups and all, and not late.
+    c = Cluster(procs, tmp_path, shards=1, rt_sync="60s")
+    d = today()
+    yts = (d - 1) * 86400 + 60
+    h = ymdh(yts)
+    early_url, late_url = "http://example.com/early page", "http://example.com/late page"
+    assert c.batch([f"ns=u&key=early&value=2&ts={yts}&sub=r:{q(early_url)}"]).status == 200
+    c.wait_drained()
+    assert c.stats()["realtime"][0]["rounds_in_doubt"] == 1
+    r = post(c.rt_ports[0], "/close?day=" + day_text(d - 1))
+    assert r.status == 200, r
+    c.api.kill9()
+    c.start_api()
+    c.wait_drained()
+    s = c.stats()
+    sh = s["realtime"][0]
+    assert s["late"]["entries"] == 0 and sh["late_records"] == 0
+    assert sh["duplicate_records"] == 2
+    # The restarted API is a new sender: the shard made it wait for the old one's lease.
+    assert sh["source_in_use_refusals"] >= 1 and not sh["source_in_use"]
+    assert "SOURCE_IN_USE" in c.api.output()
+    assert c.total("u", "early", yts) == 2
+    assert c.batch([f"ns=u&key=late&value=5&ts={yts}&sub=r:{q(late_url)}"]).status == 200
+    c.wait_drained()
+    assert c.total("u", "late", yts) is None
+    hk = key_hash(late_url)
+    r = get(c.port, "/late")
+    assert r.text == late_text([f"u|late.{h},5", f"r.u|late.{hk}.{h},5", f"_l|{hk},{late_url}"]), r
+    assert f"refused day {day_text(d - 1)} (409 DAY_CLOSED): 3 record(s)" in c.api.output()
+
+
 def test_a_torn_late_store_tail_is_cut_and_reported(procs, tmp_path):
     c = Cluster(procs, tmp_path, shards=1)
     d = today()
@@ -620,7 +656,7 @@ def test_two_api_lines_need_an_explicit_node_id(procs, tmp_path):
 def test_counter_overflow_drops_that_line_only(procs, tmp_path):
     c = Cluster(procs, tmp_path, shards=1)
     ts = now()
-    r = post(c.rt_ports[0], "/incr?source=seed&seq=1", f"u|big.{ymdh(ts)},9223372036854775800\n")
+    r = post(c.rt_ports[0], "/incr?source=seed&seq=1", f"u|big.{ymdh(ts)},9223372036854775800\n", headers=SENDER)
     assert r.status == 200, r
     assert c.batch([f"ns=u&key=big&ts={ts}&value=100", f"ns=u&key=small&ts={ts}&value=3"]).status == 200
     c.wait_drained()

@@ -283,7 +283,7 @@ def test_nightly_refuses_to_overlap_a_running_one(tmp_path):
         assert time.monotonic() - started < 10  # does not wait for the lock
     assert r.returncode == 75
     assert f"another run holds {lock} (pid 4242)" in r.stderr
-    assert "not starting a second one for 2026-11-20" in r.stderr
+    assert "not starting a second one for every closed day through 2026-11-20" in r.stderr
     log = (tmp_path / "log" / "nightly.log").read_text()
     assert "another run holds" in log and "start:" not in log
 
@@ -292,7 +292,8 @@ def test_nightly_failure_exits_nonzero_naming_the_day_and_the_retry(tmp_path):
     args = nightly_setup(tmp_path)
     r = sh([NIGHTLY, *args, "--day", "2026-11-20"])
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "FAILED: the nightly rebuild of 2026-11-20 stopped: clickatron-rebuild nightly exited" in r.stderr
+    assert ("FAILED: the nightly rebuild of every closed day through 2026-11-20 stopped: "
+            "clickatron-rebuild nightly exited") in r.stderr
     assert "To retry:" in r.stderr and "--day 2026-11-20" in r.stderr
     log = (tmp_path / "log" / "nightly.log").read_text()
     assert re.search(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ clickatron-nightly: start: .*nightly .*--day 2026-11-20", log, re.M)
@@ -300,6 +301,19 @@ def test_nightly_failure_exits_nonzero_naming_the_day_and_the_retry(tmp_path):
     # The lock was released with the failed run: the next run is not refused.
     again = sh([NIGHTLY, *args, "--day", "2026-11-20"])
     assert again.returncode == 1
+
+
+def test_nightly_without_day_is_a_catch_up_the_rebuild_dates_itself(tmp_path):
+    """No --day: the job does not compute a day; clickatron-rebuild nightly catches up
+    through today UTC - 2 by its own clock."""
+    args = nightly_setup(tmp_path)
+    r = sh([NIGHTLY, *args])
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert ("FAILED: the nightly rebuild of every closed day through the day before yesterday (UTC) stopped"
+            in r.stderr)
+    start = [l for l in (tmp_path / "log" / "nightly.log").read_text().splitlines() if "start:" in l]
+    assert len(start) == 1 and "nightly --work" in start[0] and "--day" not in start[0], start
+    assert "--day" not in r.stderr.split("To retry:")[1].splitlines()[1]
 
 
 def test_nightly_rejects_bad_setup(tmp_path):
@@ -348,7 +362,7 @@ def test_nightly_moves_yesterday_into_the_archive_then_backup_restores_it(demo_v
     # By hand for yesterday (the API's window keeps it writable; this test sends nothing more).
     nightly = sh([NIGHTLY, "--var", demo_var, "--day", str(yesterday)], timeout=300)
     assert nightly.returncode == 0, nightly.stdout + nightly.stderr
-    assert f"clickatron-nightly: OK: {yesterday} published and released" in nightly.stdout
+    assert f"clickatron-nightly: OK: every closed day through {yesterday} published and released" in nightly.stdout
     log = open(os.path.join(demo_var, "log", "nightly.log")).read()
     assert f"--day {yesterday}" in log and "OK:" in log
     for port in ar_ports:

@@ -12,7 +12,7 @@ import urllib.parse
 
 import requests
 
-from harness import binary, free_port, get, post, wait_until
+from harness import SENDER, binary, free_port, get, post, run, wait_until
 from ymdh import encode as ymdh_of_ts
 
 DAY0 = calendar.timegm((2026, 11, 20, 0, 0, 0)) // 86400  # a Friday; slot DAY0 % 3
@@ -103,19 +103,19 @@ def verify_export(body):
     return dict(line.split(",", 1) for line in lines)
 
 
-def start(procs, tmp_path, sync="1s", data=None):
+def start(procs, tmp_path, sync="1s", data=None, extra=()):
     data = data or (tmp_path / "data")
     data.mkdir(exist_ok=True)
     port = free_port()
     proc = procs.start("clickatron-realtime",
-                       ["--data-dir", data, "--port", port, "--sync-interval", sync],
+                       ["--data-dir", data, "--port", port, "--sync-interval", sync, *extra],
                        ready_port=port)
     return proc, port, data
 
 
-def incr(port, lines, source="api-1", seq=1):
+def incr(port, lines, source="api-1", seq=1, sender=SENDER):
     body = "".join(f"{k},{d}\n" for k, d in lines)
-    return post(port, f"/incr?source={source}&seq={seq}", body)
+    return post(port, f"/incr?source={source}&seq={seq}", body, headers=sender)
 
 
 def stats(port):
@@ -175,6 +175,7 @@ def test_slot_not_released_then_release_then_reuse(procs, tmp_path):
 
     r = post(port, f"/release?day={day_text(DAY0 + 3)}")
     assert (r.status, r.json()["status_txt"]) == (404, "DAY_NOT_HELD")
+    assert post(port, f"/close?day={day_text(DAY0)}").status == 200
     for _ in range(2):  # idempotent
         r = post(port, f"/release?day={day_text(DAY0)}")
         assert r.status == 200, r
@@ -194,8 +195,8 @@ def test_slot_not_released_then_release_then_reuse(procs, tmp_path):
 
     r = incr(port, [(key("a", DAY0), 1)], seq=3)
     assert r.status == 409
-    assert r.json()["status_txt"] == "DAY_EXPIRED"
-    assert day_text(DAY0) in r.json()["message"]
+    assert r.json()["status_txt"] == "DAY_CLOSED"
+    assert r.json()["message"] == f"day {day_text(DAY0)} is closed: the shard is closed through {day_text(DAY0)}"
 
 
 def test_duplicate_seq_is_skipped(procs, tmp_path):
@@ -219,6 +220,7 @@ def test_export_is_the_sum_of_what_was_sent(procs, tmp_path):
     names = [f"k{i}" for i in range(150)]
     expected = {DAY0: {}, DAY0 + 1: {}}
     session = requests.Session()
+    session.headers.update(SENDER)
     for seq in range(1, 31):
         lines = []
         for _ in range(400):
@@ -268,19 +270,19 @@ def test_bad_requests_change_nothing(procs, tmp_path):
 
     good = f"{key('b', DAY0)},1\n"
     err(post(port, "/incr?seq=2", good), 400, "MISSING_ARG_SOURCE")
-    err(post(port, "/incr?source=api-1", good), 400, "MISSING_ARG_SEQ")
-    err(post(port, "/incr?source=api-1&seq=-1", good), 400, "INVALID_ARG_SEQ")
-    err(post(port, "/incr?source=api-1&seq=x1", good), 400, "INVALID_ARG_SEQ")
-    err(post(port, "/incr?source=a%20b&seq=2", good), 400, "INVALID_ARG_SOURCE")
-    err(post(port, "/incr?source=api-1&seq=%zz", good), 400, "INVALID_ARG_SEQ")
-    err(post(port, "/incr?source=api-1&seq=2", good + "u|b.zzzz,1\n"), 400, "INVALID_LINE")
-    assert post(port, "/incr?source=api-1&seq=2", good + "u|b.zzzz,1\n").json()["message"].startswith("line 2: ")
-    err(post(port, "/incr?source=api-1&seq=2", good + f"{key('c', DAY0)},1.5\n"), 400, "INVALID_LINE",
+    err(post(port, "/incr?source=api-1", good, headers=SENDER), 400, "MISSING_ARG_SEQ")
+    err(post(port, "/incr?source=api-1&seq=-1", good, headers=SENDER), 400, "INVALID_ARG_SEQ")
+    err(post(port, "/incr?source=api-1&seq=x1", good, headers=SENDER), 400, "INVALID_ARG_SEQ")
+    err(post(port, "/incr?source=a%20b&seq=2", good, headers=SENDER), 400, "INVALID_ARG_SOURCE")
+    err(post(port, "/incr?source=api-1&seq=%zz", good, headers=SENDER), 400, "INVALID_ARG_SEQ")
+    err(post(port, "/incr?source=api-1&seq=2", good + "u|b.zzzz,1\n", headers=SENDER), 400, "INVALID_LINE")
+    assert post(port, "/incr?source=api-1&seq=2", good + "u|b.zzzz,1\n", headers=SENDER).json()["message"].startswith("line 2: ")
+    err(post(port, "/incr?source=api-1&seq=2", good + f"{key('c', DAY0)},1.5\n", headers=SENDER), 400, "INVALID_LINE",
         "line 2: delta: count '1.5' is not an integer")
-    err(post(port, "/incr?source=api-1&seq=2", good + f"{key('c', DAY0)},99999999999999999999\n"),
+    err(post(port, "/incr?source=api-1&seq=2", good + f"{key('c', DAY0)},99999999999999999999\n", headers=SENDER),
         400, "INVALID_LINE")
-    err(post(port, "/incr?source=api-1&seq=2", good + "_l|h0aMB8AuNw4=,x\n"), 400, "INVALID_LINE")
-    err(post(port, "/incr?source=api-1&seq=2", good + f"{key('a', DAY0)},8\n"), 400, "COUNTER_OVERFLOW",
+    err(post(port, "/incr?source=api-1&seq=2", good + "_l|h0aMB8AuNw4=,x\n", headers=SENDER), 400, "INVALID_LINE")
+    err(post(port, "/incr?source=api-1&seq=2", good + f"{key('a', DAY0)},8\n", headers=SENDER), 400, "COUNTER_OVERFLOW",
         f"line 2: counter '{key('a', DAY0)}' would overflow int64 adding 8")
     err(get(port, "/incr?source=api-1&seq=2"), 405, "METHOD_NOT_ALLOWED")
     err(post(port, "/set?day=2026-13-01", "_l|h0aMB8AuNw4=,x\n"), 400, "INVALID_ARG_DAY")
@@ -330,6 +332,7 @@ def test_kill9_mid_stream_then_resend_is_exact(procs, tmp_path):
 
     def send():
         session = requests.Session()
+        session.headers.update(SENDER)
         for seq in range(1, total + 1):
             if stop.is_set():
                 return
@@ -356,6 +359,7 @@ def test_kill9_mid_stream_then_resend_is_exact(procs, tmp_path):
     marks = [slot["sources"].get("api-1", 0) for slot in stats(port)["slots"]]
     assert last - 100 <= max(marks) <= last
     session = requests.Session()
+    session.headers.update(SENDER)
     duplicates = 0
     for seq in range(max(1, last - 100), total + 1):
         body = "".join(f"{k},{d}\n" for k, d, _ in batch_for(seq, names))
@@ -388,6 +392,7 @@ def test_synced_seq_is_truthful_when_killed_during_a_flush(procs, tmp_path):
 
     def send():
         session = requests.Session()
+        session.headers.update(SENDER)
         seq = 0
         while not stop.is_set():
             seq += 1
@@ -459,6 +464,7 @@ def test_export_streams_while_increments_arrive(procs, tmp_path):
     import socket
     _, port, _ = start(procs, tmp_path)
     session = requests.Session()
+    session.headers.update(SENDER)
     # ~12 MB of export: well past the kernel's socket buffers (tcp_wmem max is 4 MB).
     names = [f"m{i:06d}" for i in range(20000)]
     for seq, start_at in enumerate(range(0, len(names), 2000), 1):
@@ -497,6 +503,7 @@ def test_export_of_a_day_the_shard_got_no_traffic_for_is_empty(procs, tmp_path):
     assert incr(port, [(key("a", DAY0), 5)], seq=1).status == 200
     r = get(port, f"/export?day={day_text(DAY0 + 3)}")  # slot holds DAY0, open
     assert (r.status, r.json()["status_txt"]) == (404, "DAY_NOT_HELD")
+    assert post(port, f"/close?day={day_text(DAY0)}").status == 200
     assert post(port, f"/release?day={day_text(DAY0)}").status == 200
     r = get(port, f"/export?day={day_text(DAY0 + 3)}")  # slot holds DAY0, released
     assert (r.status, r.body) == (200, empty)
@@ -581,3 +588,194 @@ def test_fwmatch_pages_to_the_end(procs, tmp_path):
     assert r.headers.get("x-fwmatch-more") == "1" and len(r.text.splitlines()) == 10000
     r = get(port, f"/fwmatch?key={q(prefix)}&after={q(got[-2].split(',')[0])}")
     assert "x-fwmatch-more" not in r.headers and r.text == got[-1] + "\n"
+
+
+# --- The day lifecycle (docs/realtime.md#day-lifecycle) and source identity. ---
+
+OTHER_SENDER = {"X-Clickatron-Sender": "0123456789abcdef"}
+
+
+def close(port, day):
+    r = post(port, f"/close?day={day_text(day)}")
+    assert r.status == 200, r
+    return r.json()["data"]
+
+
+def refused(r, code, status_txt):
+    assert (r.status, r.json()["status_txt"]) == (code, status_txt), r
+    return r.json()["message"]
+
+
+def source_mark(r):
+    return int(r.headers["x-realtime-source-mark"])
+
+
+def test_incr_for_an_exported_and_closed_day_is_409_day_closed(procs, tmp_path):
+    _, port, data = start(procs, tmp_path, sync="3600s")  # pending in the memtable at close
+    assert incr(port, [(key("a", DAY0), 5), (key("a", DAY0 + 1), 1)], seq=1).status == 200
+    assert close(port, DAY0) == {"day": day_text(DAY0), "closed_through": day_text(DAY0), "slots_closed": 1}
+    assert close(port, DAY0) == {"day": day_text(DAY0), "closed_through": day_text(DAY0), "slots_closed": 0}
+    before = get(port, f"/export?day={day_text(DAY0)}").body
+    assert verify_export(before) == {key("a", DAY0): "5"}
+
+    r = incr(port, [(key("a", DAY0), 1)], seq=2)
+    assert refused(r, 409, "DAY_CLOSED") == f"day {day_text(DAY0)} is closed: slot {DAY0 % 3} holds {day_text(DAY0)} (closed)"
+    assert source_mark(r) == 1
+    r = post(port, f"/set?day={day_text(DAY0)}", "_l|AAAAAAAAAAA=,x\n")
+    refused(r, 409, "DAY_CLOSED")
+    # A batch over a closed and an open day changes nothing, not even the open day.
+    r = incr(port, [(key("a", DAY0 + 1), 1), (key("b", DAY0), 1)], seq=2)
+    refused(r, 409, "DAY_CLOSED")
+    assert get(port, f"/export?day={day_text(DAY0)}").body == before  # final: same bytes
+    assert export(port, DAY0 + 1) == {key("a", DAY0 + 1): "1"}
+    assert incr(port, [(key("a", DAY0 + 1), 1)], seq=2).status == 200  # the next day is open
+
+    s = stats(port)
+    assert s["closed_through"] == day_text(DAY0)
+    states = {slot["day"]: slot["state"] for slot in s["slots"]}
+    assert states == {day_text(DAY0): "closed", day_text(DAY0 + 1): "open", None: "empty"}
+    assert (s["counters"]["closes"], s["counters"]["refused_closed"]) == (2, 3)
+    with open(data / "closed-days") as f:
+        assert f.read() == ("# clickatron-realtime closed days (docs/formats.md#realtime-closed-days)\n"
+                            f"closed_through = {day_text(DAY0)}\n"
+                            f"mark = {day_text(DAY0)} api-1 1\n")
+
+
+def test_released_day_is_never_reopened_by_a_late_incr(procs, tmp_path):
+    """The old bug: an /incr for a day after its release answered 200 and wrote into the
+    released slot (or re-opened an empty one), where no export would ever see it again."""
+    _, port, _ = start(procs, tmp_path)
+    assert incr(port, [(key("a", DAY0), 5)], seq=1).status == 200
+    close(port, DAY0)
+    assert post(port, f"/release?day={day_text(DAY0)}").status == 200
+    r = incr(port, [(key("a", DAY0), 1)], seq=2)
+    assert refused(r, 409, "DAY_CLOSED") == (f"day {day_text(DAY0)} is closed: slot {DAY0 % 3} holds "
+                                             f"{day_text(DAY0)} (released)")
+    # Yesterday's slot is empty: a closed day never opens it.
+    r = incr(port, [(key("a", DAY0 - 1), 1)], seq=2)
+    assert refused(r, 409, "DAY_CLOSED") == (f"day {day_text(DAY0 - 1)} is closed: the shard is closed "
+                                             f"through {day_text(DAY0)}")
+    s = stats(port)
+    assert [slot["state"] for slot in s["slots"]].count("empty") == 2
+    assert s["counters"]["slot_resets"] == 1
+    assert get(port, "/get?key=" + q(key("a", DAY0))).body == b"5\n"
+
+
+def test_day_older_than_the_ring_never_opens_an_empty_slot(procs, tmp_path):
+    _, port, _ = start(procs, tmp_path)
+    assert incr(port, [(key("a", DAY0 + 3), 1)], seq=1).status == 200
+    r = incr(port, [(key("a", DAY0 + 1), 1)], seq=2)  # an empty slot, 2 days back: opens
+    assert r.status == 200, r
+    r = incr(port, [(key("a", DAY0 - 1), 1)], seq=3)  # an empty slot, 4 days back
+    assert refused(r, 409, "DAY_EXPIRED") == (f"day {day_text(DAY0 - 1)} has expired: the ring's newest "
+                                              f"day is {day_text(DAY0 + 3)}")
+    assert [slot["state"] for slot in stats(port)["slots"]].count("empty") == 1
+
+
+def test_release_of_an_open_day_is_refused(procs, tmp_path):
+    _, port, _ = start(procs, tmp_path)
+    assert incr(port, [(key("a", DAY0), 5)], seq=1).status == 200
+    r = post(port, f"/release?day={day_text(DAY0)}")
+    assert refused(r, 409, "DAY_NOT_CLOSED") == (f"day {day_text(DAY0)} is open: close it first "
+                                                 f"(POST /close?day={day_text(DAY0)})")
+    assert stats(port)["slots"][DAY0 % 3]["state"] == "open"
+    assert incr(port, [(key("a", DAY0), 1)], seq=2).status == 200
+    assert export(port, DAY0) == {key("a", DAY0): "6"}
+    refused(get(port, f"/close?day={day_text(DAY0)}"), 405, "METHOD_NOT_ALLOWED")
+    refused(post(port, "/close"), 400, "MISSING_ARG_DAY")
+    refused(post(port, "/close?day=2026-02-30"), 400, "INVALID_ARG_DAY")
+    assert stats(port)["closed_through"] is None
+
+
+def test_duplicate_after_close_release_and_reuse_is_200(procs, tmp_path):
+    proc, port, data = start(procs, tmp_path)
+    batch = [(key("a", DAY0), 5)]
+    assert incr(port, batch, seq=7).status == 200
+    close(port, DAY0)
+    r = incr(port, batch, seq=7)  # closed: still a duplicate
+    assert (r.status, r.json()["data"]) == (200, {"applied": 0, "duplicate": 1, "seq": 7})
+    assert source_mark(r) == 7
+    assert post(port, f"/release?day={day_text(DAY0)}").status == 200
+    assert incr(port, [(key("b", DAY0 + 3), 1)], seq=8).status == 200  # takes DAY0's slot
+    assert proc.terminate() == 0
+    _, port, _ = start(procs, tmp_path, data=data)
+    r = incr(port, batch, seq=7)  # the slot is gone; the marks kept at close answer
+    assert (r.status, r.json()["data"]) == (200, {"applied": 0, "duplicate": 1, "seq": 7})
+    assert source_mark(r) == 7
+    r = incr(port, batch, seq=9)  # never applied: late
+    refused(r, 409, "DAY_CLOSED")
+    assert source_mark(r) == 7
+
+
+def test_watermark_survives_restart(procs, tmp_path):
+    proc, port, data = start(procs, tmp_path)
+    # A day no slot holds closes too: the nightly closes every day on every shard.
+    assert close(port, DAY0 + 1) == {"day": day_text(DAY0 + 1), "closed_through": day_text(DAY0 + 1),
+                                     "slots_closed": 0}
+    assert close(port, DAY0)["closed_through"] == day_text(DAY0 + 1)  # never moves back
+    assert proc.terminate() == 0
+    proc, port, _ = start(procs, tmp_path, data=data)
+    assert stats(port)["closed_through"] == day_text(DAY0 + 1)
+    refused(incr(port, [(key("a", DAY0 + 1), 1)], seq=1), 409, "DAY_CLOSED")
+    empty = b"#END count=0 xxh64=%016x\n" % xxh64(b"")
+    r = get(port, f"/export?day={day_text(DAY0 + 1)}")  # closed, never written: empty
+    assert (r.status, r.body) == (200, empty)
+    assert incr(port, [(key("a", DAY0 + 2), 1)], seq=1).status == 200
+    assert proc.terminate() == 0
+    # A damaged file is a named startup error, not a silent "nothing closed".
+    with open(data / "closed-days", "w") as f:
+        f.write("closed_through = 2026-11-21\nmark = 2026-11-21 api-1\n")
+    r = run("clickatron-realtime", ["--data-dir", data, "--port", free_port()], timeout=30)
+    assert r.returncode == 1
+    assert (f"clickatron-realtime: {data}/closed-days: line 2: mark '2026-11-21 api-1' is not "
+            "'YYYY-MM-DD SOURCE SEQ'") in r.stderr.decode()
+
+
+def test_incr_without_a_sender_is_400_sender_missing(procs, tmp_path):
+    _, port, _ = start(procs, tmp_path)
+    assert incr(port, [(key("a", DAY0), 5)], seq=1).status == 200
+    r = incr(port, [(key("a", DAY0), 1)], seq=2, sender={})
+    assert refused(r, 400, "SENDER_MISSING") == \
+        "header X-Clickatron-Sender is missing: every /incr names its sender"
+    assert source_mark(r) == 1
+    for bad in ("0123456789ABCDEF", "0123456789abcde", "0123456789abcdef0", "0123456789abcdeg"):
+        r = incr(port, [(key("a", DAY0), 1)], seq=2, sender={"X-Clickatron-Sender": bad})
+        assert refused(r, 400, "SENDER_MISSING") == \
+            f"header X-Clickatron-Sender '{bad}' is not 16 lowercase hex digits"
+    r = post(port, "/incr?seq=2", f"{key('a', DAY0)},1\n", headers=SENDER)
+    assert (r.status, source_mark(r)) == (400, -1)  # no source: no mark
+    assert get(port, "/get?key=" + q(key("a", DAY0))).body == b"5\n"
+    r = incr(port, [(key("a", DAY0), 1)], seq=2)
+    assert (r.status, source_mark(r)) == (200, 2)
+
+
+def test_forged_source_with_a_huge_seq_is_refused_while_the_owner_is_live(procs, tmp_path):
+    """The old bug: POST /incr?source=api-1&seq=9223372036854775806 from anyone moved api-1's
+    mark to the top, and every later batch of the real api-1 was skipped as a duplicate."""
+    _, port, _ = start(procs, tmp_path)
+    assert incr(port, [(key("a", DAY0), 5)], seq=1).status == 200
+    r = incr(port, [(key("a", DAY0), 1000)], seq=9223372036854775806, sender=OTHER_SENDER)
+    message = refused(r, 409, "SOURCE_IN_USE")
+    assert message.startswith(f"source api-1 is in use by sender {SENDER['X-Clickatron-Sender']} (last write ")
+    assert message.endswith(" ms ago, lease 10000 ms): two senders use one source (node-id)?")
+    assert source_mark(r) == 1
+    r = incr(port, [(key("a", DAY0), 1)], seq=2)
+    assert (r.status, r.json()["data"]["applied"], source_mark(r)) == (200, 1, 2)
+    assert get(port, "/get?key=" + q(key("a", DAY0))).body == b"6\n"
+    s = stats(port)
+    assert s["counters"]["refused_source_in_use"] == 1
+    assert s["sources"]["api-1"]["sender"] == SENDER["X-Clickatron-Sender"]
+    # Another source is another lease.
+    assert incr(port, [(key("a", DAY0), 1)], source="api-2", seq=1, sender=OTHER_SENDER).status == 200
+
+
+def test_a_new_sender_takes_over_a_source_once_the_lease_expired(procs, tmp_path):
+    _, port, _ = start(procs, tmp_path, extra=["--source-lease-ms", "300"])
+    assert incr(port, [(key("a", DAY0), 5)], seq=1).status == 200
+    # An API restarted with a new id: refused while the old one may still be writing, then
+    # it takes over (the first answer after the lease is a 200).
+    wait_until(lambda: incr(port, [(key("a", DAY0), 1)], seq=2, sender=OTHER_SENDER).status == 200,
+               timeout=10, what="the new sender takes over")
+    assert get(port, "/get?key=" + q(key("a", DAY0))).body == b"6\n"
+    assert stats(port)["sources"]["api-1"]["sender"] == OTHER_SENDER["X-Clickatron-Sender"]
+    refused(incr(port, [(key("a", DAY0), 1)], seq=3), 409, "SOURCE_IN_USE")  # now the old one waits

@@ -3,7 +3,8 @@
 Real clickatron-realtime and clickatron-archive binaries on 127.0.0.1:
 increments over 3 days, `nightly` for the first day, the archive replicas serve the new
 generation, the realtime slot is released, and every total reads the same before (realtime)
-and after (archive). Then `kill -9` of nightly at random points, and a truncated export.
+and after (archive). Then `kill -9` of nightly at random points, a failed night followed by
+a good one, release refusing what it cannot check, and a truncated export.
 """
 import base64
 import calendar
@@ -17,7 +18,8 @@ import time
 import urllib.parse
 import zlib
 
-from harness import BIN, GOLDEN, free_port, get, post, wait_until, binary
+from harness import BIN, GOLDEN, SENDER, free_port, get, post, wait_until, binary
+from test_realtime import xxh64
 from ymdh import encode as ymdh_of_ts
 
 DAY0 = calendar.timegm((2013, 5, 10, 0, 0, 0)) // 86400
@@ -83,10 +85,10 @@ class Cluster:
         self.procs, self.tmp = procs, tmp_path
         self.work = tmp_path / "work"
         self.rt_ports = [free_port() for _ in range(realtime)]
-        for i, port in enumerate(self.rt_ports):
-            data = tmp_path / f"rt{i}"
-            data.mkdir()
-            procs.start("clickatron-realtime", ["--data-dir", data, "--port", port], ready_port=port)
+        self.rt_procs = []
+        for i in range(realtime):
+            (tmp_path / f"rt{i}").mkdir()
+            self.start_realtime(i)
         self.archive_ports = [[free_port() for _ in range(r)] for r in archive_replicas]
         self.config = tmp_path / "cluster.conf"
         lines = ["port = 8000"] + [f"realtime = 127.0.0.1:{p}" for p in self.rt_ports]
@@ -94,6 +96,18 @@ class Cluster:
         lines += [f"oplog-dir = {tmp_path / 'oplog'}", "node-id = api-1"]
         self.config.write_text("\n".join(lines) + "\n")
         self.seq = 0
+
+    def start_realtime(self, i):
+        port = self.rt_ports[i]
+        proc = self.procs.start("clickatron-realtime", ["--data-dir", self.tmp / f"rt{i}", "--port", port],
+                                ready_port=port)
+        if i < len(self.rt_procs):
+            self.rt_procs[i] = proc
+        else:
+            self.rt_procs.append(proc)
+
+    def stop_realtime(self, i):
+        self.rt_procs[i].terminate()
 
     def start_archives(self):
         for k, ports in enumerate(self.archive_ports):
@@ -107,7 +121,7 @@ class Cluster:
         for i, port in enumerate(self.rt_ports):
             body = "".join(f"{k},{v}\n" for k, v in sorted(counts.items()) if shard_of(k, n) == i)
             self.seq += 1
-            r = post(port, f"/incr?source=test&seq={self.seq}", body)
+            r = post(port, f"/incr?source=test&seq={self.seq}", body, headers=SENDER)
             assert r.status == 200, r
         for (day, key), original in sorted(lookups.items()):
             port = self.rt_ports[shard_of(key, n)]
@@ -278,9 +292,200 @@ def test_kill9_of_nightly_at_random_points_then_rerun_gives_the_same_files(procs
         assert cluster.slot_state(port, DAY0) == "released"
 
 
+def day_lines(work):
+    """The `day = D digest...` lines of the live manifest, as {day: [digest, ...]}."""
+    out = {}
+    for line in (work / "current" / "manifest").read_text().splitlines():
+        if line.startswith("day = "):
+            day, *digests = line[len("day = "):].split(" ")
+            out[day] = digests
+    return out
+
+
+def assert_archived(cluster, counts, day):
+    """Every total of day reads from the archive (replica 0) as it was loaded."""
+    for name, value in archive_totals(counts, day).items():
+        r = cluster.archive_get(name)
+        assert r.status == 200, (name, r)
+        cols = [c for c in r.body.decode().rstrip("\n").split(" ") if c.split(":")[0] in
+                {ymdh(day, h) for h in range(24)}]
+        assert " ".join(cols) == value, name
+
+
+def test_nightly_after_a_failed_night_archives_both_days_and_releases_only_merged_ones(procs, tmp_path):
+    """A night that fails leaves a state the next completes: the next night archives the
+    day the failed one did not, then its own, and releases exactly those two. (Before, the
+    next night exported only its own day and released both: the first was never exported.)"""
+    cluster = Cluster(procs, tmp_path)
+    days = [DAY0, DAY0 + 1, DAY0 + 2]
+    counts, lookups = records_for(days)
+    cluster.load(counts, lookups)
+    bootstrap(cluster)
+    work, config = cluster.work, cluster.config
+
+    cluster.stop_realtime(1)  # the night of DAY0 fails: a realtime shard is down
+    r = rebuild("nightly", "--work", work, "--config", config, "--day", day_text(DAY0), check=False)
+    assert r.returncode == 1, r.stdout.decode()
+    assert f"realtime shard 1 (127.0.0.1:{cluster.rt_ports[1]})" in r.stderr.decode()
+    cluster.start_realtime(1)
+    assert [cluster.slot_state(p, DAY0) for p in cluster.rt_ports] == ["open", "open"]
+    assert "last_day = 2013-05-10" not in (work / "current" / "manifest").read_text()
+
+    r = rebuild("nightly", "--work", work, "--config", config, "--day", day_text(DAY0 + 1))
+    out = r.stdout.decode()
+    assert "nightly 2013-05-11: done: archived 2 day(s) 2013-05-10..2013-05-11" in out, out
+    manifest = (work / "current" / "manifest").read_text()
+    assert "last_day = 2013-05-11\n" in manifest
+    lines = day_lines(work)
+    assert sorted(lines) == ["2013-05-10", "2013-05-11"]
+    for day, digests in lines.items():
+        footers = [(work / "export" / day / f"shard-{n}.csv").read_text().splitlines()[-1] for n in range(2)]
+        assert digests == [f.split("xxh64=")[1] for f in footers]
+    for day in (DAY0, DAY0 + 1):
+        assert_archived(cluster, counts, day)
+        assert [cluster.slot_state(p, day) for p in cluster.rt_ports] == ["released", "released"]
+    assert [cluster.slot_state(p, DAY0 + 2) for p in cluster.rt_ports] == ["open", "open"]
+
+
+class GarbledStats(http.server.BaseHTTPRequestHandler):
+    """A realtime shard whose /stats is not a realtime /stats answer; it counts POSTs."""
+    posts = []
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def do_POST(self):
+        GarbledStats.posts.append(self.path)
+        self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def test_release_refuses_when_realtime_stats_cannot_be_read(procs, tmp_path):
+    """Release frees nothing when one shard's /stats cannot be read (before, it released
+    every day the ring could hold on that shard, blindly, and the readable ones anyway)."""
+    cluster = Cluster(procs, tmp_path, realtime=2, archive_replicas=(1,))
+    counts, lookups = records_for([DAY0, DAY0 + 1])
+    cluster.load(counts, lookups)
+    bootstrap(cluster)
+    work, config = cluster.work, cluster.config
+    for port in cluster.rt_ports:
+        r = post(port, f"/close?day={day_text(DAY0)}")
+        assert r.status == 200, r
+    for step in ("export", "segment"):
+        rebuild(step, "--work", work, "--config", config, "--day", day_text(DAY0))
+    rebuild("merge", "--work", work, "--config", config)
+    rebuild("publish", "--work", work, "--config", config)
+    assert sorted(day_lines(work)) == [day_text(DAY0)]
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), GarbledStats)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        fake = server.server_address[1]
+        garbled = tmp_path / "garbled.conf"
+        garbled.write_text(config.read_text().replace(f"realtime = 127.0.0.1:{cluster.rt_ports[1]}",
+                                                      f"realtime = 127.0.0.1:{fake}"))
+        r = rebuild("release", "--work", work, "--config", garbled, "--through", day_text(DAY0), check=False)
+        assert r.returncode == 1
+        assert (f"refusing to release: the /stats of realtime shard 1 (127.0.0.1:{fake}) cannot be read: "
+                "not a realtime /stats answer") in r.stderr.decode(), r.stderr.decode()
+        assert GarbledStats.posts == []
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert [cluster.slot_state(p, DAY0) for p in cluster.rt_ports] == ["closed", "closed"]
+
+    rebuild("release", "--work", work, "--config", config, "--through", day_text(DAY0))
+    assert [cluster.slot_state(p, DAY0) for p in cluster.rt_ports] == ["released", "released"]
+    assert [cluster.slot_state(p, DAY0 + 1) for p in cluster.rt_ports] == ["open", "open"]
+
+
+class LateApi(http.server.BaseHTTPRequestHandler):
+    """An API's late-data endpoints (docs/api.md#api-late): GET /late?after=ID answers the
+    entries after ID as a footed export-shaped stream with X-Late-First/-Last; POST
+    /late/release?through=ID drops them. Requests are recorded."""
+    entries = {}  # id -> realtime records
+    requests = []
+
+    def do_GET(self):
+        after = int(urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)["after"][0])
+        LateApi.requests.append(("GET", after))
+        ids = sorted(i for i in LateApi.entries if i > after)
+        body = "".join(LateApi.entries[i] for i in ids).encode()
+        footer = b"#END count=%d xxh64=%016x\n" % (body.count(b"\n"), xxh64(body))
+        self.send_response(200)
+        if ids:
+            self.send_header("X-Late-First", str(ids[0]))
+        self.send_header("X-Late-Last", str(ids[-1] if ids else after))
+        self.send_header("Content-Length", str(len(body) + len(footer)))
+        self.end_headers()
+        self.wfile.write(body + footer)
+
+    def do_POST(self):
+        through = int(urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)["through"][0])
+        LateApi.requests.append(("POST", through))
+        for i in [i for i in LateApi.entries if i <= through]:
+            del LateApi.entries[i]
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, *args):
+        pass
+
+
+def test_nightly_adds_late_data_to_archived_days_and_releases_it_at_the_api(procs, tmp_path):
+    """Late data an API kept (increments refused as closed) is summed into a day already
+    archived; the manifest records its last id and the API is told to drop it, once."""
+    cluster = Cluster(procs, tmp_path, realtime=2, archive_replicas=(1,))
+    counts, lookups = records_for([DAY0, DAY0 + 1, DAY0 + 2])
+    cluster.load(counts, lookups)
+    bootstrap(cluster)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), LateApi)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        api = f"127.0.0.1:{server.server_address[1]}"
+        with open(cluster.config, "a") as f:
+            f.write(f"api = {api}\n")
+        LateApi.entries.clear()
+        LateApi.requests.clear()
+        rebuild("nightly", "--work", cluster.work, "--config", cluster.config, "--day", day_text(DAY0))
+        assert LateApi.requests == [("GET", 0)]
+        key = next(k for k in sorted(counts)
+                   if k.startswith("u|") and k.rsplit(".", 1)[1] in {ymdh(DAY0, h) for h in range(24)})
+        name, hour = key.rsplit(".", 1)
+        LateApi.entries[7] = f"{key},1000\n"
+        rebuild("nightly", "--work", cluster.work, "--config", cluster.config, "--day", day_text(DAY0 + 1))
+        assert LateApi.requests[1:] == [("GET", 0), ("POST", 7)]
+        assert f"late = {api} 7\n" in (cluster.work / "current" / "manifest").read_text()
+        line = cluster.archive_get(name).body.decode()
+        assert f"{hour}:{counts[key] + 1000}" in line.rstrip("\n").split(" "), line
+        rebuild("nightly", "--work", cluster.work, "--config", cluster.config, "--day", day_text(DAY0 + 1))
+        assert LateApi.requests[3:] == [("GET", 7), ("POST", 7)]
+        assert cluster.archive_get(name).body.decode() == line  # merged once
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 class TruncatingExport(http.server.BaseHTTPRequestHandler):
-    """A fake realtime shard whose /export stops short of its #END footer."""
+    """A fake realtime shard whose /export stops short of its #END footer (its /close, the
+    step before the export, answers as a shard does)."""
     body = b"u|a.c4ab,1\nu|b.c4ab,2\n#END count=2 xxh64=0000000000000000\n"
+
+    def do_POST(self):
+        data = b'{"status_code": 200, "status_txt": "OK", "data": {}}'
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def do_GET(self):
         data = self.body if "full" in self.path else self.body[:15]

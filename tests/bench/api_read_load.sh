@@ -95,7 +95,7 @@ split -l 20000 "$bench_dir/realtime.csv" "$run_dir/rt-batch."
 seq=0
 for f in "$run_dir"/rt-batch.*; do
   seq=$((seq + 1))
-  curl -sf --data-binary @"$f" "http://127.0.0.1:$realtime_port/incr?source=bench&seq=$seq" >/dev/null
+  curl -sf -H 'X-Clickatron-Sender: be4c000000000001' --data-binary @"$f" "http://127.0.0.1:$realtime_port/incr?source=bench&seq=$seq" >/dev/null
 done
 
 api_port=$(free_port)

@@ -377,7 +377,7 @@ Result HttpPhase(const Options& o, const std::string& server, const char* phase,
       }
       const std::string& payload = bodies[sent];
       head = "POST /incr?source=bench&seq=" + std::to_string(++sent) +
-             " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(payload.size()) + "\r\n\r\n";
+             " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Clickatron-Sender: be4c000000000001\r\nContent-Length: " + std::to_string(payload.size()) + "\r\n\r\n";
       if (!SendAll(fd, head) || !SendAll(fd, payload)) check(-1);
     }
     check(ReadResponse(fd, &buf, &body));
@@ -395,7 +395,7 @@ Result HttpPhase(const Options& o, const std::string& server, const char* phase,
   {
     const std::string last = bodies.back().substr(0, bodies.back().find('\n') + 1);
     const std::string again = "POST /incr?source=bench&seq=" + std::to_string(bodies.size()) +
-                              " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(last.size()) +
+                              " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Clickatron-Sender: be4c000000000001\r\nContent-Length: " + std::to_string(last.size()) +
                               "\r\n\r\n";
     const std::string want = "X-Realtime-Synced-Seq: " + std::to_string(bodies.size()) + "\r\n";
     std::string headers;
