@@ -95,12 +95,23 @@ Status ApiServer::Init() {
   if (options_.sender.sender_id.empty()) options_.sender.sender_id = RandomId64();
   std::fprintf(stderr, "clickatron-api: node-id %s, sender id %s\n", config_.node_id.c_str(),
                options_.sender.sender_id.c_str());
+  std::string ui_dir = config_.ui_dir;
+  if (ui_dir.empty()) {
+    Result<std::string> beside = DefaultUiDir();
+    if (!beside.ok()) return beside.status();
+    ui_dir = std::move(beside).value();
+  }
+  Result<StaticFiles> ui = StaticFiles::Load(ui_dir, config_.ui_chartjs);
+  if (!ui.ok()) return Status::Error("dashboard: " + ui.status().message());
+  ui_ = std::move(ui).value();
 
   server_->Handle("/incr", [this](net::Request& req) { OnIncr(req); });
   server_->Handle("/late", [this](net::Request& req) { OnLate(req); });
   server_->Handle("/late/release", [this](net::Request& req) { OnLateRelease(req); });
   server_->Handle("/stats", [this](net::Request& req) { OnStats(req); });
   server_->Handle("/ping", [](net::Request& req) { req.Reply(200, "OK\n"); });
+  server_->Handle("/", [this](net::Request& req) { ui_->Serve(req); });
+  server_->Handle("/ui/", [this](net::Request& req) { ui_->Serve(req); }, {.prefix = true});
   QueryService::Register(server_.get(), &queries_);  // answered once queries_ is set below
   server_->OnStop([this] { OnStop(); });
   if (clickatron::Status s = server_->Listen(); !s.ok()) return Status::Error(s.message());

@@ -24,6 +24,9 @@
 //                                 X-Late-Last, X-Late-More headers
 //   POST /late/release?through=ID deletes the entries with id <= ID
 //
+// The dashboard: GET / and /ui/* serve its files (api/static_files.h), loaded at start-up
+// from ui-dir (default: ui beside the executable) and ui-chartjs; a missing file fails Open.
+//
 // /stats: accepted and rejected increments (by status_txt), the oplog (segments, bytes,
 // sync and durability latency quantiles), per realtime shard the sender's backlog
 // (records, seconds), delivered, late and last error, the late store, request latencies,
@@ -35,12 +38,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "api/cluster_config.h"
 #include "api/late_store.h"
 #include "api/sender.h"
+#include "api/static_files.h"
 #include "keyformat/event.h"
 #include "base/status.h"
 #include "net/query.h"
@@ -111,6 +116,7 @@ class ApiServer {
   std::unique_ptr<net::LoopWaker> waker_;
   std::unique_ptr<net::HttpClient> client_;
   std::unique_ptr<QueryService> queries_;
+  std::optional<StaticFiles> ui_;  // the dashboard (docs/dashboard.md), loaded before listening
   std::vector<std::unique_ptr<Sender>> senders_;
   AppendTimes append_times_;
   const uint64_t start_us_;

@@ -19,7 +19,10 @@ Status ParseClusterConfig(int argc, const char* const* argv, ClusterConfig* out,
        po::value(&out->query_max_backend_requests)->default_value(out->query_max_backend_requests),
        "backend requests one /series or /breakdown may make; more answers 400 QUERY_TOO_LARGE")
       ("query-max-backend-mb", po::value(&out->query_max_backend_mb)->default_value(out->query_max_backend_mb),
-       "MiB of backend answers one query may read; more answers 400 QUERY_TOO_LARGE");
+       "MiB of backend answers one query may read; more answers 400 QUERY_TOO_LARGE")
+      ("ui-dir", po::value(&out->ui_dir), "the dashboard's files (default: ui beside the executable)")
+      ("ui-chartjs", po::value(&out->ui_chartjs)->default_value(out->ui_chartjs),
+       "Chart.js for the dashboard (Debian's libjs-chart.js)");
   config::AddClusterLayoutOptions(&loader);
   po::variables_map vm;
   if (Status s = loader.Load(argc, argv, &vm, help_shown); !s.ok() || *help_shown) return s;

@@ -64,6 +64,7 @@ struct ArchiveCall : std::enable_shared_from_this<ArchiveCall> {
     if (is_get && !a.body.empty() && a.body.back() == '\n') a.body.pop_back();  // value + "\n"
     a.watermark = w.value();
     a.replica = replica;
+    a.more = r.Header(realtime::kFwmatchMoreHeader).has_value();  // the same header on both tiers
     done(std::move(a));
   }
 };

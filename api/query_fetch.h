@@ -42,6 +42,7 @@ struct QueryService::State {
   std::vector<size_t> next_replica;     // per archive shard: where the next request starts
 
   uint64_t series = 0, breakdowns = 0, lookup_requests = 0;
+  uint64_t keys_requests = 0, subtotals_requests = 0, cluster_requests = 0;
   uint64_t errors_4xx = 0, errors_503 = 0, archive_failovers = 0, watermark_retries = 0;
 
   State(event_base* b, net::HttpClient* c, const ClusterConfig& cfg, QueryOptions o)
@@ -58,7 +59,7 @@ struct BackendAnswer {
   std::string error;       // when !ok: names the shard and the problem
   int64_t watermark = kWatermarkUnknown;  // archive answers: W of the file that answered
   size_t replica = 0;      // archive answers: which replica answered
-  bool more = false;       // a realtime /fwmatch page the limit cut: the listing goes on
+  bool more = false;       // a /fwmatch page the limit cut (X-Fwmatch-More): the listing goes on
 };
 using BackendCallback = std::function<void(BackendAnswer&&)>;
 

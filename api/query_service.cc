@@ -5,6 +5,7 @@
 
 #include "api/query_breakdown.h"
 #include "api/query_fetch.h"
+#include "api/query_listing.h"
 #include "api/query_params.h"
 #include "api/query_plan.h"
 #include "api/query_series.h"
@@ -29,10 +30,7 @@ constexpr int kMaxAttempts = 3;
 
 int64_t Now() { return WallClockSeconds(); }
 
-void ReplyError(QueryState* s, net::Responder* reply, const QueryError& e) {
-  (e.code == 503 ? s->errors_503 : s->errors_4xx)++;
-  reply->ReplyJsonError(e.code, e.status_txt, e.message);
-}
+void ReplyError(QueryState* s, net::Responder* reply, const QueryError& e) { ReplyQueryError(s, reply, e); }
 
 QueryError Unavailable(const std::string& status_txt, const std::string& message) {
   return QueryError{503, status_txt, message};
@@ -362,8 +360,17 @@ class BreakdownRun final : public ReadRun {
   std::unordered_map<std::string, std::string> shown_;
 };
 
+bool Admit(QueryState* s, net::Request& r) { return AdmitQuery(s, r); }
+
+}  // namespace
+
+void ReplyQueryError(QueryState* s, net::Responder* reply, const QueryError& e) {
+  (e.code == 503 ? s->errors_503 : s->errors_4xx)++;
+  reply->ReplyJsonError(e.code, e.status_txt, e.message);
+}
+
 // Common checks before a query runs: loop, method, percent-encoding.
-bool Admit(QueryState* s, net::Request& r) {
+bool AdmitQuery(QueryState* s, net::Request& r) {
   if (r.base() != s->base) {
     ReplyError(s, &r, QueryError{500, "INTERNAL_ERROR",
                                  "the read path serves only on the loop of its HTTP client"});
@@ -379,6 +386,8 @@ bool Admit(QueryState* s, net::Request& r) {
   }
   return true;
 }
+
+namespace {
 
 void HandleQuery(QueryState* s, QueryKind kind, net::Request& r) {
   if (!Admit(s, r)) return;
@@ -455,6 +464,9 @@ void QueryService::Register(net::Server* server, const std::unique_ptr<QueryServ
   server->Handle("/breakdown",
                  route([](State* s, net::Request& r) { HandleQuery(s, QueryKind::kBreakdown, r); }));
   server->Handle("/lookup", route(&HandleLookup));
+  server->Handle("/keys", route(&HandleKeys));
+  server->Handle("/subtotals", route(&HandleSubtotals));
+  server->Handle("/cluster", route(&HandleCluster));
 }
 
 void QueryService::WriteStatsJson(net::JsonWriter* w) const {
@@ -463,6 +475,9 @@ void QueryService::WriteStatsJson(net::JsonWriter* w) const {
   w->Field("series", s->series);
   w->Field("breakdown", s->breakdowns);
   w->Field("lookup", s->lookup_requests);
+  w->Field("keys", s->keys_requests);
+  w->Field("subtotals", s->subtotals_requests);
+  w->Field("cluster", s->cluster_requests);
   w->Field("errors_4xx", s->errors_4xx);
   w->Field("errors_503", s->errors_503);
   w->BeginObject("lookup_cache");

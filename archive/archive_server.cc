@@ -178,9 +178,12 @@ void ArchiveServer::OnFwmatch(net::Request& req) {
   }
   std::string& out = scratch.out;
   out.clear();
-  size_t lines = db->ForEachPrefixed(params.keys()[0], limit,
-                                     [&out](const Line& line) { out.append(line.whole); });
+  bool more = false;
+  size_t lines = db->ForEachPrefixed(
+      params.keys()[0], limit, [&out](const Line& line) { out.append(line.whole); }, params.after(), &more);
   Bump(counters.fwmatch_lines, lines);
+  // The limit cut the answer: the client asks again with after=<the last key it got>.
+  if (more) req.AddHeader("X-Fwmatch-More", "1");
   ReplyText(req, scratch, 200, out);
   // A rare huge answer should not pin its memory in this loop's scratch for ever.
   if (out.capacity() > (1u << 20)) std::string().swap(out);

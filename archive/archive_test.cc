@@ -68,6 +68,36 @@ TEST(DbFile, GoldenSortdbData) {
   EXPECT_FALSE(db->has_manifest());
 }
 
+// /fwmatch pages: after=KEY starts strictly after KEY (a KEY before the prefix starts at the
+// prefix), and *more says a further prefixed line was left out by the limit.
+TEST(DbFile, FwmatchAfterAndMore) {
+  auto db = MustOpen(std::string(CLICKATRON_GOLDEN_DIR) + "/sortdb/data.csv");
+  ASSERT_TRUE(db);
+  auto page = [&](std::string_view prefix, std::string_view after, size_t limit, bool* more) {
+    std::string out;
+    db->ForEachPrefixed(prefix, limit, [&](const Line& l) { out += l.whole; }, after, more);
+    return out;
+  };
+  bool more = true;
+  EXPECT_EQ(page("u|jehiah.", "", 1, &more), "u|jehiah.c3hh,13\n");
+  EXPECT_TRUE(more);
+  EXPECT_EQ(page("u|jehiah.", "u|jehiah.c3hh", 1, &more), "u|jehiah.c3i0,7\n");
+  EXPECT_FALSE(more);
+  EXPECT_EQ(page("u|jehiah.", "u|jehiah.c3i0", 5, &more), "");
+  EXPECT_FALSE(more);
+  EXPECT_EQ(page("u|jehiah.", "a", 5, &more), "u|jehiah.c3hh,13\nu|jehiah.c3i0,7\n");  // before the prefix
+  EXPECT_FALSE(more);
+  EXPECT_EQ(page("u|jehiah.", "u|jehiah.c3hh0", 5, &more), "u|jehiah.c3i0,7\n");  // not itself a key
+  EXPECT_EQ(page("c.u|jehiah.", "c.u|jehiah.c3hh", 1, &more), "c.u|jehiah.c3hi,CA:1 None:6 US:5\n");
+  EXPECT_FALSE(more);
+  EXPECT_EQ(page("c", "c.u|jehiah.c3hi", 5, &more), "");  // past the prefix
+  EXPECT_EQ(page("u|jehiah.", "u|jehiah.c3hh", 2, &more), "u|jehiah.c3i0,7\n");
+  EXPECT_FALSE(more);
+  // the limit exactly reached with nothing more: not cut
+  EXPECT_EQ(page("u|jehiah.", "", 2, &more), "u|jehiah.c3hh,13\nu|jehiah.c3i0,7\n");
+  EXPECT_FALSE(more);
+}
+
 TEST(DbFile, KeyOrderGolden) {
   // Every key of key-order.txt, in that order, makes a valid file; each is found.
   std::ifstream in(std::string(CLICKATRON_GOLDEN_DIR) + "/sortdb/key-order.txt");
@@ -316,6 +346,12 @@ TEST(KeyParams, Errors) {
   EXPECT_FALSE(p.Parse("key=" + std::string(4097, 'a'), KeyParams::Mode::kFirstKey));
   EXPECT_EQ(p.error(), "key is longer than 4096 bytes");
   EXPECT_TRUE(p.Parse("key=" + std::string(4096, 'a'), KeyParams::Mode::kFirstKey));
+  EXPECT_FALSE(p.Parse("key=a&after=%zz", KeyParams::Mode::kFirstKey));
+  EXPECT_STREQ(p.error_name(), "INVALID_ARG_AFTER");
+  ASSERT_TRUE(p.Parse("key=a&after=a%7Cb%7F", KeyParams::Mode::kFirstKey));
+  EXPECT_EQ(p.after(), "a|b\x7f");
+  ASSERT_TRUE(p.Parse("key=a", KeyParams::Mode::kFirstKey));
+  EXPECT_EQ(p.after(), "");
 }
 
 TEST(Reloader, ServesRequestsOnItsThreadAndReportsRefusals) {

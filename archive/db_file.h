@@ -112,16 +112,28 @@ class DbFile {
   // The line starting at `offset` (a line start, < size()); *next is the next line start.
   Line LineAt(size_t offset, size_t* next) const;
 
-  // Calls fn(line) for every line whose key starts with `prefix`, in file order, at most
-  // `limit` lines. Returns how many lines it visited.
+  // Calls fn(line) for every line whose key starts with `prefix` and is greater than
+  // `after` (empty: no bound), in file order, at most `limit` lines. Returns how many
+  // lines it visited; *more (if given) says whether a further prefixed line was left out.
   template <typename Fn>
-  size_t ForEachPrefixed(std::string_view prefix, size_t limit, Fn&& fn) const {
+  size_t ForEachPrefixed(std::string_view prefix, size_t limit, Fn&& fn,
+                         std::string_view after = {}, bool* more = nullptr) const {
     size_t n = 0;
-    size_t offset = LowerBound(prefix);
-    while (n < limit && offset < size_) {
+    const bool from_after = !after.empty() && after > prefix;
+    size_t offset = LowerBound(from_after ? after : prefix);
+    if (more != nullptr) *more = false;
+    while (offset < size_) {
       size_t next;
       Line line = LineAt(offset, &next);
       if (!line.key.starts_with(prefix)) break;
+      if (from_after && line.key == after) {  // strictly after
+        offset = next;
+        continue;
+      }
+      if (n == limit) {
+        if (more != nullptr) *more = true;
+        break;
+      }
       fn(line);
       ++n;
       offset = next;

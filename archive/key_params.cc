@@ -15,6 +15,7 @@ bool KeyParams::Parse(std::string_view raw, Mode mode) {
   ends_.clear();
   keys_.clear();
   limit_.reset();
+  after_.clear();
   error_.clear();
   error_name_ = "";
   // Keys are decoded into buffer_ and their views made at the end, since buffer_ may
@@ -44,6 +45,14 @@ bool KeyParams::Parse(std::string_view raw, Mode mode) {
       }
       if (buffer_.size() == start) return Fail("INVALID_ARG_KEY", "key is empty");
       ends_.push_back(buffer_.size());
+    } else if (name == "after" && mode == Mode::kFirstKey) {
+      after_.clear();
+      if (net::PercentDecodeAppend(value, false, &after_) != std::string_view::npos) {
+        return Fail("INVALID_ARG_AFTER", "bad percent-encoding in after");
+      }
+      if (after_.size() > kMaxKeyBytes) {
+        return Fail("INVALID_ARG_AFTER", "after is longer than " + std::to_string(kMaxKeyBytes) + " bytes");
+      }
     } else if (name == "limit" && !has_limit) {
       limit_raw = value;
       has_limit = true;

@@ -7,6 +7,8 @@
 // decoded, and '+' stays a literal '+' (a real space must be sent as %20). A '%' not
 // followed by two hex digits is an error (400), never a silently different key.
 //
+// /fwmatch pages with `after=KEY` (decoded like a key), as the realtime server's does.
+//
 // Which parameters are keys: for /get and /fwmatch the first one named `key`; for /mget,
 // like sortdb, every parameter whose name starts with 'k' ("key", "k", "keys"...).
 //
@@ -38,6 +40,8 @@ class KeyParams {
   const std::vector<std::string_view>& keys() const { return keys_; }
   // The `limit` parameter's raw text, if given.
   std::optional<std::string_view> limit() const { return limit_; }
+  // /fwmatch's `after` (decoded like a key; empty when absent): list keys greater than it.
+  std::string_view after() const { return after_; }
   const std::string& error() const { return error_; }
   const char* error_name() const { return error_name_; }
 
@@ -48,6 +52,7 @@ class KeyParams {
   std::vector<size_t> ends_;           // end offset of each key in buffer_
   std::vector<std::string_view> keys_;
   std::optional<std::string_view> limit_;
+  std::string after_;
   std::string error_;
   const char* error_name_ = "";
 };

@@ -45,6 +45,8 @@ constexpr std::string_view kKeys[] = {
     "threads",          // archive
     "through",          // rebuild
     "timeout-ms",       // rebuild
+    "ui-chartjs",       // api
+    "ui-dir",           // api
     "work",             // rebuild
 };
 

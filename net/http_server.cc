@@ -68,7 +68,9 @@ Status OpenListener(const std::string& address, uint16_t port, bool reuse_port, 
   return Status::OK();
 }
 
-bool RouteMatches(const std::string& route, bool alias, std::string_view path) {
+bool RouteMatches(const std::string& route, const RouteOptions& options, std::string_view path) {
+  if (options.prefix) return path.starts_with(route);
+  const bool alias = options.trailing_slash_alias;
   if (path.size() == route.size()) return path == route;
   return alias && path.size() == route.size() + 1 && path.back() == '/' &&
          path.substr(0, route.size()) == route;
@@ -205,7 +207,7 @@ void ServerLoop::Dispatch(evhttp_request* req) {
   const Handler* handler = nullptr;
   const auto& routes = server_->routes_;
   for (size_t i = 0; i < routes.size(); ++i) {
-    if (RouteMatches(routes[i].path, routes[i].options.trailing_slash_alias, r.path_)) {
+    if (RouteMatches(routes[i].path, routes[i].options, r.path_)) {
       handler = &routes[i].handler;
       r.route_ = static_cast<int>(i);
       break;

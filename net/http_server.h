@@ -8,7 +8,8 @@
 // request.h for what they get and how they reply.
 //
 // Routing is by exact path ("/get"); a route added with trailing_slash_alias also answers
-// "/get/" (sortdb compatibility). Paths are matched as sent, before percent-decoding. An
+// "/get/" (sortdb compatibility), one added with prefix every path it begins (static
+// files under "/ui/"); routes are tried in the order they were added. Paths are matched as sent, before percent-decoding. An
 // unknown path gets 404 "not found".
 //
 // Limits (ServerOptions): a request target (path and query) longer than max_url_bytes
@@ -68,6 +69,7 @@ using Handler = std::function<void(Request&)>;
 
 struct RouteOptions {
   bool trailing_slash_alias = false;  // "/get" also answers "/get/"
+  bool prefix = false;                // "/ui/" answers every path starting with "/ui/"
 };
 
 // Latency of one route, merged over all loops.

@@ -131,6 +131,19 @@ void EchoRoutes(Server& s) {
 
 // ---- server: routing, parameters, limits, malformed requests ----
 
+TEST(HttpServer, PrefixRoutes) {
+  TestServer t([](Server& s) {
+    s.Handle("/", [](Request& r) { r.Reply(200, "root"); });
+    s.Handle("/files/", [](Request& r) { r.Reply(200, "file " + std::string(r.path())); }, {.prefix = true});
+  });
+  EXPECT_EQ(Body(Raw(t.port(), "GET /files/a/b.js?x=1 HTTP/1.0\r\n\r\n")), "file /files/a/b.js");
+  EXPECT_EQ(Body(Raw(t.port(), "GET /files/ HTTP/1.0\r\n\r\n")), "file /files/");
+  EXPECT_EQ(Body(Raw(t.port(), "GET /files/../x HTTP/1.0\r\n\r\n")), "file /files/../x");  // as sent
+  EXPECT_EQ(Body(Raw(t.port(), "GET / HTTP/1.0\r\n\r\n")), "root");  // "/" is exact
+  EXPECT_EQ(StatusLine(Raw(t.port(), "GET /files HTTP/1.0\r\n\r\n")), "HTTP/1.0 404 Not Found");
+  EXPECT_EQ(StatusLine(Raw(t.port(), "GET /other HTTP/1.0\r\n\r\n")), "HTTP/1.0 404 Not Found");
+}
+
 TEST(HttpServer, RoutesAliasesAndParams) {
   TestServer t(EchoRoutes);
   std::string r = Raw(t.port(), "GET /get?key=u%7Cjehiah&key=a%2Bb&k=a+b HTTP/1.0\r\n\r\n");

@@ -2,6 +2,8 @@
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 namespace clickatron::net {
 
@@ -96,6 +98,17 @@ Result<std::vector<RealtimeSlotFields>> ReadRealtimeSlots(std::string_view body)
     out.push_back(RealtimeSlotFields{StringOf(day), StringOf(state)});
   }
   return out;
+}
+
+Result<std::string> ReadDataJson(std::string_view body) {
+  rapidjson::Document doc;
+  if (Status s = Parse(body, &doc); !s.ok()) return s;
+  Result<const Value*> data = DataOf(doc);
+  if (!data.ok()) return data.status();
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  (*data)->Accept(writer);
+  return std::string(buffer.GetString(), buffer.GetSize());
 }
 
 }  // namespace clickatron::net

@@ -61,6 +61,11 @@ struct RealtimeSlotFields {
 // "state" and a "day" that is a string or null.
 Result<std::vector<RealtimeSlotFields>> ReadRealtimeSlots(std::string_view body);
 
+// The "data" object of an envelope, written back as compact JSON (to embed one server's
+// /stats in another's answer: only a parsed, valid object is ever passed on). Fails unless
+// body is a JSON object with a "data" object.
+Result<std::string> ReadDataJson(std::string_view body);
+
 }  // namespace clickatron::net
 
 #endif  // CLICKATRON_NET_JSON_READ_H_

@@ -122,4 +122,13 @@ TEST(ReadArchiveStats, ReadsTheManifestFields) {
 }
 
 }  // namespace
+TEST(JsonRead, DataJson) {
+  Result<std::string> d = ReadDataJson(R"({"status_code": 200, "status_txt": "OK", "data": {"a": [1, "x\u00e9"], "b": null}})");
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(*d, "{\"a\":[1,\"x\u00e9\"],\"b\":null}");
+  EXPECT_FALSE(ReadDataJson(R"({"data": null})").ok());
+  EXPECT_FALSE(ReadDataJson("{\"data\": {").ok());
+  EXPECT_FALSE(ReadDataJson("[]").ok());
+}
+
 }  // namespace clickatron::net

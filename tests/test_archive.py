@@ -97,6 +97,29 @@ def test_misses_mget_and_fwmatch_limits(procs, tmp_path):
     assert r.status == 200 and get(port, "/ping").text == "OK\n"
 
 
+def test_fwmatch_pages_with_after(procs):
+    # Cut answers say so (X-Fwmatch-More: 1); after= the last key reads on to the end.
+    _, port = start_archive(procs, os.path.join(SORTDB, "data.csv"), "--fwmatch-limit", "5")
+    pages, after = [], None
+    while True:
+        r = get(port, "/fwmatch?key=c.u%7Cjehiah." + (f"&after={after.replace('|', '%7C')}" if after else ""))
+        assert r.status == 200, r
+        pages.append(r.text)
+        if "x-fwmatch-more" not in r.headers:
+            break
+        assert r.headers["x-fwmatch-more"] == "1"
+        after = r.text.splitlines()[-1].split(",")[0]
+    assert [len(p.splitlines()) for p in pages] == [5, 5, 2]
+    with open(os.path.join(SORTDB, "data.csv")) as f:
+        assert "".join(pages) == "".join(l for l in f if l.startswith("c.u|jehiah."))
+    r = get(port, "/fwmatch?key=u%7Cjehiah.&limit=2")  # exactly the limit, nothing after: not cut
+    assert len(r.text.splitlines()) == 2 and "x-fwmatch-more" not in r.headers
+    r = get(port, "/fwmatch?key=u%7Cjehiah.&after=u%7Cjehiah.c3hh")
+    assert r.text == "u|jehiah.c3i0,7\n"
+    r = get(port, "/fwmatch?key=u&after=%zz")
+    assert (r.status, r.json()["status_txt"]) == (400, "INVALID_ARG_AFTER")
+
+
 @pytest.mark.parametrize("path,status_txt,message", [
     ("/get", "MISSING_ARG_KEY", "missing argument: key"),
     ("/get?kee=u", "MISSING_ARG_KEY", "missing argument: key"),

@@ -164,6 +164,11 @@ def test_demo_cluster_answers_every_printed_query_and_stops_clean(demo_var):
     for step in ("[1/6]", "[2/6]", "[3/6]", "[4/6]", "[5/6]", "[6/6]"):
         assert step in stdout
     assert "Clickatron is running" in stdout
+    # The dashboard's address comes first, and it serves the page.
+    m = re.search(r"^Dashboard: (http://127\.0\.0\.1:(\d+)/) ", stdout, re.M)
+    assert m and int(m.group(2)) == api_port and m.start() < stdout.index("Clickatron is running"), stdout
+    page = fetch(m.group(1))
+    assert page.status == 200 and page.headers["content-type"] == "text/html; charset=utf-8", page
 
     status = sh([os.path.join(OPS, "cluster"), "--var", demo_var, "status"])
     assert status.returncode == 0, status.stdout + status.stderr
