@@ -1,16 +1,20 @@
 #include "api/api_server.h"
 
+#include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <utility>
 
 #include "api/incr_event.h"
 #include "api/incr_payload.h"
+#include "api/late_answer.h"
 #include "api/query_service.h"
 #include "api/shard_list.h"
 #include "base/latency.h"
 #include "base/random_id.h"
 #include "base/wall_clock.h"
+#include "keyformat/ymdh.h"
 #include "net/http_client.h"
 #include "net/http_server.h"
 #include "net/json.h"
@@ -78,6 +82,20 @@ Status ApiServer::Init() {
 
   if (Status s = AdoptShardList(log_.get(), config_.realtime); !s.ok()) return s;
 
+  Result<std::unique_ptr<LateStore>> late = LateStore::Open(config_.oplog_dir);
+  if (!late.ok()) return Status::Error("late store: " + late.status().message());
+  late_ = std::move(late).value();
+  const LateStoreStats ls = late_->Stats();
+  std::fprintf(stderr, "clickatron-api: late store %s: %llu pending entr%s, last id %llu\n", late_->path().c_str(),
+               (unsigned long long)ls.entries, ls.entries == 1 ? "y" : "ies", (unsigned long long)ls.last_id);
+  if (!late_->recovery().empty()) {
+    std::fprintf(stderr, "clickatron-api: late store recovery: %s\n", late_->recovery().c_str());
+  }
+  // One sender id for the process (X-Clickatron-Sender): a restarted API is a new sender,
+  // and the realtime shards tell its batches from another process's with the same source.
+  if (options_.sender.sender_id.empty()) options_.sender.sender_id = RandomId64();
+  std::fprintf(stderr, "clickatron-api: node-id %s, sender id %s\n", config_.node_id.c_str(),
+               options_.sender.sender_id.c_str());
   std::string ui_dir = config_.ui_dir;
   if (ui_dir.empty()) {
     Result<std::string> beside = DefaultUiDir();
@@ -89,6 +107,8 @@ Status ApiServer::Init() {
   ui_ = std::move(ui).value();
 
   server_->Handle("/incr", [this](net::Request& req) { OnIncr(req); });
+  server_->Handle("/late", [this](net::Request& req) { OnLate(req); });
+  server_->Handle("/late/release", [this](net::Request& req) { OnLateRelease(req); });
   server_->Handle("/stats", [this](net::Request& req) { OnStats(req); });
   server_->Handle("/ping", [](net::Request& req) { req.Reply(200, "OK\n"); });
   server_->Handle("/", [this](net::Request& req) { ui_->Serve(req); });
@@ -111,12 +131,9 @@ Status ApiServer::Init() {
   queries_ = std::make_unique<QueryService>(base, client_.get(), config_, query_options);
   const uint64_t last = log_->last_seq();
   append_times_.Add(last + 1, MonotonicMicros());  // older records: "since start"
-  // One sender id for the process (X-Clickatron-Sender): a restarted API is a new sender.
-  SenderOptions sender_options = options_.sender;
-  if (sender_options.sender_id.empty()) sender_options.sender_id = RandomId64();
   for (size_t k = 0; k < config_.realtime.size(); k++) {
-    senders_.push_back(std::make_unique<Sender>(base, client_.get(), log_.get(), &append_times_, uint32_t(k),
-                                                config_.realtime[k], config_.node_id, sender_options));
+    senders_.push_back(std::make_unique<Sender>(base, client_.get(), log_.get(), &append_times_, late_.get(),
+                                                uint32_t(k), config_.realtime[k], config_.node_id, options_.sender));
     if (Status s = senders_.back()->Start(last); !s.ok()) return s;
   }
   return Status::OK();
@@ -129,6 +146,7 @@ ApiServer::~ApiServer() {
   client_.reset();
   queries_.reset();
   senders_.clear();
+  late_.reset();
   log_.reset();
   waker_.reset();
   pending_.clear();
@@ -325,18 +343,32 @@ void ApiServer::OnStats(net::Request& req) {
   w.Field("max", os.durable_max_us);
   w.EndObject();
   w.EndObject();
-  uint64_t backlog = 0, expired = 0, delivered = 0;
+  uint64_t backlog = 0, late = 0, delivered = 0;
   w.BeginArray("realtime");
   for (const auto& s : senders_) {
     s->WriteStatsJson(&w, os.last_seq);
     backlog += os.last_seq > s->cursor() ? os.last_seq - s->cursor() : 0;
-    expired += s->expired_records();
+    late += s->late_records();
     delivered += s->delivered_records();
   }
   w.EndArray();
   w.Field("backlog_records", backlog);
   w.Field("delivered_records", delivered);
-  w.Field("expired_records", expired);
+  w.Field("late_records", late);
+  const LateStoreStats ls = late_->Stats();
+  w.BeginObject("late");
+  w.Field("entries", ls.entries);
+  w.Field("lines", ls.lines);
+  w.Field("bytes", ls.bytes);
+  w.Key("oldest_pending_day");
+  if (ls.oldest_pending_day < 0) w.Null(); else w.String(FormatDay(ls.oldest_pending_day));
+  w.Field("first_id", ls.first_id);
+  w.Field("last_id", ls.last_id);
+  w.Field("released_through", ls.released_through);
+  w.Field("appended", ls.appended);
+  w.Field("duplicate_parts", ls.duplicate_parts);
+  w.Field("recovery", late_->recovery());
+  w.EndObject();
   w.BeginObject("limits");  // docs/operations.md#limits
   server_->WriteLimitFields(&w);
   w.EndObject();
@@ -346,6 +378,101 @@ void ApiServer::OnStats(net::Request& req) {
     w.Key("queries");
     queries_->WriteStatsJson(&w);
   }
+  w.EndObject();
+  req.ReplyJson(200, "OK", out);
+}
+
+bool ApiServer::ReadLateId(net::Request& req, std::string_view name, bool required, uint64_t* id) {
+  std::string upper(name);
+  for (char& c : upper) c = char(std::toupper(static_cast<unsigned char>(c)));
+  if (!req.query().status().ok()) {
+    ReplyError(req, 400, req.query().bad_param() == name ? "INVALID_ARG_" + upper : "UNKNOWN_ARG",
+               req.query().status().message());
+    return false;
+  }
+  std::optional<std::string_view> value;
+  for (const net::QueryParam& p : req.params()) {
+    if (p.name != name) {
+      ReplyError(req, 400, "UNKNOWN_ARG",
+                 "unknown parameter '" + std::string(p.name) + "' (" + std::string(req.path()) + " takes " +
+                     std::string(name) + ")");
+      return false;
+    }
+    if (value) {
+      ReplyError(req, 400, "INVALID_ARG_" + upper, std::string(name) + " given twice");
+      return false;
+    }
+    value = p.value;
+  }
+  if (!value) {
+    if (required) ReplyError(req, 400, "MISSING_ARG_" + upper, "missing argument: " + std::string(name));
+    return !required;
+  }
+  uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), v);
+  if (value->empty() || ec != std::errc() || end != value->data() + value->size()) {
+    ReplyError(req, 400, "INVALID_ARG_" + upper,
+               std::string(name) + " '" + std::string(*value) + "' is not a late entry id (an integer >= 0)");
+    return false;
+  }
+  const uint64_t last = late_->Stats().last_id;
+  if (v > last) {
+    ReplyError(req, 409, "LATE_ID_AHEAD",
+               std::string(name) + "=" + std::to_string(v) + " is past the last late entry id this API gave (" +
+                   std::to_string(last) + "): was its oplog directory replaced?");
+    return false;
+  }
+  *id = v;
+  return true;
+}
+
+void ApiServer::OnLate(net::Request& req) {
+  if (req.method() != net::Method::kGet) {
+    req.AddHeader("Allow", "GET");
+    ReplyError(req, 405, "METHOD_NOT_ALLOWED", "/late takes GET");
+    return;
+  }
+  uint64_t after = 0;
+  if (!ReadLateId(req, "after", /*required=*/false, &after)) return;
+  LateAnswer answer;
+  if (Status s = BuildLateAnswer(*late_, after, kLateAnswerBytes, &answer); !s.ok()) {
+    std::fprintf(stderr, "clickatron-api: GET /late?after=%llu: %s\n", (unsigned long long)after, s.message().c_str());
+    ReplyError(req, 500, "LATE_STORE_ERROR", s.message());
+    return;
+  }
+  req.AddHeader("X-Late-First", std::to_string(answer.first).c_str());
+  req.AddHeader("X-Late-Last", std::to_string(answer.last).c_str());
+  if (answer.more) req.AddHeader("X-Late-More", "1");
+  req.Reply(200, answer.body);
+}
+
+void ApiServer::OnLateRelease(net::Request& req) {
+  if (req.method() != net::Method::kPost) {
+    req.AddHeader("Allow", "POST");
+    ReplyError(req, 405, "METHOD_NOT_ALLOWED", "/late/release takes POST");
+    return;
+  }
+  uint64_t through = 0;
+  if (!ReadLateId(req, "through", /*required=*/true, &through)) return;
+  Result<LateRelease> r = late_->ReleaseThrough(through);
+  if (!r.ok()) {
+    std::fprintf(stderr, "clickatron-api: POST /late/release?through=%llu: %s\n", (unsigned long long)through,
+                 r.status().message().c_str());
+    ReplyError(req, 500, "LATE_STORE_ERROR", r.status().message());
+    return;
+  }
+  if (r->released_entries > 0) {
+    std::fprintf(stderr, "clickatron-api: late store: released %llu entr%s through id %llu (%llu pending)\n",
+                 (unsigned long long)r->released_entries, r->released_entries == 1 ? "y" : "ies",
+                 (unsigned long long)through, (unsigned long long)r->entries);
+  }
+  std::string out;
+  net::JsonWriter w(&out);
+  w.BeginObject();
+  w.Field("released_through", through);
+  w.Field("released_entries", r->released_entries);
+  w.Field("entries", r->entries);
+  w.Field("last_id", late_->Stats().last_id);
   w.EndObject();
   req.ReplyJson(200, "OK", out);
 }

@@ -17,13 +17,20 @@
 // problem: {"status_code": 400, "status_txt": "INVALID_ARG_TS", "data": null,
 // "message": "line 3: ts 'x' is not an integer (unix seconds)"}.
 //
+// Late data (docs/api-write.md#late-data): day parts a shard refused as closed or expired
+// go to the late store (late_store.h) in the oplog directory; the nightly reads them with
+//   GET /late?after=ID            the records of the entries with id > ID, summed and
+//                                 sorted, #END footer (late_answer.h); X-Late-First,
+//                                 X-Late-Last, X-Late-More headers
+//   POST /late/release?through=ID deletes the entries with id <= ID
+//
 // The dashboard: GET / and /ui/* serve its files (api/static_files.h), loaded at start-up
 // from ui-dir (default: ui beside the executable) and ui-chartjs; a missing file fails Open.
 //
 // /stats: accepted and rejected increments (by status_txt), the oplog (segments, bytes,
 // sync and durability latency quantiles), per realtime shard the sender's backlog
-// (records, seconds), delivered, expired and last error, request latencies, and the read
-// path's counters.
+// (records, seconds), delivered, late and last error, the late store, request latencies,
+// and the read path's counters.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +43,7 @@
 #include <vector>
 
 #include "api/cluster_config.h"
+#include "api/late_store.h"
 #include "api/sender.h"
 #include "api/static_files.h"
 #include "keyformat/event.h"
@@ -93,12 +101,18 @@ class ApiServer {
   void OnSynced();  // on the loop: answers the requests the sync reports settled
   void SettlePending(const oplog::SyncReport& report);
   void OnStats(net::Request& req);
+  void OnLate(net::Request& req);
+  void OnLateRelease(net::Request& req);
+  // Checks that the request's parameters are at most `name` (once, a late id) and parses
+  // it into *id (left as is when absent). False after replying with the error.
+  bool ReadLateId(net::Request& req, std::string_view name, bool required, uint64_t* id);
   void OnStop();
 
   const ClusterConfig config_;
   ApiOptions options_;
   std::unique_ptr<net::Server> server_;
   std::unique_ptr<oplog::Oplog> log_;
+  std::unique_ptr<LateStore> late_;
   std::unique_ptr<net::LoopWaker> waker_;
   std::unique_ptr<net::HttpClient> client_;
   std::unique_ptr<QueryService> queries_;

@@ -31,6 +31,7 @@ Status ParseClusterConfig(int argc, const char* const* argv, ClusterConfig* out,
   if (Status s = loader.Load(argc, argv, &vm, help_shown); !s.ok() || *help_shown) return s;
   if (Status s = limits.Apply(&out->limits); !s.ok()) return s;
   out->config_path = loader.config_path();
+  out->node_id_given = vm.count("node-id") > 0 && !vm["node-id"].defaulted();
   if (Status s = config::ReadClusterLayout(vm, out); !s.ok()) return s;
   return ValidateClusterConfig(*out);
 }
@@ -41,6 +42,13 @@ Status ValidateClusterConfig(const ClusterConfig& config) {
     return Status::Error("oplog-sync '" + config.oplog_sync + "' is not always, batch or none");
   }
   if (Status s = ValidateNamespace(config.node_id, "node-id"); !s.ok()) return s;
+  if (config.api.size() >= 2 && !config.node_id_given) {
+    const std::string where = config.config_path.empty() ? "" : "--config " + config.config_path + ": ";
+    return Status::Error(where + std::to_string(config.api.size()) +
+                         " api lines (several API nodes) but no node-id: each API needs its own node-id "
+                         "(--node-id NAME, or node-id = NAME in its file), or two APIs would write the "
+                         "realtime shards as one source");
+  }
   if (config.oplog_dir.empty()) return Status::Error("oplog-dir is empty");
   if (config.query_max_backend_requests < 2) return Status::Error("query-max-backend-requests must be at least 2");
   if (config.query_max_backend_mb < 1 || config.query_max_backend_mb > 65536) {

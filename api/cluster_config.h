@@ -4,6 +4,7 @@
 //
 //   realtime = 127.0.0.1:7101              one line per realtime shard, in shard order
 //   archive  = 127.0.0.1:7201,127.0.0.1:7211  one line per archive shard; replicas by comma
+//   api      = 127.0.0.1:8000              one line per API node
 //   oplog-dir = var/oplog   oplog-sync = batch   node-id = api-1   port = 8000
 //
 // Every option may come from the command line or from the file named by --config
@@ -27,6 +28,7 @@ struct ClusterConfig : config::ClusterLayout {  // realtime and archive shards
   std::string oplog_dir = "var/oplog";
   std::string oplog_sync = "batch";                  // always | batch | none
   std::string node_id = "api-1";
+  bool node_id_given = false;                        // set in the file or on the command line
   // The fan-out bound of one query (QueryOptions, docs/api-read.md#bounds).
   uint32_t query_max_backend_requests = 1024;
   uint32_t query_max_backend_mb = 64;
@@ -44,7 +46,10 @@ struct ClusterConfig : config::ClusterLayout {  // realtime and archive shards
 Status ParseClusterConfig(int argc, const char* const* argv, ClusterConfig* out, bool* help_shown);
 
 // Checks a config already filled in: at least one realtime shard, valid sync policy,
-// node-id a namespace-like name (it becomes the oplog's source id).
+// node-id a namespace-like name (it becomes the oplog's source id), and node-id given
+// explicitly when the config names two or more API nodes (`api =` lines): two APIs left
+// with the default would write the realtime shards as one source
+// (docs/formats.md#cluster-config). Errors about the file start "--config FILE: ".
 Status ValidateClusterConfig(const ClusterConfig& config);
 
 }  // namespace clickatron

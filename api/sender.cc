@@ -64,12 +64,13 @@ void AppendTimes::TrimThrough(uint64_t seq) {
 std::string Sender::CursorName(uint32_t shard) { return "realtime-" + std::to_string(shard); }
 
 Sender::Sender(event_base* base, net::HttpClient* client, oplog::Oplog* log,
-               const AppendTimes* times, uint32_t shard, net::HostPort to, std::string source,
-               SenderOptions options)
+               const AppendTimes* times, LateStore* late, uint32_t shard, net::HostPort to,
+               std::string source, SenderOptions options)
     : base_(base),
       client_(client),
       log_(log),
       times_(times),
+      late_(late),
       shard_(shard),
       to_(std::move(to)),
       source_(std::move(source)),
@@ -310,11 +311,88 @@ void Sender::SendStep() {
                        [this](net::HttpResponse&& r) { OnResponse(std::move(r), /*is_set=*/false); });
       return;
     }
+    if (p.lookups_refused) {  // lookups only, and refused: late
+      if (!StoreLate(/*with_counters=*/false, p.refusal)) return;
+      continue;
+    }
     delivered_lines_ += p.lines;  // lookups only
     part_++;
     set_done_ = false;
   }
   RoundDone();
+}
+
+bool Sender::StoreLate(bool with_counters, const std::string& refusal) {
+  DayPart& p = parts_[part_];
+  LatePart late;
+  late.shard = shard_;
+  late.day = p.day;
+  late.seq = round_end_;
+  late.records = p.lines;
+  // A late part keeps its lookups even when its /set went through: the day's slot may be
+  // reused before the nightly exports it (DAY_EXPIRED), and a lookup stored twice is one.
+  if (p.lookups_refused || with_counters) late.lookups = p.set_body;
+  if (with_counters) {
+    late.counters = p.incr_body;
+  } else if (!p.incr_body.empty()) {
+    // The counters were applied, the lookups refused: only those are late.
+    late.records = uint64_t(std::count(p.set_body.begin(), p.set_body.end(), '\n'));
+  }
+  Result<uint64_t> id = late_->Append(late);
+  if (!id.ok()) {
+    Fail("late store: " + id.status().message() + " (day " + FormatDay(p.day) + " refused: " + refusal + ")",
+         /*rewind=*/false);
+    return false;
+  }
+  if (*id == 0) {
+    late_duplicate_parts_++;
+    std::fprintf(stderr,
+                 "clickatron-api: late: realtime shard %u (%s) refused day %s (%s) again: round seq %llu is "
+                 "already in the late store, not stored twice\n",
+                 shard_, to_.ToString().c_str(), FormatDay(p.day).c_str(), refusal.c_str(),
+                 (unsigned long long)round_end_);
+  } else {
+    late_parts_++;
+    late_lines_ += late.records;
+    std::fprintf(stderr,
+                 "clickatron-api: late: realtime shard %u (%s) refused day %s (%s): %llu record(s) of round "
+                 "seq %llu kept as late entry %llu (%zu lookup, %zu counter lines)\n",
+                 shard_, to_.ToString().c_str(), FormatDay(p.day).c_str(), refusal.c_str(),
+                 (unsigned long long)late.records, (unsigned long long)round_end_, (unsigned long long)*id,
+                 size_t(std::count(late.lookups.begin(), late.lookups.end(), '\n')),
+                 size_t(std::count(late.counters.begin(), late.counters.end(), '\n')));
+  }
+  if (with_counters || p.incr_body.empty()) {
+    part_++;
+    set_done_ = false;
+  }
+  return true;
+}
+
+bool Sender::CheckSourceMark(const net::HttpResponse& r) {
+  std::optional<std::string_view> text = r.Header(realtime::kSourceMarkHeader);
+  if (!text) return true;
+  int64_t mark = -1;
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), mark);
+  const uint64_t head = log_->last_seq();
+  if (ec == std::errc() && end == text->data() + text->size() && (mark < 0 || uint64_t(mark) <= head)) {
+    if (source_conflict_) {
+      std::fprintf(stderr, "clickatron-api: realtime shard %u (%s): source '%s' no longer conflicts, delivering\n",
+                   shard_, to_.ToString().c_str(), source_.c_str());
+      source_conflict_ = false;
+    }
+    return true;
+  }
+  const DayPart& p = parts_[part_];
+  source_conflicts_++;
+  source_conflict_ = true;
+  source_in_use_ = false;
+  source_message_ = "SOURCE_CONFLICT: the shard holds seq " + std::string(*text) + " of source '" + source_ +
+                    "' for day " + FormatDay(p.day) + ", past this API's oplog head " + std::to_string(head) +
+                    ": another API writes with the same node-id, or this oplog was reset; delivery to this "
+                    "shard waits";
+  Fail(source_message_, /*rewind=*/false);
+  return false;
 }
 
 void Sender::OnResponse(net::HttpResponse&& r, bool is_set) {
@@ -342,9 +420,11 @@ void Sender::OnResponse(net::HttpResponse&& r, bool is_set) {
       return;
     }
   }
-  const DayPart& p = parts_[part_];
+  if (!is_set && !CheckSourceMark(r)) return;
+  DayPart& p = parts_[part_];
   if (r.status == 200) {
     backoff_ms_ = 0;
+    source_in_use_ = false;
     if (waiting_release_) {
       std::fprintf(stderr, "clickatron-api: realtime shard %u (%s): slot released, delivering again\n",
                    shard_, to_.ToString().c_str());
@@ -359,9 +439,16 @@ void Sender::OnResponse(net::HttpResponse&& r, bool is_set) {
         shard_reports_synced_ = true;
         shard_synced_ = std::max(shard_synced_, seq);
       }
-      delivered_lines_ += p.lines;
       // The batch was applied whatever the body says; one that does not read counts none.
-      if (Result<net::IncrAnswer> a = net::ReadIncrAnswer(r.body); a.ok()) duplicate_lines_ += a->duplicate;
+      Result<net::IncrAnswer> a = net::ReadIncrAnswer(r.body);
+      if (a.ok()) duplicate_lines_ += a->duplicate;
+      // The /set was refused but the counters went in now: their lookups are late (kept
+      // in the part, so a retry after a store error still stores them).
+      if (p.lookups_refused && !(a.ok() && a->applied == 0)) p.lookups_late = true;
+      if (p.lookups_late && !StoreLate(/*with_counters=*/false, p.refusal)) return;
+      // A refused /set with counters all duplicates: the part went through before, with
+      // its lookups (a /set is sent before its /incr).
+      delivered_lines_ += p.lines;
       part_++;
       set_done_ = false;
     }
@@ -371,25 +458,28 @@ void Sender::OnResponse(net::HttpResponse&& r, bool is_set) {
   // A refusal is told by its name in the envelope (docs/api.md#clickatron-realtime, POST /incr).
   Result<net::JsonAnswer> answer = net::ReadJsonAnswer(r.body);
   const std::string refusal = answer.ok() ? answer->status_txt : std::string();
-  if (refusal == "DAY_EXPIRED") {
-    // The ring has moved past this day (it was released and its slot reused).
-    // These counts can no longer reach the archive; say so as loudly as we can and go on.
-    std::fprintf(stderr,
-                 "clickatron-api: DATA LOSS: realtime shard %u (%s) refused day %s as expired; "
-                 "%llu record(s) of round seq %llu dropped: %s\n",
-                 shard_, to_.ToString().c_str(), FormatDay(p.day).c_str(),
-                 (unsigned long long)p.lines, (unsigned long long)round_end_, Trimmed(r.body).c_str());
-    last_error_ = "day " + FormatDay(p.day) + " expired: " + Trimmed(r.body);
+  if (r.status == 409 && (refusal == "DAY_CLOSED" || refusal == "DAY_EXPIRED")) {
+    // Late data: the shard will not take this day any more. Kept for the nightly, which
+    // merges it from /late (docs/api-write.md#late-data).
+    const std::string what = "409 " + refusal;
+    last_error_ = "day " + FormatDay(p.day) + " late (" + what + "): " + Trimmed(r.body);
     last_error_us_ = MonotonicMicros();
     if (is_set) {
-      set_done_ = true;  // its counts will meet the same answer and are counted then
-    } else {
-      expired_lines_ += p.lines;
-      part_++;
-      set_done_ = false;
+      // Keep the lookups with the part; its /incr tells whether it was applied before.
+      p.lookups_refused = true;
+      p.refusal = what;
+      set_done_ = true;
+      SendStep();
+      return;
     }
+    if (!StoreLate(/*with_counters=*/true, what)) return;
     SendStep();
     return;
+  }
+  if (refusal == "SOURCE_IN_USE" && !is_set) {
+    source_in_use_refusals_++;
+    source_in_use_ = true;
+    source_message_ = Trimmed(r.body);
   }
   if (refusal == "COUNTER_OVERFLOW" && !is_set && DropOverflowingLine(answer->message, r.body)) {
     SendStep();  // nothing of the batch was applied: send the rest with the same seq
@@ -563,7 +653,9 @@ void Sender::WriteStatsJson(net::JsonWriter* w, uint64_t last_seq) const {
   w->Field("backlog_seconds", backlog_seconds);
   w->Field("delivered_records", delivered_lines_);
   w->Field("duplicate_records", duplicate_lines_);
-  w->Field("expired_records", expired_lines_);
+  w->Field("late_records", late_lines_);
+  w->Field("late_parts", late_parts_);
+  w->Field("late_duplicate_parts", late_duplicate_parts_);
   w->Field("skipped_records", skipped_records_);
   w->Field("overflow_records", overflow_lines_);
   w->Field("rounds", rounds_sent_);
@@ -578,6 +670,11 @@ void Sender::WriteStatsJson(net::JsonWriter* w, uint64_t last_seq) const {
   if (waiting_release_) {
     w->Field("waiting_slot_release_message", waiting_release_message_);
   }
+  w->Field("source_in_use", source_in_use_);
+  w->Field("source_in_use_refusals", source_in_use_refusals_);
+  w->Field("source_conflict", source_conflict_);
+  w->Field("source_conflicts", source_conflicts_);
+  if (source_in_use_ || source_conflict_) w->Field("source_message", source_message_);
   w->Field("last_error", last_error_);
   w->Key("last_error_age_seconds");
   if (last_error_us_ == 0) w->Null(); else w->Double(double(now - last_error_us_) / 1e6);

@@ -11,13 +11,27 @@
 // realtime shard skips a slot's batch whose seq is <= the slot's mark for the source, so
 // re-sending any part of a round is harmless.
 //
-// Answers:
+// Every /incr carries `X-Clickatron-Sender: <options.sender_id>` (16 hex digits the API
+// draws at start): the shard lets one sender at a time write a source.
+//
+// Answers (docs/api-write.md#answers-of-the-realtime-shard):
 //   200                       next step; after the last one the cursor moves to N.
-//   409 DAY_EXPIRED           that day is gone from the ring (released and reused) — data
-//                             the archive never got. Logged loudly, counted in
-//                             expired_records, and delivery goes on with the rest.
+//   409 DAY_CLOSED,           the day is closed on the shard (the nightly is archiving it)
+//   409 DAY_EXPIRED           or gone from its ring: the part is LATE data. A refused /set
+//                             keeps its lookups with the part and the /incr goes anyway:
+//                             200 says the part was applied before (a re-send), 409 that it
+//                             is late. A late part (its counters and lookups) goes to
+//                             the late store (late_store.h, durable before this returns;
+//                             a part already stored is skipped), is logged, and delivery
+//                             goes on with the rest.
 //   503 SLOT_NOT_RELEASED     the slot still holds an older day the nightly has not
 //                             released: wait (backoff), reported in /stats and the log.
+//   409 SOURCE_IN_USE         another sender wrote this source within the shard's lease:
+//                             wait (backoff), reported in /stats and the log.
+//   X-Realtime-Source-Mark    on an /incr answer, a mark past this API's oplog head: some
+//     past the oplog head     other writer uses this source (a node-id clash) or this
+//                             oplog was reset — SOURCE_CONFLICT in /stats and the log, and
+//                             the part is retried, never taken as delivered.
 //   400 COUNTER_OVERFLOW      one summed line would take a counter past int64: that line
 //                             is dropped (logged as data loss, overflow_records), the
 //                             rest re-sent with the same seq (nothing was applied).
@@ -45,6 +59,7 @@
 #include <vector>
 
 #include "api/delivery_rounds.h"
+#include "api/late_store.h"
 #include "base/latency.h"
 #include "base/status.h"
 #include "net/host_port.h"
@@ -105,9 +120,9 @@ class AppendTimes {
 
 class Sender {
  public:
-  // REQUIRES: base, client, log and times outlive the sender.
+  // REQUIRES: base, client, log, times and late outlive the sender.
   Sender(event_base* base, net::HttpClient* client, oplog::Oplog* log, const AppendTimes* times,
-         uint32_t shard, net::HostPort to, std::string source, SenderOptions options = {});
+         LateStore* late, uint32_t shard, net::HostPort to, std::string source, SenderOptions options = {});
   ~Sender();
   Sender(const Sender&) = delete;
   Sender& operator=(const Sender&) = delete;
@@ -124,7 +139,8 @@ class Sender {
 
   uint64_t cursor() const { return cursor_; }
   uint64_t delivered_records() const { return delivered_lines_; }
-  uint64_t expired_records() const { return expired_lines_; }
+  // Oplog lines of the parts this process stored as late.
+  uint64_t late_records() const { return late_lines_; }
   bool idle() const { return state_ == State::kIdle; }
   // {"address": .., "cursor": .., "backlog_records": .., "backlog_seconds": .., ...}
   void WriteStatsJson(net::JsonWriter* w, uint64_t last_seq) const;
@@ -143,6 +159,9 @@ class Sender {
     std::string set_body;    // lookup lines, `_l|hash,escaped\n`
     std::string incr_body;   // `key,delta\n`
     uint64_t lines = 0;      // oplog lines (before summing) this part carries
+    bool lookups_refused = false;  // its /set met DAY_CLOSED or DAY_EXPIRED
+    bool lookups_late = false;     // ... and its /incr was applied: the lookups are late
+    std::string refusal;           // that refusal, "409 DAY_CLOSED" (for the log)
   };
   struct Round {
     uint64_t end = 0;
@@ -160,6 +179,12 @@ class Sender {
   // current /incr (loudly, quoting body) so one runaway counter cannot stall the shard.
   // False if not found.
   bool DropOverflowingLine(std::string_view message, std::string_view body);
+  // Stores the current part (its counters when with_counters, its lookups when refused) in
+  // the late store and moves to the next part. False after Fail() when the store failed.
+  bool StoreLate(bool with_counters, const std::string& refusal);
+  // Checks an /incr answer's X-Realtime-Source-Mark against the oplog head; false after
+  // Fail() on a conflict.
+  bool CheckSourceMark(const net::HttpResponse& r);
   void RoundDone();
   void Fail(const std::string& error, bool rewind);
   void ScheduleRetry();
@@ -172,6 +197,7 @@ class Sender {
   net::HttpClient* client_;
   oplog::Oplog* log_;
   const AppendTimes* times_;
+  LateStore* late_;
   const uint32_t shard_;
   const net::HostPort to_;
   const std::string source_;
@@ -207,13 +233,18 @@ class Sender {
   bool shard_reports_synced_ = false;
 
   // Stats.
-  uint64_t rounds_sent_ = 0, delivered_lines_ = 0, duplicate_lines_ = 0, expired_lines_ = 0;
+  uint64_t rounds_sent_ = 0, delivered_lines_ = 0, duplicate_lines_ = 0;
+  uint64_t late_lines_ = 0, late_parts_ = 0, late_duplicate_parts_ = 0;
+  uint64_t source_in_use_refusals_ = 0, source_conflicts_ = 0;
   uint64_t requests_ = 0, failures_ = 0, rewinds_ = 0, skipped_records_ = 0, overflow_lines_ = 0;
   uint64_t restarts_ = 0;  // the shard's instance changed (realtime/instance.h)
   std::string last_error_;
   uint64_t last_error_us_ = 0;
   bool waiting_release_ = false;
   std::string waiting_release_message_;
+  bool source_in_use_ = false;    // the last /incr answer was 409 SOURCE_IN_USE
+  bool source_conflict_ = false;  // the last /incr answer showed SOURCE_CONFLICT
+  std::string source_message_;    // the message of either
   LatencyHistogram lag_;     // append of a round's first record → round delivered
 };
 

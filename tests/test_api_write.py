@@ -17,7 +17,8 @@ import zlib
 import pytest
 import requests
 
-from harness import SENDER, free_port, get, post, request, wait_until
+from harness import SENDER, free_port, get, post, request, run, wait_until
+from test_oplog import xxh64
 from ymdh import encode as ymdh
 
 SHARDS = 2
@@ -459,21 +460,197 @@ def test_slot_not_released_waits_then_delivers(procs, tmp_path):
     assert not c.stats()["realtime"][0]["waiting_slot_release"]
 
 
-def test_day_expired_is_counted_and_logged_not_silent(procs, tmp_path):
+def late_text(lines):
+    """The /late answer holding these `key,value` lines: key order, then the #END footer."""
+    body = "".join(line + "\n" for line in sorted(lines, key=lambda l: l.split(",", 1)[0].encode()))
+    return body + f"#END count={len(lines)} xxh64={xxh64(body.encode()):016x}\n"
+
+
+def expire_day_on_shard(c, k, day):
+    """Makes realtime shard k hold day+3 in day's slot, so that it answers day with 409
+    DAY_EXPIRED (the slot moved on): what a day closed and released under a late sender meets."""
+    r = post(c.rt_ports[k], f"/set?day={day_text(day + 3)}", "_l|AAAAAAAAAAA=,seed\n")
+    assert r.status == 200, r
+
+
+def test_late_delivery_is_kept_not_dropped(procs, tmp_path):
+    # The old sender dropped a day part the shard refused as expired (DATA LOSS,
+    # expired_records); now it goes to the late store and /late hands it to the nightly.
     c = Cluster(procs, tmp_path, shards=1)
     d = today()
-    yesterday_ts = (d - 1) * 86400 + 60
-    newer = d - 1 + 3  # shares yesterday's slot and is newer: yesterday has expired there
-    r = post(c.rt_ports[0], "/incr?source=seed&seq=1", f"u|seed.{ymdh(newer * 86400)},1\n", headers=SENDER)
-    assert r.status == 200, r
-    assert c.batch([f"ns=u&key=gone&ts={yesterday_ts}&sub=s:x",
+    yts = (d - 1) * 86400 + 60
+    h = ymdh(yts)
+    expire_day_on_shard(c, 0, d - 1)
+    url = "http://example.com/a late page"
+    assert c.batch([f"ns=u&key=gone&value=2&ts={yts}&sub=s:x",
+                    f"ns=u&key=gone&value=3&ts={yts}&sub=s:y",
+                    f"ns=u&key={q(url)}&ts={yts}",
                     f"ns=u&key=kept&ts={now()}"]).status == 200
     c.wait_drained()
-    s = c.stats()
-    assert s["expired_records"] == 2 and s["realtime"][0]["expired_records"] == 2
-    assert "expired" in s["realtime"][0]["last_error"]
-    assert "DATA LOSS" in c.api.output()
+    assert c.batch([f"ns=u&key=gone&value=10&ts={yts}"]).status == 200
+    c.wait_drained()
     assert c.total("u", "kept", now()) == 1  # the rest of the round went on
+    assert c.total("u", "gone", yts) is None
+    s = c.stats()
+    # Oplog lines: 2 + 2 + 2 (a total and its lookup) in the first part, 1 in the second.
+    assert s["late_records"] == 7 and s["realtime"][0]["late_records"] == 7
+    assert s["realtime"][0]["late_parts"] == 2
+    assert "expired_records" not in s and "expired_records" not in s["realtime"][0]
+    late = s["late"]
+    assert (late["entries"], late["lines"], late["first_id"], late["last_id"]) == (2, 6, 1, 2)
+    assert late["oldest_pending_day"] == day_text(d - 1) and late["bytes"] > 0
+    hk = key_hash(url)
+    want = late_text([f"u|gone.{h},15", f"s.u|gone.x.{h},2", f"s.u|gone.y.{h},3",
+                      f"u|{hk}.{h},1", f"_l|{hk},{url}"])
+    r = get(c.port, "/late")
+    assert r.status == 200 and r.text == want, r
+    assert (r.headers["x-late-first"], r.headers["x-late-last"]) == ("1", "2")
+    assert "x-late-more" not in r.headers
+    r = get(c.port, "/late?after=1")
+    assert r.text == late_text([f"u|gone.{h},10"]) and r.headers["x-late-first"] == "2"
+    out = c.api.output()
+    assert "DATA LOSS" not in out
+    assert f"late: realtime shard 0 (127.0.0.1:{c.rt_ports[0]}) refused day {day_text(d - 1)}" in out
+
+
+def test_late_store_survives_restarts_and_release_without_double(procs, tmp_path):
+    c = Cluster(procs, tmp_path, shards=1)
+    d = today()
+    yts = (d - 1) * 86400 + 60
+    h = ymdh(yts)
+    expire_day_on_shard(c, 0, d - 1)
+    # A round of late data only: no 200 ever tells the API the shard synced it, so it stays
+    # in doubt and a kill -9 makes the restarted API send it again.
+    assert c.batch([f"ns=u&key=twice&value=4&ts={yts}"]).status == 200
+    c.wait_drained()
+    want = late_text([f"u|twice.{h},4"])
+    assert get(c.port, "/late").text == want
+    assert c.stats()["realtime"][0]["rounds_in_doubt"] == 1
+    c.api.kill9()
+    c.start_api()
+    c.wait_drained()
+    s = c.stats()
+    assert s["late"]["entries"] == 1 and s["late"]["duplicate_parts"] == 1
+    assert s["realtime"][0]["late_records"] == 0
+    r = get(c.port, "/late")
+    assert r.text == want and r.headers["x-late-last"] == "1"
+    # Released: the entry is gone, its id is never reused, and the store still knows the part.
+    r = post(c.port, "/late/release?through=1")
+    assert r.status == 200, r
+    assert r.json()["data"] == {"released_through": 1, "released_entries": 1, "entries": 0, "last_id": 1}
+    r = get(c.port, "/late?after=1")
+    assert r.text == late_text([]) and r.headers["x-late-last"] == "1"
+    c.api.kill9()
+    c.start_api()
+    c.wait_drained()
+    s = c.stats()
+    assert s["late"]["entries"] == 0 and s["late"]["duplicate_parts"] == 1 and s["late"]["last_id"] == 1
+    assert get(c.port, "/late").text == late_text([])
+    # A new late part gets the next id.
+    assert c.batch([f"ns=u&key=third&value=1&ts={yts}"]).status == 200
+    c.wait_drained()
+    r = get(c.port, "/late?after=1")
+    assert r.text == late_text([f"u|third.{h},1"])
+    assert (r.headers["x-late-first"], r.headers["x-late-last"]) == ("2", "2")
+
+
+def test_closed_day_is_late_data_and_a_resent_part_a_duplicate(procs, tmp_path):
+    # The realtime shard closes a day for the nightly (POST /close): a part of it sent after
+    # that is late data (409 DAY_CLOSED, its refused /set's lookups kept with it); a part the
+    # shard applied before the close and gets again (the API crashed with it in doubt) is a
+    # duplicate (200), lookups and all, and not late.
+    c = Cluster(procs, tmp_path, shards=1, rt_sync="60s")
+    d = today()
+    yts = (d - 1) * 86400 + 60
+    h = ymdh(yts)
+    early_url, late_url = "http://example.com/early page", "http://example.com/late page"
+    assert c.batch([f"ns=u&key=early&value=2&ts={yts}&sub=r:{q(early_url)}"]).status == 200
+    c.wait_drained()
+    assert c.stats()["realtime"][0]["rounds_in_doubt"] == 1
+    r = post(c.rt_ports[0], "/close?day=" + day_text(d - 1))
+    assert r.status == 200, r
+    c.api.kill9()
+    c.start_api()
+    c.wait_drained()
+    s = c.stats()
+    sh = s["realtime"][0]
+    assert s["late"]["entries"] == 0 and sh["late_records"] == 0
+    assert sh["duplicate_records"] == 2
+    # The restarted API is a new sender: the shard made it wait for the old one's lease.
+    assert sh["source_in_use_refusals"] >= 1 and not sh["source_in_use"]
+    assert "SOURCE_IN_USE" in c.api.output()
+    assert c.total("u", "early", yts) == 2
+    assert c.batch([f"ns=u&key=late&value=5&ts={yts}&sub=r:{q(late_url)}"]).status == 200
+    c.wait_drained()
+    assert c.total("u", "late", yts) is None
+    hk = key_hash(late_url)
+    r = get(c.port, "/late")
+    assert r.text == late_text([f"u|late.{h},5", f"r.u|late.{hk}.{h},5", f"_l|{hk},{late_url}"]), r
+    assert f"refused day {day_text(d - 1)} (409 DAY_CLOSED): 3 record(s)" in c.api.output()
+
+
+def test_a_torn_late_store_tail_is_cut_and_reported(procs, tmp_path):
+    c = Cluster(procs, tmp_path, shards=1)
+    d = today()
+    yts = (d - 1) * 86400 + 60
+    expire_day_on_shard(c, 0, d - 1)
+    assert c.batch([f"ns=u&key=torn&value=6&ts={yts}"]).status == 200
+    c.wait_drained()
+    assert c.api.terminate() == 0
+    path = os.path.join(c.oplog_dir, "late.log")
+    whole = os.path.getsize(path)
+    with open(path, "ab") as f:
+        f.write(b"\x40\x00\x00\x00\x02\x00\x00")  # an append cut short by a crash
+    c.start_api()
+    assert os.path.getsize(path) == whole
+    s = c.stats()
+    assert s["late"]["recovery"] == f"cut a torn tail of 7 bytes at offset {whole} (frame cut short)"
+    assert "late store recovery: cut a torn tail of 7 bytes" in c.api.output()
+    assert get(c.port, "/late").text == late_text([f"u|torn.{ymdh(yts)},6"])
+
+
+def test_late_endpoints_refuse_bad_requests(procs, tmp_path):
+    c = Cluster(procs, tmp_path, shards=1)
+    error(get(c.port, "/late?after=x"), 400, "INVALID_ARG_AFTER", "after")
+    error(get(c.port, "/late?after=-1"), 400, "INVALID_ARG_AFTER")
+    error(get(c.port, "/late?after=1&after=2"), 400, "INVALID_ARG_AFTER", "given twice")
+    error(get(c.port, "/late?from=1"), 400, "UNKNOWN_ARG", "from")
+    error(get(c.port, "/late?after=3"), 409, "LATE_ID_AHEAD", "after=3")
+    error(post(c.port, "/late"), 405, "METHOD_NOT_ALLOWED")
+    error(post(c.port, "/late/release"), 400, "MISSING_ARG_THROUGH")
+    error(post(c.port, "/late/release?through=z"), 400, "INVALID_ARG_THROUGH")
+    error(post(c.port, "/late/release?through=1&x=2"), 400, "UNKNOWN_ARG")
+    error(post(c.port, "/late/release?through=1"), 409, "LATE_ID_AHEAD", "through=1")
+    error(get(c.port, "/late/release?through=0"), 405, "METHOD_NOT_ALLOWED")
+    r = get(c.port, "/late")
+    assert r.status == 200 and r.text == late_text([])
+    assert (r.headers["x-late-first"], r.headers["x-late-last"]) == ("1", "0")
+    r = post(c.port, "/late/release?through=0")
+    assert r.json()["data"] == {"released_through": 0, "released_entries": 0, "entries": 0, "last_id": 0}
+
+
+def test_two_api_lines_need_an_explicit_node_id(procs, tmp_path):
+    rt = free_port()
+    port = free_port()
+    config = tmp_path / "cluster.conf"
+    base = f"realtime = 127.0.0.1:{rt}\noplog-dir = {tmp_path}/oplog\nport = {port}\n"
+    config.write_text(base + "api = 127.0.0.1:8000\napi = 127.0.0.1:8001\n")
+    r = run("clickatron-api", ["--config", config], timeout=30)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert (f"--config {config}: 2 api lines (several API nodes) but no node-id: each API needs "
+            "its own node-id") in r.stderr.decode()
+    config.write_text(base + "api = 127.0.0.1:8000\napi = nohost\nnode-id = api-2\n")
+    r = run("clickatron-api", ["--config", config], timeout=30)
+    assert r.returncode == 2 and "api: 'nohost' is not host:port" in r.stderr.decode(), r.stderr
+    # Given on the command line or in the file, node-id lets it start.
+    config.write_text(base + "api = 127.0.0.1:8000\napi = 127.0.0.1:8001\n")
+    api = procs.start("clickatron-api", ["--config", config, "--node-id", "api-2"], ready_port=port)
+    assert get(port, "/stats").json()["data"]["node_id"] == "api-2"
+    assert api.terminate() == 0
+    # One api line: the default node-id is fine.
+    config.write_text(base + "api = 127.0.0.1:8000\n")
+    api = procs.start("clickatron-api", ["--config", config], ready_port=port)
+    assert get(port, "/stats").json()["data"]["node_id"] == "api-1"
 
 
 def test_counter_overflow_drops_that_line_only(procs, tmp_path):
@@ -619,5 +796,10 @@ def test_stats_shape(procs, tmp_path):
         assert sh["address"] == f"127.0.0.1:{c.rt_ports[k]}"
         assert sh["backlog_records"] == 0 and sh["backlog_seconds"] == 0
         assert sh["last_error"] == ""
+        assert (sh["late_records"], sh["source_in_use"], sh["source_conflict"]) == (0, False, False)
     assert s["delivered_records"] == 1
+    assert s["late_records"] == 0
+    assert s["late"] == {"entries": 0, "lines": 0, "bytes": 0, "oldest_pending_day": None, "first_id": 0,
+                         "last_id": 0, "released_through": 0, "appended": 0, "duplicate_parts": 0,
+                         "recovery": ""}
     assert s["latency_us"]["/incr"]["count"] == 1
