@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 
 #include "base/clip.h"
 #include "keyformat/records.h"
@@ -98,9 +99,11 @@ bool PayloadReader::Next(PayloadLine* line) {
   const char* end = p + text.size();
   uint64_t shard = 0, day = 0;
   auto r1 = std::from_chars(p, end, shard);
-  if (r1.ec != std::errc() || r1.ptr == end || *r1.ptr != ' ') return bad("shard");
+  if (r1.ec != std::errc() || r1.ptr == end || *r1.ptr != ' ' || shard > UINT32_MAX) return bad("shard");
   auto r2 = std::from_chars(r1.ptr + 1, end, day);
-  if (r2.ec != std::errc() || r2.ptr == end || *r2.ptr != ' ') return bad("day");
+  if (r2.ec != std::errc() || r2.ptr == end || *r2.ptr != ' ' || day > uint64_t(INT64_MAX)) {
+    return bad("day");
+  }
   std::string_view record(r2.ptr + 1, size_t(end - r2.ptr - 1));
   const size_t comma = record.find(',');
   if (comma == std::string_view::npos || comma == 0) return bad("no key");

@@ -209,6 +209,23 @@ TEST(IncrPayload, MalformedLinesAreErrors) {
   }
 }
 
+// Found by fuzz/incr_payload_fuzz.cc: a shard past uint32 was wrapped (4294967296 read as
+// shard 0, a line for another shard), and a day past int64 became negative.
+TEST(IncrPayload, NumbersOutOfRangeAreErrorsNotWrapped) {
+  for (const char* bad : {"4294967296 20537 u|a.c3p1,1\n", "3133333333330 20537 u|a.c3p1,1\n",
+                          "0 9223372036854775808 u|a.c3p1,1\n"}) {
+    PayloadReader r(bad);
+    PayloadLine line;
+    EXPECT_FALSE(r.Next(&line)) << bad << " read as shard " << line.shard << " day " << line.day;
+    EXPECT_FALSE(r.status().ok()) << bad;
+  }
+  PayloadReader r("4294967295 9223372036854775807 u|a.c3p1,1\n");
+  PayloadLine line;
+  ASSERT_TRUE(r.Next(&line)) << r.status().message();
+  EXPECT_EQ(line.shard, 4294967295u);
+  EXPECT_EQ(line.day, INT64_MAX);
+}
+
 class DeliveryRoundsFile : public ::testing::Test {
  protected:
   TestDir tmp_;
