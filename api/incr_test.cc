@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -187,6 +188,34 @@ TEST(IncrPayload, HashedKeyRoutesByItsHash) {
   EXPECT_EQ(lines[0], std::to_string(ShardOf("u|" + hash, 7)) + " 15424 u|" + hash + ".c3p1,1");
   EXPECT_EQ(lines[1], std::to_string(ShardOf("_l|" + hash, 7)) + " 15424 _l|" + hash +
                           ",a key, with%0Anewline%25");
+}
+
+// Found by fuzz/incr_fuzz.cc: the check that writes a lookup once per event searched the
+// event's lines for "_l|<hash>," anywhere, so a key whose original text holds that string
+// (stored escaped in its own lookup line) made the subkey's lookup line look written: it
+// was dropped, and the subkey's original was never stored.
+TEST(IncrPayload, ALookupTextInsideAnotherValueDoesNotDropTheLookup) {
+  const std::string subkey = "http://www.facebook.com/";
+  const std::string key = "mentions _l|" + KeyHash(subkey) + ",x";  // hashed: over 11 bytes
+  Event e;
+  e.ns = "u";
+  e.key = key;
+  e.ts = kTs;
+  e.subs = {{"ref", subkey}};
+  ASSERT_TRUE(ValidateEvent(e, nullptr));
+  std::string payload, scratch;
+  AppendEventLines(e, 3, &payload, &scratch);
+  std::vector<RealtimeRecord> records;
+  EncodeEvent(e, &records);
+  std::vector<std::string> want;
+  for (const RealtimeRecord& r : records) want.push_back(r.key + "," + r.value);
+  std::vector<std::string> got;
+  for (const std::string& line : Lines(payload)) {
+    got.push_back(line.substr(line.find(' ', line.find(' ') + 1) + 1));
+  }
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, want);
+  EXPECT_NE(std::find(got.begin(), got.end(), "_l|" + KeyHash(subkey) + "," + subkey), got.end());
 }
 
 TEST(IncrPayload, ShardOfGoldenKey) {
