@@ -9,8 +9,8 @@
 //     their bytes, with seqs increasing, above after_seq and not below the name's seq;
 //   * cutting the file at valid_bytes (what recovery does to the last segment) scans
 //     clean with the same records;
-//   * a good segment cut anywhere (a torn write), maybe followed by zero padding, scans OK
-//     with exactly the frames whose bytes are all there;
+//   * a good segment of NUL-free payloads cut anywhere (a torn write), maybe followed by
+//     zero padding, scans OK with exactly the frames whose bytes are all there;
 //   * a name that parses as a segment name is the name SegmentFileName gives its seq.
 #include <fuzzer/FuzzedDataProvider.h>
 
@@ -106,7 +106,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<size_t> ends;
   uint64_t seq = std::max(name_seq, after + 1);
   while (in.remaining_bytes() > 2 && ends.size() < 32) {
+    // Without NUL bytes, as the API's text payloads: a payload holding a whole frame (which
+    // needs NULs) makes a torn tail after it a hard error by design (docs/oplog.md#recovery).
     std::string payload = in.ConsumeRandomLengthString(64);
+    for (char& c : payload) c = c == '\0' ? 'p' : c;
     if (payload.empty()) payload = "p";
     AppendFrame(seq, payload, &bytes);
     ends.push_back(bytes.size());
