@@ -5,7 +5,7 @@
 //   * the outcome does not depend on how the bytes are cut: the same state, error, status,
 //     headers, body and leftover, whole or in pieces;
 //   * streaming (on_chunk) hands over exactly the bytes collecting puts in the body;
-//   * a complete collected body respects max_response_bytes; a Content-Length response
+//   * a complete collected body stays within max_response_bytes; a Content-Length response
 //     that completes has exactly that many body bytes;
 //   * after the bytes, Close() completes only a response framed by the close.
 #include <fuzzer/FuzzedDataProvider.h>
@@ -84,7 +84,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (whole.state == State::kComplete) {
     FUZZ_CHECK(whole.response.body == cut.response.body, "the same body in pieces");
     FUZZ_CHECK(whole.leftover == cut.leftover, "the same leftover in pieces");
-    FUZZ_CHECK(whole.response.body.size() <= kMaxBody, "a collected body respects the limit");
+    FUZZ_CHECK(whole.response.body.size() <= kMaxBody, "a collected body stays within the limit");
     auto length = whole.response.Header("Content-Length");
     const bool chunked = whole.response.Header("Transfer-Encoding").has_value();
     if (length.has_value() && !chunked && !head && whole.response.status != 204 &&
