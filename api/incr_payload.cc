@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 
 #include "base/clip.h"
 #include "keyformat/records.h"
@@ -24,6 +25,22 @@ void AppendPrefix(std::string* out, uint32_t shard, int64_t day) {
   out->push_back(' ');
   AppendUint(out, uint64_t(day));
   out->push_back(' ');
+}
+
+// True when a line of payload from `from` on has the key and ',' of `needle`
+// ("_l|<hash>,"). A match counts only right after its line's "<shard> <day> " prefix: an
+// escaped lookup value may hold the same text (a key "see _l|<hash>,x" is a client's to
+// choose), and taking it for the line would drop a lookup. Values hold no '\n' (escaped).
+bool HasLookupLine(std::string_view payload, size_t from, std::string_view needle) {
+  for (size_t at = payload.find(needle, from); at != std::string_view::npos;
+       at = payload.find(needle, at + 1)) {
+    const size_t nl = payload.rfind('\n', at);
+    const size_t line = nl == std::string_view::npos || nl < from ? from : nl + 1;
+    const size_t shard_end = payload.find(' ', line);
+    const size_t day_end = shard_end == std::string_view::npos ? shard_end : payload.find(' ', shard_end + 1);
+    if (day_end != std::string_view::npos && day_end + 1 == at) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -53,7 +70,7 @@ void AppendEventLines(const Event& event, uint32_t shard_count, std::string* pay
     std::copy(hash.begin(), hash.end(), needle + kLookupPrefix.size());
     const std::string_view key(needle, kLookupPrefix.size() + kHashSize);
     needle[key.size()] = ',';
-    if (payload->find(std::string_view(needle, sizeof needle), event_begin) != std::string::npos) return;
+    if (HasLookupLine(*payload, event_begin, std::string_view(needle, sizeof needle))) return;
     AppendPrefix(payload, ShardOf(key, shard_count), day);
     payload->append(needle, sizeof needle);
     AppendEscapedLookupValue(payload, original);
@@ -98,9 +115,11 @@ bool PayloadReader::Next(PayloadLine* line) {
   const char* end = p + text.size();
   uint64_t shard = 0, day = 0;
   auto r1 = std::from_chars(p, end, shard);
-  if (r1.ec != std::errc() || r1.ptr == end || *r1.ptr != ' ') return bad("shard");
+  if (r1.ec != std::errc() || r1.ptr == end || *r1.ptr != ' ' || shard > UINT32_MAX) return bad("shard");
   auto r2 = std::from_chars(r1.ptr + 1, end, day);
-  if (r2.ec != std::errc() || r2.ptr == end || *r2.ptr != ' ') return bad("day");
+  if (r2.ec != std::errc() || r2.ptr == end || *r2.ptr != ' ' || day > uint64_t(INT64_MAX)) {
+    return bad("day");
+  }
   std::string_view record(r2.ptr + 1, size_t(end - r2.ptr - 1));
   const size_t comma = record.find(',');
   if (comma == std::string_view::npos || comma == 0) return bad("no key");

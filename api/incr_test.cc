@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -189,6 +190,34 @@ TEST(IncrPayload, HashedKeyRoutesByItsHash) {
                           ",a key, with%0Anewline%25");
 }
 
+// Found by fuzz/incr_fuzz.cc: the check that writes a lookup once per event searched the
+// event's lines for "_l|<hash>," anywhere, so a key whose original text holds that string
+// (stored escaped in its own lookup line) made the subkey's lookup line look written: it
+// was dropped, and the subkey's original was never stored.
+TEST(IncrPayload, ALookupTextInsideAnotherValueDoesNotDropTheLookup) {
+  const std::string subkey = "http://www.facebook.com/";
+  const std::string key = "mentions _l|" + KeyHash(subkey) + ",x";  // hashed: over 11 bytes
+  Event e;
+  e.ns = "u";
+  e.key = key;
+  e.ts = kTs;
+  e.subs = {{"ref", subkey}};
+  ASSERT_TRUE(ValidateEvent(e, nullptr));
+  std::string payload, scratch;
+  AppendEventLines(e, 3, &payload, &scratch);
+  std::vector<RealtimeRecord> records;
+  EncodeEvent(e, &records);
+  std::vector<std::string> want;
+  for (const RealtimeRecord& r : records) want.push_back(r.key + "," + r.value);
+  std::vector<std::string> got;
+  for (const std::string& line : Lines(payload)) {
+    got.push_back(line.substr(line.find(' ', line.find(' ') + 1) + 1));
+  }
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, want);
+  EXPECT_NE(std::find(got.begin(), got.end(), "_l|" + KeyHash(subkey) + "," + subkey), got.end());
+}
+
 TEST(IncrPayload, ShardOfGoldenKey) {
   // crc32("u|jehiah") = 3573330444 (docs/formats.md#sharding): shard 3573330444 % 5 = 4.
   Event e;
@@ -207,6 +236,23 @@ TEST(IncrPayload, MalformedLinesAreErrors) {
     EXPECT_FALSE(r.Next(&line)) << bad;
     EXPECT_FALSE(r.status().ok()) << bad;
   }
+}
+
+// Found by fuzz/incr_payload_fuzz.cc: a shard past uint32 was wrapped (4294967296 read as
+// shard 0, a line for another shard), and a day past int64 became negative.
+TEST(IncrPayload, NumbersOutOfRangeAreErrorsNotWrapped) {
+  for (const char* bad : {"4294967296 20537 u|a.c3p1,1\n", "3133333333330 20537 u|a.c3p1,1\n",
+                          "0 9223372036854775808 u|a.c3p1,1\n"}) {
+    PayloadReader r(bad);
+    PayloadLine line;
+    EXPECT_FALSE(r.Next(&line)) << bad << " read as shard " << line.shard << " day " << line.day;
+    EXPECT_FALSE(r.status().ok()) << bad;
+  }
+  PayloadReader r("4294967295 9223372036854775807 u|a.c3p1,1\n");
+  PayloadLine line;
+  ASSERT_TRUE(r.Next(&line)) << r.status().message();
+  EXPECT_EQ(line.shard, 4294967295u);
+  EXPECT_EQ(line.day, INT64_MAX);
 }
 
 class DeliveryRoundsFile : public ::testing::Test {

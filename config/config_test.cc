@@ -2,7 +2,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -127,6 +131,60 @@ TEST(OptionLoader, BadValueNamesTheOption) {
   st = LoadArgs(&again, {"--config", path}, &vm2, &help);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("port"), std::string::npos) << st.message();
+}
+
+// Runs fn on a thread; a run longer than 10 s is a failure that ends the test program
+// (the bug below was an endless loop, which would otherwise hang the suite).
+template <typename Fn>
+void WithinTenSeconds(const char* what, Fn fn) {
+  auto done = std::async(std::launch::async, fn);
+  if (done.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    std::fprintf(stderr, "FAILED: %s did not return within 10 s\n", what);
+    std::_Exit(1);
+  }
+  done.get();
+}
+
+// Found by fuzz/config_fuzz.cc: Boost's error text substitutes placeholders such as %value%
+// until none is left, so a bad value holding one (`port = %value%`) looped forever and the
+// program hung at start instead of exiting 2 with a named error.
+TEST(OptionLoader, ABadValueHoldingAPlaceholderIsNamedNotHung) {
+  for (const char* value : {"%value%", "x%option%y", "%original_token%", "%canonical_option%"}) {
+    WithinTenSeconds("Load with a bad config value", [value] {
+      Settings s;
+      TestLoader loader(&s);
+      po::variables_map vm;
+      bool help = false;
+      const std::string path = WriteConfig("placeholder.conf", std::string("port = ") + value + "\n");
+      Status st = LoadArgs(&loader, {"--config", path}, &vm, &help);
+      ASSERT_FALSE(st.ok());
+      EXPECT_NE(st.message().find("port"), std::string::npos) << st.message();
+    });
+    WithinTenSeconds("Load with a bad command-line value", [value] {
+      Settings s;
+      TestLoader loader(&s);
+      po::variables_map vm;
+      bool help = false;
+      Status st = LoadArgs(&loader, {"--port", value}, &vm, &help);
+      ASSERT_FALSE(st.ok());
+      EXPECT_NE(st.message().find("'--port'"), std::string::npos) << st.message();
+    });
+  }
+  WithinTenSeconds("Load with a bad config line", [] {
+    Settings s;
+    TestLoader loader(&s);
+    po::variables_map vm;
+    bool help = false;
+    const std::string path = WriteConfig("syntax.conf", "%invalid_line%\n");
+    EXPECT_FALSE(LoadArgs(&loader, {"--config", path}, &vm, &help).ok());
+  });
+  WithinTenSeconds("Load with an unknown option", [] {
+    Settings s;
+    TestLoader loader(&s);
+    po::variables_map vm;
+    bool help = false;
+    EXPECT_FALSE(LoadArgs(&loader, {"--%original_token%"}, &vm, &help).ok());
+  });
 }
 
 TEST(OptionLoader, HelpPrintsUsageAndSkipsTheFile) {

@@ -47,8 +47,8 @@ Status OptionLoader::Load(int argc, const char* const* argv, po::variables_map* 
       if (Status s = ReadConfigFile(vm); !s.ok()) return s;
     }
     po::notify(*vm);
-  } catch (const po::error& e) {
-    return Status::Error(e.what());
+  } catch (po::error& e) {
+    return Status::Error(ProgramOptionsErrorText(e));
   }
   return Status::OK();
 }

@@ -22,6 +22,7 @@
 #include <boost/program_options.hpp>
 
 #include <iosfwd>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,35 @@
 namespace clickatron::config {
 
 namespace po = boost::program_options;
+
+// The text of a Boost.Program_options error, for every main that parses options. Boost's
+// what() substitutes placeholders such as %value% into its message until none is left, so a
+// value or option name that itself holds one (`port = %value%`) made it loop forever (found
+// by fuzz/config_fuzz.cc). Here every '%' of a substituted text is shown as %25 first, which
+// no placeholder matches. Takes the caught error by reference: it is changed.
+inline std::string ProgramOptionsErrorText(po::error& e) {
+  if (auto* named = dynamic_cast<po::error_with_option_name*>(&e)) {
+    // The substitutions are protected; a member pointer through a derived class reads them.
+    struct Access : po::error_with_option_name {
+      static std::map<std::string, std::string> Substitutions(const po::error_with_option_name& x) {
+        return x.*(&Access::m_substitutions);
+      }
+    };
+    for (const auto& [name, value] : Access::Substitutions(*named)) {
+      if (value.find('%') == std::string::npos) continue;
+      std::string shown;
+      for (char c : value) {
+        if (c == '%') {
+          shown += "%25";
+        } else {
+          shown += c;
+        }
+      }
+      named->set_substitute(name, shown);
+    }
+  }
+  return e.what();
+}
 
 class OptionLoader {
  public:

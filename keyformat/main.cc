@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "config/option_loader.h"  // ProgramOptionsErrorText only: inline, nothing to link
 #include "keyformat/event.h"
 #include "keyformat/records.h"
 #include "keyformat/shard.h"
@@ -134,8 +135,8 @@ int main(int argc, char** argv) {
     }
     if (command == "shard") return Shard(args);
     if (command == "encode") return Encode(args);
-  } catch (const po::error& e) {
-    return Fail(std::string(e.what()));
+  } catch (po::error& e) {
+    return Fail(config::ProgramOptionsErrorText(e));
   }
   return Fail("unknown command '" + command + "' (see --help)");
 }

@@ -58,8 +58,17 @@ Status ApplyEntry(const KeyValueText::Entry& e, Manifest* m) {
     uint32_t k;
     std::string_view field;
     if (!SplitShardKey(e.key, &k, &field)) return LineError(e.line, "'" + e.key + "' is not shard.K.<field>");
-    if (Status s = SetShardField(e.key, field, value, &m->shard_files[k]); !s.ok()) {
+    // Set on a copy: a field this reader does not know (a newer rebuild's) must not make
+    // an empty entry for its shard, which FormatManifest would not write back.
+    auto it = m->shard_files.find(k);
+    ShardMeta meta = it == m->shard_files.end() ? ShardMeta{} : it->second;
+    if (Status s = SetShardField(e.key, field, value, &meta); !s.ok()) {
       return s.Prefixed("line " + std::to_string(e.line) + ": ");
+    }
+    if (it != m->shard_files.end()) {
+      it->second = std::move(meta);
+    } else if (!meta.file.empty() || meta.records || meta.bytes || meta.xxh64 || meta.columns) {
+      m->shard_files.emplace(k, std::move(meta));
     }
   }
   return Status::OK();

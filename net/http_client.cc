@@ -11,11 +11,11 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 
 #include "base/errno_status.h"
 #include "base/latency.h"
+#include "net/http_response_parser.h"
 #include "net/loop_waker.h"
 
 // The client speaks HTTP/1.1 on its own non-blocking sockets instead of through evhttp's
@@ -44,10 +44,6 @@ namespace {
 // Bytes of the response head (status line and headers) and of a chunk-size line the
 // client accepts; a larger head is an invalid response.
 constexpr size_t kReadBufferBytes = 64 * 1024;
-// A body with a Content-Length up to this is allocated at once and received straight into
-// the response; a larger declared length grows as the bytes arrive.
-constexpr size_t kPreallocateBodyBytes = 4u << 20;
-
 timeval ToTimeval(uint64_t micros) {
   timeval tv;
   tv.tv_sec = static_cast<time_t>(micros / 1000000);
@@ -57,20 +53,6 @@ timeval ToTimeval(uint64_t micros) {
 
 bool EqualsNoCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
-
-// True iff the comma-separated header value holds token (case-insensitive).
-bool HasToken(std::string_view value, std::string_view token) {
-  while (!value.empty()) {
-    size_t comma = value.find(',');
-    std::string_view item = value.substr(0, comma);
-    while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
-    while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
-    if (EqualsNoCase(item, token)) return true;
-    if (comma == std::string_view::npos) break;
-    value.remove_prefix(comma + 1);
-  }
-  return false;
 }
 
 bool ValidMethod(const std::string& m) {
@@ -114,19 +96,15 @@ struct HttpClient::Conn {
 // One request in flight, from Request() until its callback has been called (or the client
 // is destroyed).
 struct HttpClient::Call {
-  enum class Phase { kStatus, kHeaders, kBody, kChunkSize, kChunkData, kChunkEnd, kTrailers, kUntilClose };
-
   HttpClient* client = nullptr;
   Pool* pool = nullptr;
   Conn* conn = nullptr;
   event* timer = nullptr;
   ResponseCallback callback;
-  std::function<bool(std::string_view)> on_chunk;
-  HttpResponse response;
+  HttpResponseParser parser;      // the response, read from conn's buffer
   uint64_t deadline_micros = 0;   // 0: no total timeout
   uint64_t connect_deadline_micros = 0;
   int timeout_ms = 0;
-  bool head = false;              // a HEAD request: the response has no body
   bool fresh = false;             // conn was opened for this call
   bool connect_check = false;     // the timer is (also) the connect timeout
   bool finished = false;
@@ -135,13 +113,6 @@ struct HttpClient::Call {
   Call* prev = nullptr;
   Call* next = nullptr;
 
-  // Response parsing.
-  Phase phase = Phase::kStatus;
-  uint64_t remaining = 0;         // body bytes (kBody, kChunkData) still expected
-  size_t body_filled = 0;         // bytes of a preallocated body already received
-  bool preallocated = false;
-  bool keep_alive = true;
-
   static void OnTimer(int fd, short what, void* arg);
   void Fail(std::string text);
   void Complete(bool connection_reusable);
@@ -149,8 +120,6 @@ struct HttpClient::Call {
   // Parses what arrived in conn's buffer; returns false once the call is finished (the
   // caller must then not touch the call or, unless it checks `dead`, the connection).
   bool Parse(std::string_view* data);
-  bool Body(std::string_view bytes);
-  bool StartBody();
   // A complete response; `leftover`: bytes after it on the connection (none are expected,
   // so the connection is then not reused).
   bool Finish(bool leftover);
@@ -268,9 +237,9 @@ void HttpClient::Request(const HostPort& to, std::string_view path_and_query,
   call->client = this;
   call->pool = PoolFor(to);
   call->callback = std::move(callback);
-  call->on_chunk = std::move(options.on_chunk);
+  call->parser.Start(options.method == "HEAD", options_.max_response_bytes,
+                     std::move(options.on_chunk));
   call->timeout_ms = options.timeout_ms;
-  call->head = options.method == "HEAD";
   call->timer = event_new(base_, -1, 0, &Call::OnTimer, call);
   call->next = calls_;
   if (calls_ != nullptr) calls_->prev = call;
@@ -486,11 +455,14 @@ void HttpClient::Conn::OnReadable(int, short, void* arg) {
     char* into = conn->buf.get() + conn->buf_end;
     bool direct = false;
     // A preallocated body with nothing buffered is received straight into the response.
-    if (call->phase == Call::Phase::kBody && call->preallocated && conn->buf_start == conn->buf_end) {
-      conn->buf_start = conn->buf_end = 0;
-      into = call->response.body.data() + call->body_filled;
-      space = call->response.body.size() - call->body_filled;
-      direct = true;
+    if (conn->buf_start == conn->buf_end) {
+      size_t body_space = 0;
+      if (char* body = call->parser.DirectBody(&body_space)) {
+        conn->buf_start = conn->buf_end = 0;
+        into = body;
+        space = body_space;
+        direct = true;
+      }
     }
     ssize_t n = recv(conn->fd, into, space, 0);
     if (n < 0) {
@@ -504,19 +476,19 @@ void HttpClient::Conn::OnReadable(int, short, void* arg) {
     }
     conn->last_io_micros = MonotonicMicros();
     if (n == 0) {
-      if (call->phase == Call::Phase::kUntilClose) {
-        call->keep_alive = false;
+      if (call->parser.Close() == HttpResponseParser::State::kComplete) {
         call->Finish(false);
       } else {
-        call->Fail(conn->pool->label + ": connection closed before a complete response");
+        call->Fail(conn->pool->label + ": " + call->parser.error());
       }
       return;
     }
     bool filled = static_cast<size_t>(n) == space;
     if (direct) {
-      call->body_filled += static_cast<size_t>(n);
-      call->remaining -= static_cast<uint64_t>(n);
-      if (call->remaining == 0 && !call->Finish(false)) return;
+      if (call->parser.DirectReceived(static_cast<size_t>(n)) == HttpResponseParser::State::kComplete) {
+        call->Finish(false);
+        return;
+      }
     } else {
       conn->buf_end += static_cast<size_t>(n);
       std::string_view data(conn->buf.get() + conn->buf_start, conn->buf_end - conn->buf_start);
@@ -541,183 +513,23 @@ void HttpClient::Conn::OnReadable(int, short, void* arg) {
   }
 }
 
-// ---- response parsing ----
+// ---- response parsing (http_response_parser.h) ----
 
 bool HttpClient::Call::Parse(std::string_view* data) {
-  const std::string& label = pool->label;
-  auto invalid = [&] {
-    Fail(label + ": invalid HTTP response");
-    return false;
-  };
-  auto line = [data](std::string_view* out) {  // one CRLF (or LF) line, if complete
-    size_t nl = data->find('\n');
-    if (nl == std::string_view::npos) return false;
-    *out = data->substr(0, nl > 0 && (*data)[nl - 1] == '\r' ? nl - 1 : nl);
-    data->remove_prefix(nl + 1);
-    return true;
-  };
-  while (!data->empty()) {
-    std::string_view l;
-    switch (phase) {
-      case Phase::kStatus: {
-        if (!line(&l)) return true;
-        // "HTTP/1.1 200 OK"
-        if (l.size() < 12 || l.substr(0, 7) != "HTTP/1." || l[8] != ' ') return invalid();
-        int code = 0;
-        auto [end, ec] = std::from_chars(l.data() + 9, l.data() + 12, code);
-        if (ec != std::errc() || end != l.data() + 12 || code < 100) return invalid();
-        response.status = code;
-        response.headers.clear();
-        response.headers.reserve(8);  // one allocation for a backend's usual 3-6 headers
-        keep_alive = l[7] == '1';  // HTTP/1.1 keeps the connection unless told otherwise
-        phase = Phase::kHeaders;
-        break;
-      }
-      case Phase::kHeaders: {
-        if (!line(&l)) return true;
-        if (!l.empty()) {
-          size_t colon = l.find(':');
-          if (colon == std::string_view::npos || colon == 0) return invalid();
-          std::string_view value = l.substr(colon + 1);
-          while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
-          while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
-          response.headers.emplace_back(l.substr(0, colon), value);
-          break;
-        }
-        if (response.status < 200 && response.status != 101) {  // interim (100 Continue)
-          phase = Phase::kStatus;
-          break;
-        }
-        if (!StartBody()) return false;
-        if (phase == Phase::kStatus) return Finish(!data->empty());  // no body
-        break;
-      }
-      case Phase::kBody: {
-        size_t take = static_cast<size_t>(std::min<uint64_t>(remaining, data->size()));
-        if (!Body(data->substr(0, take))) return false;
-        data->remove_prefix(take);
-        remaining -= take;
-        if (remaining == 0) return Finish(!data->empty());
-        break;
-      }
-      case Phase::kUntilClose: {
-        if (!Body(*data)) return false;
-        data->remove_prefix(data->size());
-        break;
-      }
-      case Phase::kChunkSize: {
-        if (!line(&l)) return true;
-        size_t semi = l.find(';');
-        std::string_view hex = l.substr(0, semi);
-        while (!hex.empty() && hex.back() == ' ') hex.remove_suffix(1);
-        uint64_t size = 0;
-        auto [end, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), size, 16);
-        if (hex.empty() || ec != std::errc() || end != hex.data() + hex.size()) return invalid();
-        if (size == 0) {
-          phase = Phase::kTrailers;
-        } else {
-          remaining = size;
-          phase = Phase::kChunkData;
-        }
-        break;
-      }
-      case Phase::kChunkData: {
-        size_t take = static_cast<size_t>(std::min<uint64_t>(remaining, data->size()));
-        if (!Body(data->substr(0, take))) return false;
-        data->remove_prefix(take);
-        remaining -= take;
-        if (remaining == 0) phase = Phase::kChunkEnd;
-        break;
-      }
-      case Phase::kChunkEnd: {
-        if (!line(&l)) return true;
-        if (!l.empty()) return invalid();
-        phase = Phase::kChunkSize;
-        break;
-      }
-      case Phase::kTrailers: {
-        if (!line(&l)) return true;
-        if (l.empty()) return Finish(!data->empty());
-        break;
-      }
-    }
+  switch (parser.Parse(data)) {
+    case HttpResponseParser::State::kMore:
+      return true;
+    case HttpResponseParser::State::kComplete:
+      return Finish(!data->empty());
+    case HttpResponseParser::State::kFailed:
+      break;
   }
-  return true;
-}
-
-// After the head: how the body is framed (RFC 7230 3.3.3).
-bool HttpClient::Call::StartBody() {
-  const ClientOptions& o = client->options_;
-  std::optional<std::string_view> connection = response.Header("Connection");
-  if (connection.has_value()) {
-    if (HasToken(*connection, "close")) keep_alive = false;
-    if (HasToken(*connection, "keep-alive")) keep_alive = true;
-  }
-  int code = response.status;
-  if (head || code == 204 || code == 304) {
-    phase = Phase::kStatus;
-    return true;
-  }
-  std::optional<std::string_view> te = response.Header("Transfer-Encoding");
-  if (te.has_value() && HasToken(*te, "chunked")) {
-    phase = Phase::kChunkSize;
-    return true;
-  }
-  std::optional<std::string_view> length = response.Header("Content-Length");
-  if (!length.has_value()) {
-    keep_alive = false;
-    phase = Phase::kUntilClose;
-    return true;
-  }
-  uint64_t n = 0;
-  auto [end, ec] = std::from_chars(length->data(), length->data() + length->size(), n);
-  if (length->empty() || ec != std::errc() || end != length->data() + length->size()) {
-    Fail(pool->label + ": invalid HTTP response");
-    return false;
-  }
-  if (!on_chunk && n > o.max_response_bytes) {
-    Fail(pool->label + ": response body larger than " + std::to_string(o.max_response_bytes) + " bytes");
-    return false;
-  }
-  if (n == 0) {
-    phase = Phase::kStatus;
-    return true;
-  }
-  remaining = n;
-  phase = Phase::kBody;
-  if (!on_chunk && n <= kPreallocateBodyBytes) {
-    response.body.resize(static_cast<size_t>(n));
-    preallocated = true;
-    body_filled = 0;
-  }
-  return true;
-}
-
-bool HttpClient::Call::Body(std::string_view bytes) {
-  if (bytes.empty()) return true;
-  if (on_chunk) {
-    if (!on_chunk(bytes)) {
-      Fail(pool->label + ": aborted by receiver");
-      return false;
-    }
-    return true;
-  }
-  if (preallocated) {
-    std::memcpy(response.body.data() + body_filled, bytes.data(), bytes.size());
-    body_filled += bytes.size();
-    return true;
-  }
-  if (response.body.size() + bytes.size() > client->options_.max_response_bytes) {
-    Fail(pool->label + ": response body larger than " +
-         std::to_string(client->options_.max_response_bytes) + " bytes");
-    return false;
-  }
-  response.body.append(bytes);
-  return true;
+  Fail(pool->label + ": " + parser.error());
+  return false;
 }
 
 bool HttpClient::Call::Finish(bool leftover) {
-  Complete(keep_alive && !leftover);
+  Complete(parser.keep_alive() && !leftover);
   return false;
 }
 
@@ -742,6 +554,7 @@ void HttpClient::Call::Complete(bool connection_reusable) {
     }
     conn = nullptr;
   }
+  HttpResponse& response = parser.response();
   if (has_error) {
     response.status = 0;
     response.error = error;
