@@ -9,9 +9,9 @@
 //   1. release the days the live generation already holds (a night that published but
 //      failed to release; the slots the days below need);
 //   2. for each group of at most kRingSlots days (so that no day's slot is still taken by
-//      an unreleased day of the same group): for each day, POST /close?day= to every
-//      realtime shard (all must answer 200: a shard down fails the night and nothing is
-//      released), export, segment; then — with the last group — the late data of every
+//      an unreleased day of the same group): for each day export (which closes the day
+//      on every realtime shard first: POST /close?day=, export.cc; a shard down fails the
+//      night and nothing is released) and segment; then — with the last group — the late data of every
 //      API (late.cc); compact, merge, publish, release through the group's last day;
 //   3. POST /late/release to every API merged (ReleaseLate).
 //
@@ -23,7 +23,6 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "base/clip.h"
 #include "keyformat/day_ring.h"
 #include "keyformat/ymdh.h"
 #include "rebuild/cluster_http.h"
@@ -36,22 +35,6 @@
 
 namespace clickatron::rebuild {
 namespace {
-
-// POST /close?day= to every realtime shard; each must answer 200.
-Status CloseDay(const Options& options, Day day) {
-  const std::string text = FormatDay(day);
-  return RunTasks(options.realtime.size(), options.jobs, [&](size_t n) -> Status {
-    const net::HostPort& host = options.realtime[n];
-    Result<HttpResult> r = HttpCall(host, "POST", "/close?day=" + text, options.timeout_ms);
-    const std::string what = "realtime shard " + std::to_string(n) + " (" + host.ToString() + ")";
-    if (!r.ok()) return Status::Error("cannot close " + text + " on " + what + ": " + r.status().message());
-    if (r->status != 200) {
-      return Status::Error(what + " refused to close " + text + ": HTTP " + std::to_string(r->status) + " " +
-                           ClippedLine(r->body, 200));
-    }
-    return Status::OK();
-  });
-}
 
 // The oldest day any realtime shard holds in a slot (any state), or 0 when none holds one.
 Result<Day> OldestHeldDay(const Options& options) {
@@ -122,7 +105,6 @@ Status RunNightly(const Options& options, WorkDir* work) {
     for (size_t i = done; i < end; ++i) {
       Options day = options;
       day.day = days[i];
-      if (Status s = CloseDay(options, days[i]); !s.ok()) return s.Prefixed("close: ");
       if (Status s = RunStep("export", day, work); !s.ok()) return s;
       if (Status s = RunStep("segment", day, work); !s.ok()) return s;
     }

@@ -889,8 +889,9 @@ TEST(NightlyStep, AfterAFailedNightTheNextArchivesBothDaysAndReleasesOnlyMergedO
   shards.shard[1].set_close_status(503);
   w.options.through = D("2012-03-25");
   Status s = w.Run(RunNightly);
-  EXPECT_EQ(s.message(), "close: realtime shard 1 (" + shards.shard[1].address().ToString() +
-                             ") refused to close 2012-03-25: HTTP 503 cannot close");
+  EXPECT_EQ(s.message(), "export: export of 2012-03-25 from realtime shard 1 (" +
+                             shards.shard[1].address().ToString() +
+                             ") refused: POST /close?day=2012-03-25: HTTP 503: cannot close");
   EXPECT_EQ(*LiveGeneration(*w.work()), "");
   // Night of the 26th: the 25th is exported, but shard 1's export of the 26th breaks.
   shards.shard[1].set_close_status(0);

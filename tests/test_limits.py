@@ -322,7 +322,12 @@ def test_realtime_concurrent_large_bodies_keep_rss_bounded(procs, tmp_path):
     handled = sum(1 for r in results if r == b"HTTP/1.1 400 Bad Request")
     refused = sum(1 for r in results if r == b"HTTP/1.1 503 Service Unavailable" or r in (b"",) or b"Error" in r)
     assert handled + refused == 40, results
-    assert handled >= 1
+    # How many of the 40 get through depends on how their bytes interleave (on a busy
+    # machine all may be refused); what must hold is that the budget frees up again: one
+    # body alone afterwards reaches the handler.
+    alone = [None]
+    send_body(port, 60 << 20, alone, 0)
+    assert alone[0] == b"HTTP/1.1 400 Bad Request", alone
     limits = stats_limits(port)
     assert limits["budget_refusals"] >= 1
     assert limits["inflight_body_bytes"] == 0

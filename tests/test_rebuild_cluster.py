@@ -234,7 +234,7 @@ def test_nightly_moves_a_day_from_realtime_to_archive(procs, tmp_path):
     files = {p.name: p.read_bytes() for p in (cluster.work / "current").iterdir()}
     r = rebuild("nightly", "--work", cluster.work, "--config", cluster.config, "--day", day_text(DAY0))
     out = r.stdout.decode()
-    assert "already" in out and "nothing to do" in out, out
+    assert "no day to archive through" in out and "nothing to do" in out, out
     assert {p.name: p.read_bytes() for p in (cluster.work / "current").iterdir()} == files
 
 
