@@ -1,6 +1,6 @@
 // The answer of GET /late?after=ID (docs/api.md#api-late): the records of the late entries
 // with id > ID in the shape of a realtime /export stream, so the nightly reads it as one
-// more export (docs/rebuild.md#late-data):
+// more export (docs/api-write.md#late-data):
 //
 //   key,value\n ... key,value\n#END count=<records> xxh64=<16 hex>\n   (keyformat/footer.h)
 //

@@ -69,37 +69,17 @@ Status RunExport(const Options& options, WorkDir* work) {
       std::fprintf(stderr, "clickatron-rebuild: %s: fetching again\n", s.message().c_str());
     }
     const std::string tmp = path + ".tmp";
-    FileWriter out;
-    if (Status s = out.Open(tmp); !s.ok()) return s;
-    FootedStreamCheck check;
-    Status write_error;
-    std::string error_body;
-    net::RequestOptions request;
-    request.timeout_ms = 0;  // a day can be GBs: only the idle timeout applies
-    net::HttpResponse response;
-    clickatron::Status fetch = net::FetchStream(
-        to, "/export?day=" + FormatDay(day), request,
-        [&](std::string_view chunk) {
-          if (error_body.size() < 512) error_body.append(chunk.substr(0, 512));
-          check.Add(chunk);
-          progress.Add(0, chunk.size());
-          progress.Tick();
-          write_error = out.Append(chunk);
-          return write_error.ok();
-        },
-        &response);
-    auto fail = [&](const std::string& message) {
-      ::unlink(tmp.c_str());
-      return Status::Error("export of " + FormatDay(day) + " from " + what + " refused: " + message);
-    };
-    if (!write_error.ok()) return fail(write_error.message());
-    if (!fetch.ok()) return fail(fetch.message());
-    if (response.status == 404) return fail("the shard does not hold " + FormatDay(day) + " (404: " + ClippedLine(error_body, 200) + ")");
-    if (response.status != 200) return fail("HTTP " + std::to_string(response.status) + ": " + ClippedLine(error_body, 200));
-    if (Status s = check.Finish(); !s.ok()) return fail(s.message());
-    if (Status s = out.SyncAndClose(); !s.ok()) return fail(s.message());
+    auto fail = [&](const std::string& message) { return Status::Error(refused + message); };
+    Result<FetchedFile> got = FetchFootedFile(to, "/export?day=" + FormatDay(day), tmp, &progress);
+    if (!got.ok()) return fail(got.status().message());
+    if (got->response.status == 404) {
+      return fail("the shard does not hold " + FormatDay(day) + " (404: " + ClippedLine(got->error_body, 200) + ")");
+    }
+    if (got->response.status != 200) {
+      return fail("HTTP " + std::to_string(got->response.status) + ": " + ClippedLine(got->error_body, 200));
+    }
     if (Status s = RenameDurable(tmp, path); !s.ok()) return s;
-    records[n] = check.records();
+    records[n] = got->records;
     fetched[n] = true;
     return Status::OK();
   });

@@ -7,6 +7,7 @@
 #include "keyformat/footer.h"
 #include "keyformat/hex64.h"
 #include "keyformat/ymdh.h"
+#include "net/fetch.h"
 #include "rebuild/file.h"
 
 namespace clickatron::rebuild {
@@ -115,6 +116,42 @@ Result<std::string> ExportSource(const std::vector<std::string>& files) {
     XXH64_update(&st, footer->data(), footer->size() + 1);  // with its NUL as separator
   }
   return "export-" + Hex64(XXH64_digest(&st));
+}
+
+Result<FetchedFile> FetchFootedFile(const net::HostPort& from, const std::string& url, const std::string& tmp,
+                                    Progress* progress) {
+  FileWriter out;
+  if (Status s = out.Open(tmp); !s.ok()) return s;
+  FootedStreamCheck check;
+  Status write_error;
+  FetchedFile fetched;
+  net::RequestOptions request;
+  request.timeout_ms = 0;
+  Status transport = net::FetchStream(
+      from, url, request,
+      [&](std::string_view chunk) {
+        if (fetched.error_body.size() < 512) fetched.error_body.append(chunk.substr(0, 512));
+        check.Add(chunk);
+        progress->Add(0, chunk.size());
+        progress->Tick();
+        write_error = out.Append(chunk);
+        return write_error.ok();
+      },
+      &fetched.response);
+  auto fail = [&](const Status& s) -> Status {
+    ::unlink(tmp.c_str());
+    return s;
+  };
+  if (!write_error.ok()) return fail(write_error);
+  if (!transport.ok()) return fail(transport);
+  if (fetched.response.status != 200) {
+    ::unlink(tmp.c_str());
+    return fetched;
+  }
+  if (Status s = check.Finish(); !s.ok()) return fail(s);
+  if (Status s = out.SyncAndClose(); !s.ok()) return fail(s);
+  fetched.records = check.records();
+  return fetched;
 }
 
 }  // namespace clickatron::rebuild

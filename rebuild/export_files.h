@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "base/status.h"
+#include "net/host_port.h"
+#include "net/http_client.h"
 #include "rebuild/progress.h"
 #include "rebuild/record_sorter.h"
 #include "rebuild/work_dir.h"
@@ -33,6 +35,22 @@ Result<std::vector<uint64_t>> ExportDigests(const std::vector<std::string>& file
 // it against its #END footer as it goes. Errors name the file as "<what> <path>": "export
 // DIR/export/D/shard-0.csv has no #END footer (truncated?)", "... line 7: <the problem>".
 Status SortFootedFile(const std::string& path, const std::string& what, RecordSorter* sorter, Progress* progress);
+
+// A footed stream (a realtime /export, a page of an API's /late) fetched into a file.
+struct FetchedFile {
+  net::HttpResponse response;  // status and headers (the body went to the file)
+  std::string error_body;      // its first 512 bytes, for messages about a non-200 answer
+  uint64_t records = 0;        // key,value lines before the footer (a 200 answer)
+};
+
+// GET `url` from `from` into `tmp`, checking the #END footer (keyformat/footer.h) as the
+// bytes arrive. A transport or write error, or a 200 whose footer is missing or wrong, is an
+// error and removes tmp; any other status is returned with tmp removed; a whole 200 is
+// returned with tmp synced and closed, for the caller to check the headers and then
+// RenameDurable it into place (or remove it). The request has no overall timeout (a day can
+// be GBs): the client's idle timeout applies.
+Result<FetchedFile> FetchFootedFile(const net::HostPort& from, const std::string& url, const std::string& tmp,
+                                    Progress* progress);
 
 // "export-<hex>": XXH64 over the footers of the files, in shard order — identifies what
 // a day segment was made from without reading the files.

@@ -65,35 +65,16 @@ struct LatePage {
 // One GET /late?after= into path, verified. Errors say what the API answered.
 Result<LatePage> FetchPage(const net::HostPort& api, uint64_t after, const std::string& path, Progress* progress) {
   const std::string tmp = path + ".tmp";
-  FileWriter out;
-  if (Status s = out.Open(tmp); !s.ok()) return s;
-  FootedStreamCheck check;
-  Status write_error;
-  std::string error_body;
-  net::RequestOptions request;
-  request.timeout_ms = 0;  // bounded by the API, but can be tens of MiB: the idle timeout applies
-  net::HttpResponse response;
-  Status fetch = net::FetchStream(
-      api, "/late?after=" + std::to_string(after), request,
-      [&](std::string_view chunk) {
-        if (error_body.size() < 512) error_body.append(chunk.substr(0, 512));
-        check.Add(chunk);
-        progress->Add(0, chunk.size());
-        progress->Tick();
-        write_error = out.Append(chunk);
-        return write_error.ok();
-      },
-      &response);
   auto fail = [&](const std::string& message) -> Status {
     ::unlink(tmp.c_str());
     return Status::Error(message);
   };
-  if (!write_error.ok()) return fail(write_error.message());
-  if (!fetch.ok()) return fail(fetch.message());
+  Result<FetchedFile> got = FetchFootedFile(api, "/late?after=" + std::to_string(after), tmp, progress);
+  if (!got.ok()) return got.status().Prefixed("GET /late?after=" + std::to_string(after) + ": ");
+  const net::HttpResponse& response = got->response;
   if (response.status != 200) {
-    return fail("GET /late answered HTTP " + std::to_string(response.status) + ": " + ClippedLine(error_body, 200));
+    return fail("GET /late answered HTTP " + std::to_string(response.status) + ": " + ClippedLine(got->error_body, 200));
   }
-  if (Status s = check.Finish(); !s.ok()) return fail("the late data is refused: " + s.message());
   LatePage page;
   page.path = path;
   const std::optional<uint64_t> first = CountHeader(response, "X-Late-First");
@@ -105,8 +86,7 @@ Result<LatePage> FetchPage(const net::HostPort& api, uint64_t after, const std::
   page.last = *last;
   page.first = *last > after ? *first : after;
   page.more = response.Header("X-Late-More").value_or("") == "1";
-  if (page.last == after && check.records() != 0) return fail("GET /late answered records but no entry id");
-  if (Status s = out.SyncAndClose(); !s.ok()) return fail(s.message());
+  if (page.last == after && got->records != 0) return fail("GET /late answered records but no entry id");
   if (Status s = RenameDurable(tmp, path); !s.ok()) return s;
   return page;
 }
