@@ -112,6 +112,9 @@ class SenderTest : public ::testing::Test {
     late_ = std::move(late).value();
   }
   void StartSender() {
+    // Appended records become readable when the sync thread has written them; the API
+    // kicks its senders after each sync, this test starts the sender after one.
+    ASSERT_TRUE(log_->Sync().ok());
     SenderOptions options;
     options.sender_id = kSenderId;
     options.backoff_initial_ms = 1;
