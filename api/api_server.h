@@ -23,6 +23,9 @@
 //                                 sorted, #END footer (late_answer.h); X-Late-First,
 //                                 X-Late-Last, X-Late-More headers
 //   POST /late/release?through=ID deletes the entries with id <= ID
+// Both need the cluster secret (X-Clickatron-Secret: 401 SECRET_MISSING, 403 SECRET_WRONG,
+// net/secret.h); so does /stats when stats-secret is set. The API sends the secret with
+// every request to the realtime and archive servers (its HttpClient's headers).
 //
 // The dashboard: GET / and /ui/* serve its files (api/static_files.h), loaded at start-up
 // from ui-dir (default: ui beside the executable) and ui-chartjs; a missing file fails Open.

@@ -3,6 +3,7 @@
 #include "config/option_loader.h"
 #include "config/server_limits.h"
 #include "keyformat/stored_key.h"
+#include "net/secret.h"
 
 namespace clickatron {
 
@@ -23,7 +24,9 @@ Status ParseClusterConfig(int argc, const char* const* argv, ClusterConfig* out,
        "MiB of backend answers one query may read; more answers 400 QUERY_TOO_LARGE")
       ("ui-dir", po::value(&out->ui_dir), "the dashboard's files (default: ui beside the executable)")
       ("ui-chartjs", po::value(&out->ui_chartjs)->default_value(out->ui_chartjs),
-       "Chart.js for the dashboard (Debian's libjs-chart.js)");
+       "Chart.js for the dashboard (Debian's libjs-chart.js)")
+      ("stats-secret", po::bool_switch(&out->stats_secret),
+       "/stats needs the cluster secret (X-Clickatron-Secret) as the internal endpoints do");
   config::AddClusterLayoutOptions(&loader);
   config::ServerLimitFlags limits(out->limits);
   limits.AddTo(&loader);
@@ -50,6 +53,10 @@ Status ValidateClusterConfig(const ClusterConfig& config) {
                          "realtime shards as one source");
   }
   if (config.oplog_dir.empty()) return Status::Error("oplog-dir is empty");
+  if (Status s = net::CheckListenSecret(config.address, config.secret); !s.ok()) return s;
+  if (config.stats_secret && config.secret.empty()) {
+    return Status::Error("SECRET_REQUIRED: stats-secret is set but no secret-file names the cluster secret");
+  }
   if (config.query_max_backend_requests < 2) return Status::Error("query-max-backend-requests must be at least 2");
   if (config.query_max_backend_mb < 1 || config.query_max_backend_mb > 65536) {
     return Status::Error("query-max-backend-mb must be between 1 and 65536");

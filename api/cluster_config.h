@@ -6,6 +6,7 @@
 //   archive  = 127.0.0.1:7201,127.0.0.1:7211  one line per archive shard; replicas by comma
 //   api      = 127.0.0.1:8000              one line per API node
 //   oplog-dir = var/oplog   oplog-sync = batch   node-id = api-1   port = 8000
+//   secret-file = /etc/clickatron/cluster.secret   stats-secret = false
 //
 // Every option may come from the command line or from the file named by --config
 // (config/option_loader.h); the command line wins. Options other processes use in the
@@ -38,6 +39,8 @@ struct ClusterConfig : config::ClusterLayout {  // realtime and archive shards
   // Per-client cost limits of the API's server (config/server_limits.h flags,
   // docs/operations.md#limits). Bodies here are at most 1 MiB.
   net::ServerLimits limits;
+  // /stats needs the cluster secret too (the layout's secret; docs/operations.md#threat-model).
+  bool stats_secret = false;
   std::string config_path;                           // the --config file, if any
 };
 
@@ -49,7 +52,9 @@ Status ParseClusterConfig(int argc, const char* const* argv, ClusterConfig* out,
 // node-id a namespace-like name (it becomes the oplog's source id), and node-id given
 // explicitly when the config names two or more API nodes (`api =` lines): two APIs left
 // with the default would write the realtime shards as one source
-// (docs/formats.md#cluster-config). Errors about the file start "--config FILE: ".
+// (docs/formats.md#cluster-config), a secret when the address is not loopback
+// (SECRET_REQUIRED, net/secret.h) or stats-secret is on. Errors about the file
+// start "--config FILE: ".
 Status ValidateClusterConfig(const ClusterConfig& config);
 
 }  // namespace clickatron

@@ -6,6 +6,7 @@
 
 #include "base/clip.h"
 #include "net/json.h"
+#include "net/secret.h"
 
 namespace clickatron::archive {
 
@@ -42,11 +43,15 @@ ArchiveServer::ArchiveServer(ArchiveOptions options)
       mailboxes_(new ReloadMailbox[static_cast<size_t>(std::max(1, options_.threads))]),
       reloader_(&db_, [this](const Status& s) { LogReload(s); }) {
   const net::RouteOptions alias{.trailing_slash_alias = true};
-  server_.Handle("/get", [this](net::Request& r) { OnGet(r); }, alias);
-  server_.Handle("/mget", [this](net::Request& r) { OnMget(r); }, alias);
-  server_.Handle("/fwmatch", [this](net::Request& r) { OnFwmatch(r); }, alias);
-  server_.Handle("/reload", [this](net::Request& r) { OnReload(r); }, alias);
-  server_.Handle("/stats", [this](net::Request& r) { OnStats(r); }, alias);
+  // /reload needs the cluster secret; the sortdb reads too with require_secret_for_reads
+  // (net/secret.h). An empty secret admits at once (no header lookup on the hot path).
+  const std::string_view secret = options_.secret;
+  const std::string_view read = options_.require_secret_for_reads ? secret : std::string_view();
+  server_.Handle("/get", [this, read](net::Request& r) { if (net::AdmitSecret(r, read)) OnGet(r); }, alias);
+  server_.Handle("/mget", [this, read](net::Request& r) { if (net::AdmitSecret(r, read)) OnMget(r); }, alias);
+  server_.Handle("/fwmatch", [this, read](net::Request& r) { if (net::AdmitSecret(r, read)) OnFwmatch(r); }, alias);
+  server_.Handle("/reload", [this, secret](net::Request& r) { if (net::AdmitSecret(r, secret)) OnReload(r); }, alias);
+  server_.Handle("/stats", [this, read](net::Request& r) { if (net::AdmitSecret(r, read)) OnStats(r); }, alias);
   server_.Handle("/ping", [this](net::Request& r) { OnPing(r); }, alias);
   server_.OnSighup([this] { reloader_.Request({}); });
   // The last moment the loops run: no reload may post to them after this.
@@ -56,6 +61,10 @@ ArchiveServer::ArchiveServer(ArchiveOptions options)
 ArchiveServer::~ArchiveServer() = default;
 
 Status ArchiveServer::Start() {
+  if (Status c = net::CheckListenSecret(options_.address, options_.secret); !c.ok()) return c;
+  if (options_.require_secret_for_reads && options_.secret.empty()) {
+    return Status::Error("SECRET_REQUIRED: require-secret-for-reads is set but no secret-file names the cluster secret");
+  }
   Status s = db_.Open();
   if (!s.ok()) return Status::Error("refusing to serve " + s.message());
   std::shared_ptr<const DbFile> db = db_.Current();

@@ -17,6 +17,9 @@
 //                         "limits" (net::Server::WriteLimitFields, max_mget_keys,
 //                         fwmatch_limit)
 //   /ping                 200 "OK\n"
+// The cluster secret (docs/operations.md#threat-model): /reload first checks the
+// X-Clickatron-Secret header (401 SECRET_MISSING, 403 SECRET_WRONG, nothing reloaded); the
+// reads and /stats stay open as sortdb's were unless --require-secret-for-reads.
 // Bad requests (no key, an empty key, a key over 4096 bytes, bad percent-encoding, a bad
 // limit) get 400 with the envelope {"status_code":400,"status_txt":"MISSING_ARG_KEY",
 // "data":null,"message":"..."}. Keys are decoded as described in key_params.h.
@@ -69,6 +72,11 @@ struct ArchiveOptions {
   net::ServerLimits limits{.max_inflight_body_bytes = 16u << 20};
   bool populate = false;
   bool log_requests = false;
+  // The cluster secret (net/secret.h): /reload needs it; /get, /mget, /fwmatch and /stats
+  // too with require_secret_for_reads. Empty: no check, allowed only on a loopback address
+  // (Start fails with SECRET_REQUIRED otherwise).
+  std::string secret;
+  bool require_secret_for_reads = false;
 };
 
 class ArchiveServer {

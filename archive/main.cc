@@ -1,7 +1,8 @@
 // clickatron-archive: serves one sorted file, sortdb-compatible (docs/api.md#clickatron-archive).
 //   clickatron-archive --db-file FILE [--port P] [--address A] [--threads N]
 //                      [--field-separator C] [--fwmatch-limit N] [--max-mget-keys N] [--max-answer-mb N]
-//                      [--populate] [--config F] [server limits: config/server_limits.h]
+//                      [--populate] [--secret-file F] [--require-secret-for-reads]
+//                      [--config F] [server limits: config/server_limits.h]
 // Every flag may also be given as `name = value` in the file named by --config (options
 // this program does not know are ignored there, so a cluster config can be shared).
 // A bad flag or a file that fails verification: one line on stderr, exit status 2 / 1.
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "archive/archive_server.h"
+#include "config/cluster_secret.h"
 #include "config/option_loader.h"
 #include "config/server_limits.h"
 
@@ -63,7 +65,10 @@ int main(int argc, char** argv) {
        "largest /mget or /fwmatch answer, MiB; larger: 400 ANSWER_TOO_LARGE")
       ("populate", po::bool_switch(&o.populate),
        "pre-fault the mapping (MAP_POPULATE, MADV_WILLNEED) at start and on every reload")
-      ("log-requests", po::bool_switch(&o.log_requests), "one stderr line per request");
+      ("log-requests", po::bool_switch(&o.log_requests), "one stderr line per request")
+      ("require-secret-for-reads", po::bool_switch(&o.require_secret_for_reads),
+       "/get, /mget, /fwmatch and /stats need the cluster secret too (docs/operations.md#threat-model)");
+  clickatron::config::AddSecretFileOption(&loader);
   clickatron::config::ServerLimitFlags limits(o.limits);
   limits.AddTo(&loader);
   po::variables_map vm;
@@ -72,6 +77,7 @@ int main(int argc, char** argv) {
     return Fail(s.message() + " (see --help)", 2);
   }
   if (help) return 0;
+  if (clickatron::Status s = clickatron::config::ReadSecretFile(vm, &o.secret); !s.ok()) return Fail(s.message(), 2);
   if (o.db_file.empty()) return Fail("--db-file is required (see --help)", 2);
   if (!ParseSeparator(separator, &o.separator)) {
     return Fail("--field-separator must be a single character, got '" + separator + "'", 2);

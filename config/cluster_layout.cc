@@ -1,5 +1,7 @@
 #include "config/cluster_layout.h"
 
+#include "config/cluster_secret.h"
+
 namespace clickatron::config {
 
 Status ParseClusterLayout(const std::vector<std::string>& realtime, const std::vector<std::string>& archive,
@@ -30,13 +32,18 @@ void AddClusterLayoutOptions(OptionLoader* loader) {
       "archive", po::value<std::vector<std::string>>(),
       "archive shard host:port[,host:port...] (replicas), repeated in shard order")(
       "api", po::value<std::vector<std::string>>(), "API node host:port, repeated (rebuild: its late data)");
+  AddSecretFileOption(loader);
 }
 
 Status ReadClusterLayout(const po::variables_map& vm, ClusterLayout* out) {
   auto lines = [&](const char* key) {
     return vm.count(key) ? vm[key].as<std::vector<std::string>>() : std::vector<std::string>();
   };
-  return ParseClusterLayout(lines("realtime"), lines("archive"), out, lines("api"));
+  std::string secret;
+  if (Status s = ReadSecretFile(vm, &secret); !s.ok()) return s;
+  if (Status s = ParseClusterLayout(lines("realtime"), lines("archive"), out, lines("api")); !s.ok()) return s;
+  out->secret = std::move(secret);
+  return Status::OK();
 }
 
 }  // namespace clickatron::config

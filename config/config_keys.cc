@@ -46,7 +46,10 @@ constexpr std::string_view kKeys[] = {
     "realtime",         // api, rebuild: one line per realtime shard
     "replace",          // rebuild
     "request-timeout-ms",  // api, realtime, archive
+    "require-secret-for-reads",  // realtime, archive
+    "secret-file",      // api, realtime, archive, rebuild (config/cluster_secret.h)
     "source-lease-ms",  // realtime
+    "stats-secret",     // api
     "sync-interval",    // realtime
     "threads",          // archive
     "through",          // rebuild

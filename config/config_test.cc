@@ -1,5 +1,6 @@
 // The option loader (command line, --config file, help, errors) and the cluster layout.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "config/cluster_layout.h"
+#include "config/cluster_secret.h"
 #include "config/config_keys.h"
 #include "config/option_loader.h"
 #include "config/server_limits.h"
@@ -303,6 +305,67 @@ TEST(ClusterLayout, ReadFromTheLoaderCommandLineReplacesTheFile) {
   layout = {};
   ASSERT_TRUE(ReadClusterLayout(vm2, &layout).ok());
   EXPECT_TRUE(layout.realtime.empty() && layout.archive.empty());
+}
+
+// A secret file of the given text and mode, under the test temp dir.
+std::string WriteSecret(const std::string& name, const std::string& text, mode_t mode = 0600) {
+  const std::string path = WriteConfig(name, text);
+  EXPECT_EQ(::chmod(path.c_str(), mode), 0);
+  return path;
+}
+
+TEST(ClusterSecret, LoadsTheTrimmedToken) {
+  std::string secret;
+  ASSERT_TRUE(LoadSecretFile(WriteSecret("s1", "  0123456789abcdef-XYZ\n\n"), &secret).ok());
+  EXPECT_EQ(secret, "0123456789abcdef-XYZ");
+  ASSERT_TRUE(LoadSecretFile(WriteSecret("s2", "0123456789abcdef", 0400), &secret).ok());
+  EXPECT_EQ(secret, "0123456789abcdef");
+}
+
+TEST(ClusterSecret, EveryProblemIsANamedErrorWithoutTheSecret) {
+  auto error = [](const std::string& path) {
+    std::string secret = "unchanged";
+    Status s = LoadSecretFile(path, &secret);
+    EXPECT_EQ(secret, "unchanged");
+    return s.message();
+  };
+  const std::string missing = ::testing::TempDir() + "no-such-secret";
+  EXPECT_EQ(error(missing), "SECRET_FILE_UNREADABLE: secret-file " + missing + ": No such file or directory");
+  const std::string open = WriteSecret("s3", "0123456789abcdef-open\n", 0640);
+  EXPECT_EQ(error(open), "SECRET_FILE_OPEN: secret-file " + open + ": mode 0640 lets the group or others use it (chmod 600 it)");
+  EXPECT_EQ(error(WriteSecret("s4", "0123456789abcdef-open\n", 0604)).substr(0, 17), "SECRET_FILE_OPEN:");
+  const std::string empty = WriteSecret("s5", " \n\t\n");
+  EXPECT_EQ(error(empty), "SECRET_FILE_EMPTY: secret-file " + empty + ": holds no token");
+  const std::string shorter = WriteSecret("s6", "short-secret\n");
+  EXPECT_EQ(error(shorter), "SECRET_FILE_SHORT: secret-file " + shorter + ": the token has 12 characters, fewer than 16");
+  const std::string spaced = WriteSecret("s7", "0123456789 abcdef\n");
+  EXPECT_EQ(error(spaced), "SECRET_FILE_BAD_BYTE: secret-file " + spaced +
+                               ": character 11 of the token is a space or not printable ASCII");
+  EXPECT_EQ(error(WriteSecret("s8", std::string(1025, 'a'))).substr(0, 17), "SECRET_FILE_LONG:");
+  EXPECT_EQ(error(::testing::TempDir()).substr(0, 23), "SECRET_FILE_UNREADABLE:");
+  for (const char* name : {"s3", "s6", "s7"}) {
+    EXPECT_EQ(error(::testing::TempDir() + "config_test_" + std::to_string(::getpid()) + "_" + name).find("0123456789"),
+              std::string::npos);
+  }
+}
+
+TEST(ClusterSecret, TheLayoutReadsTheSecretFile) {
+  const std::string secret_path = WriteSecret("s9", "0123456789abcdef0123\n");
+  const std::string path = WriteConfig("secret.conf", "realtime = 127.0.0.1:7101\nsecret-file = " + secret_path + "\n");
+  OptionLoader loader("usage\n", "options");
+  AddClusterLayoutOptions(&loader);
+  po::variables_map vm;
+  bool help = false;
+  ASSERT_TRUE(LoadArgs(&loader, {"--config", path}, &vm, &help).ok());
+  ClusterLayout layout;
+  ASSERT_TRUE(ReadClusterLayout(vm, &layout).ok());
+  EXPECT_EQ(layout.secret, "0123456789abcdef0123");
+
+  OptionLoader bad("usage\n", "options");
+  AddClusterLayoutOptions(&bad);
+  po::variables_map vm2;
+  ASSERT_TRUE(LoadArgs(&bad, {"--config", path, "--secret-file", ::testing::TempDir() + "nope"}, &vm2, &help).ok());
+  EXPECT_EQ(ReadClusterLayout(vm2, &layout).message().substr(0, 23), "SECRET_FILE_UNREADABLE:");
 }
 
 TEST(ServerLimitFlags, DefaultsFlagsFileAndRanges) {

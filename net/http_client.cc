@@ -279,12 +279,14 @@ void HttpClient::Request(const HostPort& to, std::string_view path_and_query,
   out += path_and_query;
   out += " HTTP/1.1\r\n";
   bool has_host = false;
-  for (const auto& [name, value] : options.headers) {
-    has_host = has_host || EqualsNoCase(name, "Host");
-    out += name;
-    out += ": ";
-    out += value;
-    out += "\r\n";
+  for (const auto* headers : {&options_.headers, &options.headers}) {
+    for (const auto& [name, value] : *headers) {
+      has_host = has_host || EqualsNoCase(name, "Host");
+      out += name;
+      out += ": ";
+      out += value;
+      out += "\r\n";
+    }
   }
   if (!has_host) {
     out += "Host: ";

@@ -64,6 +64,9 @@ struct ClientOptions {
   int idle_timeout_ms = 30000;       // no byte sent or received for this long: timeout
   size_t max_idle_per_host = 16;
   size_t max_response_bytes = 256u << 20;  // a larger (non-streamed) body: transport error
+  // Headers sent with every request, before the request's own (e.g. the cluster secret,
+  // net/secret.h).
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 struct RequestOptions {

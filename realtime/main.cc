@@ -3,10 +3,12 @@
 //   clickatron-realtime --data-dir DIR --port P [--address A] [--sync-interval 1s]
 //                       [--cache-mb N] [--fwmatch-limit N] [--max-body-mb N] [--max-pending-mb N]
 //                       [--source-lease-ms N] [--max-mget-keys N] [--power-safe]
+//                       [--secret-file F] [--require-secret-for-reads]
 //                       [--config FILE] [server limits: config/server_limits.h]
 #include <cstdio>
 #include <string>
 
+#include "config/cluster_secret.h"
 #include "config/option_loader.h"
 #include "config/server_limits.h"
 #include "realtime/server.h"
@@ -68,13 +70,17 @@ int main(int argc, char** argv) {
       ("max-mget-keys", po::value<size_t>(&o.max_mget_keys)->default_value(o.max_mget_keys),
        "most keys one /mget may ask for; more: 400 TOO_MANY_KEYS")
       ("power-safe", po::bool_switch(&o.slot.power_safe),
-       "Tokyo Cabinet synchronous transactions: survive power loss mid-commit (much slower)");
+       "Tokyo Cabinet synchronous transactions: survive power loss mid-commit (much slower)")
+      ("require-secret-for-reads", po::bool_switch(&o.require_secret_for_reads),
+       "/get, /mget, /fwmatch and /stats need the cluster secret too (docs/operations.md#threat-model)");
+  clickatron::config::AddSecretFileOption(&loader);
   clickatron::config::ServerLimitFlags limits(o.limits);
   limits.AddTo(&loader);
   po::variables_map vm;
   bool help = false;
   if (clickatron::Status s = loader.Load(argc, argv, &vm, &help); !s.ok()) return Fail(s.message());
   if (help) return 0;
+  if (clickatron::Status s = clickatron::config::ReadSecretFile(vm, &o.secret); !s.ok()) return Fail(s.message());
   if (o.data_dir.empty()) return Fail("--data-dir is required");
   if (port < 0 || port > 65535) return Fail("--port is required (0-65535)");
   o.port = static_cast<uint16_t>(port);

@@ -18,6 +18,7 @@
 #include "keyformat/records.h"
 #include "keyformat/ymdh.h"
 #include "net/json.h"
+#include "net/secret.h"
 #include "realtime/export_stream.h"
 
 namespace clickatron::realtime {
@@ -114,6 +115,10 @@ Status RealtimeServer::Start() {
   // New at every start: what a sender compares to notice that the shard restarted (and
   // may have lost what it acked since its last sync).
   instance_ = RandomId64();
+  if (Status s = net::CheckListenSecret(options_.address, options_.secret); !s.ok()) return s;
+  if (options_.require_secret_for_reads && options_.secret.empty()) {
+    return Status::Error("SECRET_REQUIRED: require-secret-for-reads is set but no secret-file names the cluster secret");
+  }
   struct stat st;
   if (::stat(options_.data_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return Status::Error("--data-dir " + options_.data_dir + " is not a directory");
@@ -143,19 +148,25 @@ Status RealtimeServer::Start() {
     std::fprintf(stderr, "clickatron-realtime: closed through %s\n", FormatDay(ring_->closed_through()).c_str());
   }
 
-  auto bind = [this](void (RealtimeServer::*fn)(net::Request&)) {
-    return [this, fn](net::Request& req) { (this->*fn)(req); };
+  // The routes that change state or read a whole day need the cluster secret; the reads
+  // too with require_secret_for_reads (net/secret.h). /ping stays open for health checks.
+  const std::string_view read_secret = options_.require_secret_for_reads ? std::string_view(options_.secret) : "";
+  auto bind = [this](void (RealtimeServer::*fn)(net::Request&), std::string_view secret) {
+    return [this, fn, secret](net::Request& req) {
+      if (net::AdmitSecret(req, secret)) (this->*fn)(req);
+    };
   };
-  server_->Handle("/incr", bind(&RealtimeServer::OnIncr));
-  server_->Handle("/set", bind(&RealtimeServer::OnSet));
-  server_->Handle("/get", bind(&RealtimeServer::OnGet), {.trailing_slash_alias = true});
-  server_->Handle("/mget", bind(&RealtimeServer::OnMget), {.trailing_slash_alias = true});
-  server_->Handle("/fwmatch", bind(&RealtimeServer::OnFwmatch), {.trailing_slash_alias = true});
-  server_->Handle("/export", bind(&RealtimeServer::OnExport));
-  server_->Handle("/close", bind(&RealtimeServer::OnClose));
-  server_->Handle("/release", bind(&RealtimeServer::OnRelease));
-  server_->Handle("/stats", bind(&RealtimeServer::OnStats));
-  server_->Handle("/ping", bind(&RealtimeServer::OnPing));
+  const std::string_view secret = options_.secret;
+  server_->Handle("/incr", bind(&RealtimeServer::OnIncr, secret));
+  server_->Handle("/set", bind(&RealtimeServer::OnSet, secret));
+  server_->Handle("/get", bind(&RealtimeServer::OnGet, read_secret), {.trailing_slash_alias = true});
+  server_->Handle("/mget", bind(&RealtimeServer::OnMget, read_secret), {.trailing_slash_alias = true});
+  server_->Handle("/fwmatch", bind(&RealtimeServer::OnFwmatch, read_secret), {.trailing_slash_alias = true});
+  server_->Handle("/export", bind(&RealtimeServer::OnExport, secret));
+  server_->Handle("/close", bind(&RealtimeServer::OnClose, secret));
+  server_->Handle("/release", bind(&RealtimeServer::OnRelease, secret));
+  server_->Handle("/stats", bind(&RealtimeServer::OnStats, read_secret));
+  server_->Handle("/ping", bind(&RealtimeServer::OnPing, ""));
   server_->OnStop([this] { SyncAll(); });
 
   clickatron::Status ls = server_->Listen();

@@ -14,6 +14,10 @@
 //   POST /release?day=D         JSON; 404 if no slot holds D, 409 DAY_NOT_CLOSED if D is open
 //   GET  /stats, /ping
 //
+// The cluster secret (docs/operations.md#threat-model): every route but /ping, /get, /mget,
+// /fwmatch and /stats (those too with require-secret-for-reads) first checks the
+// X-Clickatron-Secret header: 401 SECRET_MISSING, 403 SECRET_WRONG, nothing done.
+//
 // Bad requests get 400 JSON errors with a "message" naming the problem; refused writes get
 // the ring's status (503 SLOT_NOT_RELEASED, 409 DAY_EXPIRED, 409 DAY_CLOSED, 400 COUNTER_OVERFLOW) and
 // change nothing; 503 FLUSH_BEHIND when the memtables hold --max-pending-mb (the sender
@@ -52,6 +56,11 @@ struct RealtimeOptions {
   size_t max_pending_bytes = kDefaultMaxPendingBytes;  // memtables before 503 FLUSH_BEHIND
   int64_t source_lease_ms = 10000;     // another sender may take a source over after this (instance.h)
   size_t max_mget_keys = 1000;         // keys one /mget may ask for
+  // The cluster secret (net/secret.h): /incr, /set, /export, /close and /release need it;
+  // /get, /mget, /fwmatch and /stats too with require_secret_for_reads. Empty: no check,
+  // allowed only on a loopback address (Start fails with SECRET_REQUIRED otherwise).
+  std::string secret;
+  bool require_secret_for_reads = false;
   // Per-client cost limits (docs/operations.md#limits): 256 MiB of bodies being received
   // is four of the largest at once; the rest are refused 503 at once, not buffered.
   net::ServerLimits limits{.max_inflight_body_bytes = 256u << 20};

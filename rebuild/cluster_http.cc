@@ -2,12 +2,28 @@
 
 #include "base/clip.h"
 #include "net/fetch.h"
+#include "net/secret.h"
 
 namespace clickatron::rebuild {
 
+namespace {
+std::string& Secret() {
+  static std::string secret;
+  return secret;
+}
+}  // namespace
+
+void SetClusterSecret(std::string secret) { Secret() = std::move(secret); }
+
+net::RequestOptions ClusterRequest() {
+  net::RequestOptions request;
+  if (!Secret().empty()) request.headers.emplace_back(net::kSecretHeader, Secret());
+  return request;
+}
+
 Result<HttpResult> HttpCall(const net::HostPort& to, const std::string& method,
                             const std::string& path, int timeout_ms) {
-  net::RequestOptions request;
+  net::RequestOptions request = ClusterRequest();
   request.method = method;
   request.timeout_ms = timeout_ms;
   net::HttpResponse response;

@@ -1,5 +1,5 @@
 // The few HTTP calls clickatron-rebuild makes to the cluster, over net/'s blocking fetch:
-// a request with a status check. Their JSON answers (the archive's "generation" and
+// a request with the cluster secret and a status check. Their JSON answers (the archive's "generation" and
 // "last_day", the realtime slots' "day" and "state" in /stats) are read with
 // net/json_read.h, which every caller of these gets. Errors name the server and what it
 // answered.
@@ -11,9 +11,18 @@
 
 #include "base/status.h"
 #include "net/host_port.h"
+#include "net/http_client.h"
 #include "net/json_read.h"
 
 namespace clickatron::rebuild {
+
+// Every request below carries the cluster secret (net/secret.h) once it is set: main sets
+// it from the cluster config before any call; read-only afterwards (the jobs' threads
+// share it).
+void SetClusterSecret(std::string secret);
+// A request with the cluster secret's header (when set), for the calls that build their
+// own RequestOptions (the export and late-data streams).
+net::RequestOptions ClusterRequest();
 
 struct HttpResult {
   int status = 0;

@@ -8,6 +8,7 @@
 #include "keyformat/hex64.h"
 #include "keyformat/ymdh.h"
 #include "net/fetch.h"
+#include "rebuild/cluster_http.h"
 #include "rebuild/file.h"
 
 namespace clickatron::rebuild {
@@ -125,7 +126,7 @@ Result<FetchedFile> FetchFootedFile(const net::HostPort& from, const std::string
   FootedStreamCheck check;
   Status write_error;
   FetchedFile fetched;
-  net::RequestOptions request;
+  net::RequestOptions request = ClusterRequest();
   request.timeout_ms = 0;
   Status transport = net::FetchStream(
       from, url, request,

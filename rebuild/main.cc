@@ -3,6 +3,7 @@
 // line on stderr naming the problem, exit status 1 (2 for a bad command line).
 #include <cstdio>
 
+#include "rebuild/cluster_http.h"
 #include "rebuild/commands.h"
 #include "rebuild/options.h"
 #include "rebuild/work_dir.h"
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (help) return 0;
+  SetClusterSecret(options.secret);
   const Command* command = FindCommand(options.command);  // ParseOptions accepted only these
   WorkDir work(options.work);
   Status s = work.Open();

@@ -3,12 +3,16 @@
 Every process a test starts goes through Procs, which kills it at teardown. Readiness is a
 poll with a deadline (never a sleep): `wait_until(lambda: ...)`.
 """
+import atexit
 import http.client
 import os
+import secrets
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.parse
 
@@ -25,6 +29,30 @@ GOLDEN = os.environ.get("CLICKATRON_GOLDEN_DIR") or os.path.join(ROOT, "tests", 
 # does (X-Clickatron-Sender, docs/api.md#clickatron-realtime): headers=SENDER.
 SENDER_ID = "7e57000000000001"
 SENDER = {"X-Clickatron-Sender": SENDER_ID}
+
+# The cluster secret (docs/operations.md#threat-model). Every cluster a test starts runs
+# with one, as a real cluster does: Procs.start gives the servers and the API
+# --secret-file SECRET_FILE, run() gives it to clickatron-rebuild, request() sends the
+# header. One random secret per pytest process, in a private directory removed at exit; a
+# test that needs a cluster config naming it writes `secret-file = {SECRET_FILE}`.
+SECRET_HEADER = "X-Clickatron-Secret"
+SECRET = secrets.token_hex(16)
+_SECRET_DIR = tempfile.mkdtemp(prefix="clickatron-secret-")
+atexit.register(shutil.rmtree, _SECRET_DIR, ignore_errors=True)
+SECRET_FILE = os.path.join(_SECRET_DIR, "cluster.secret")
+with open(os.open(SECRET_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as _f:
+    _f.write(SECRET + "\n")
+# The programs that read --secret-file.
+SECRET_PROGRAMS = ("clickatron-realtime", "clickatron-archive", "clickatron-api", "clickatron-rebuild")
+
+
+def with_secret(name, args):
+    """args with --secret-file SECRET_FILE added for a program that reads it, unless the
+    arguments already name one (or ask for --help)."""
+    args = [str(a) for a in args]
+    if name in SECRET_PROGRAMS and "--secret-file" not in args and "--help" not in args:
+        args += ["--secret-file", SECRET_FILE]
+    return args
 
 
 def binary(name):
@@ -73,13 +101,19 @@ class Response:
         return f"Response({self.status}, {self.body[:200]!r})"
 
 
-def request(port, method, path, body=None, headers=None, timeout=10.0, host="127.0.0.1"):
-    """One HTTP request on a new connection; returns Response (never raises on HTTP errors)."""
+def request(port, method, path, body=None, headers=None, timeout=10.0, host="127.0.0.1", secret=True):
+    """One HTTP request on a new connection; returns Response (never raises on HTTP errors).
+    secret: True sends the cluster secret (SECRET), False none, a string that string."""
     conn = http.client.HTTPConnection(host, port, timeout=timeout)
     try:
         if isinstance(body, str):
             body = body.encode()
-        conn.request(method, path, body=body, headers=headers or {})
+        headers = dict(headers or {})
+        if secret is True:
+            headers.setdefault(SECRET_HEADER, SECRET)
+        elif secret:
+            headers[SECRET_HEADER] = secret
+        conn.request(method, path, body=body, headers=headers)
         r = conn.getresponse()
         return Response(r.status, {k.lower(): v for k, v in r.getheaders()}, r.read())
     finally:
@@ -145,10 +179,12 @@ class Procs:
         self.tmp_path = tmp_path
         self.started = []
 
-    def start(self, name, args, ready_port=None, ready_path="/ping", env=None, timeout=30.0):
+    def start(self, name, args, ready_port=None, ready_path="/ping", env=None, timeout=30.0, secret=True):
+        """secret=False starts the program without the cluster secret (with_secret)."""
         n = len(self.started)
         log_path = os.path.join(str(self.tmp_path), f"{name}.{n}.log")
-        proc = Proc([binary(name)] + [str(a) for a in args], log_path, env=env)
+        args = with_secret(name, args) if secret else [str(a) for a in args]
+        proc = Proc([binary(name)] + args, log_path, env=env)
         self.started.append(proc)
         if ready_port is not None:
             def ready():
@@ -176,11 +212,13 @@ class Procs:
         return errors
 
 
-def run(name, args, input=None, timeout=120, check=False):
-    """Runs a command-line tool to completion; returns CompletedProcess (bytes)."""
+def run(name, args, input=None, timeout=120, check=False, secret=True):
+    """Runs a command-line tool to completion; returns CompletedProcess (bytes).
+    secret=False runs it without the cluster secret (with_secret)."""
     if isinstance(input, str):
         input = input.encode()
-    r = subprocess.run([binary(name)] + [str(a) for a in args], input=input,
+    args = with_secret(name, args) if secret else [str(a) for a in args]
+    r = subprocess.run([binary(name)] + args, input=input,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
     if check and r.returncode != 0:
         raise AssertionError(f"{name} {args} exited {r.returncode}: {r.stderr.decode()}")

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from harness import Proc, binary, free_port, get, post, wait_until
+from harness import SECRET, SECRET_HEADER, Proc, binary, free_port, get, post, wait_until, with_secret
 
 # ---- helpers shared by the sections ----
 
@@ -137,7 +137,7 @@ def check_descriptor_limit(procs, tmp_path, name, args, port):
     """Started with 64 descriptors, 200 connection attempts held open: the process neither
     spins on accept (EMFILE) nor stops serving once they are gone."""
     log = os.path.join(str(tmp_path), f"{name}.nofile.log")
-    proc = Proc(["prlimit", "--nofile=64:64", binary(name)] + [str(a) for a in args], log)
+    proc = Proc(["prlimit", "--nofile=64:64", binary(name)] + with_secret(name, args), log)
     procs.started.append(proc)
     wait_until(lambda: get(port, "/ping", timeout=2).status == 200, what=f"{name} up")
     held = []
@@ -289,7 +289,7 @@ def send_body(port, size, results, i):
     try:
         s = connect(port)
         s.sendall(f"POST /incr?source=s{i}&seq=1 HTTP/1.1\r\nHost: x\r\nContent-Length: {size}\r\n"
-                  f"X-Clickatron-Sender: 0123456789abcdef\r\n\r\n".encode())
+                  f"X-Clickatron-Sender: 0123456789abcdef\r\n{SECRET_HEADER}: {SECRET}\r\n\r\n".encode())
         chunk = b"a" * (1 << 20)
         sent = 0
         try:

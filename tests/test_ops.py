@@ -96,9 +96,10 @@ def printed_curls(stdout):
 
 
 def fetch(url):
+    """The URL as an operator pastes it: without the cluster secret."""
     parts = urllib.parse.urlsplit(url)
     path = parts.path + ("?" + parts.query if parts.query else "")
-    return get(parts.port, path)
+    return get(parts.port, path, secret=False)
 
 
 def day_start(day):
@@ -175,6 +176,19 @@ def test_demo_cluster_answers_every_printed_query_and_stops_clean(demo_var):
     names = ["realtime-0", "realtime-1", "archive-0", "archive-1", "api", "stream"]
     for name in names:
         assert re.search(rf"^  {name}\s+\d+\s+\S+\s+alive$", status.stdout, re.M), status.stdout
+
+    # Its own random secret, readable by its owner only, named by the cluster config and
+    # required by every server's internal endpoints.
+    secret_path = os.path.join(demo_var, "cluster.secret")
+    assert os.stat(secret_path).st_mode & 0o777 == 0o600
+    secret = open(secret_path).read().strip()
+    assert re.fullmatch(r"[0-9a-f]{64}", secret), secret
+    assert f"secret-file = {secret_path}\n" in open(os.path.join(demo_var, "cluster.conf")).read()
+    for port, path in ((ports[1], "/close?day=2020-01-01"), (ports[3], "/reload")):
+        r = post(port, path, secret=False)
+        assert (r.status, r.json()["status_txt"]) == (401, "SECRET_MISSING"), r
+        r = post(port, path, secret="x" * 64)
+        assert (r.status, r.json()["status_txt"]) == (403, "SECRET_WRONG"), r
 
     curls = printed_curls(stdout)
     assert len(curls) >= 12, stdout

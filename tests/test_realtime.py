@@ -12,7 +12,7 @@ import urllib.parse
 
 import requests
 
-from harness import SENDER, binary, free_port, get, post, run, wait_until
+from harness import SECRET, SECRET_HEADER, SENDER, binary, free_port, get, post, run, wait_until
 from ymdh import encode as ymdh_of_ts
 
 DAY0 = calendar.timegm((2026, 11, 20, 0, 0, 0)) // 86400  # a Friday; slot DAY0 % 3
@@ -220,7 +220,7 @@ def test_export_is_the_sum_of_what_was_sent(procs, tmp_path):
     names = [f"k{i}" for i in range(150)]
     expected = {DAY0: {}, DAY0 + 1: {}}
     session = requests.Session()
-    session.headers.update(SENDER)
+    session.headers.update({**SENDER, SECRET_HEADER: SECRET})
     for seq in range(1, 31):
         lines = []
         for _ in range(400):
@@ -332,7 +332,7 @@ def test_kill9_mid_stream_then_resend_is_exact(procs, tmp_path):
 
     def send():
         session = requests.Session()
-        session.headers.update(SENDER)
+        session.headers.update({**SENDER, SECRET_HEADER: SECRET})
         for seq in range(1, total + 1):
             if stop.is_set():
                 return
@@ -359,7 +359,7 @@ def test_kill9_mid_stream_then_resend_is_exact(procs, tmp_path):
     marks = [slot["sources"].get("api-1", 0) for slot in stats(port)["slots"]]
     assert last - 100 <= max(marks) <= last
     session = requests.Session()
-    session.headers.update(SENDER)
+    session.headers.update({**SENDER, SECRET_HEADER: SECRET})
     duplicates = 0
     for seq in range(max(1, last - 100), total + 1):
         body = "".join(f"{k},{d}\n" for k, d, _ in batch_for(seq, names))
@@ -392,7 +392,7 @@ def test_synced_seq_is_truthful_when_killed_during_a_flush(procs, tmp_path):
 
     def send():
         session = requests.Session()
-        session.headers.update(SENDER)
+        session.headers.update({**SENDER, SECRET_HEADER: SECRET})
         seq = 0
         while not stop.is_set():
             seq += 1
@@ -464,7 +464,7 @@ def test_export_streams_while_increments_arrive(procs, tmp_path):
     import socket
     _, port, _ = start(procs, tmp_path)
     session = requests.Session()
-    session.headers.update(SENDER)
+    session.headers.update({**SENDER, SECRET_HEADER: SECRET})
     # ~12 MB of export: well past the kernel's socket buffers (tcp_wmem max is 4 MB).
     names = [f"m{i:06d}" for i in range(20000)]
     for seq, start_at in enumerate(range(0, len(names), 2000), 1):
@@ -474,7 +474,7 @@ def test_export_streams_while_increments_arrive(procs, tmp_path):
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.connect(("127.0.0.1", port))
-    sock.sendall(f"GET /export?day={day_text(DAY0)} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    sock.sendall(f"GET /export?day={day_text(DAY0)} HTTP/1.1\r\nHost: x\r\n{SECRET_HEADER}: {SECRET}\r\n\r\n".encode())
     first = sock.recv(4096)
     # While the export is under way: new keys before and after every existing one, and more
     # to existing keys. The server keeps answering, and the stream stays whole and ordered.

@@ -18,7 +18,7 @@ import time
 import urllib.parse
 import zlib
 
-from harness import BIN, GOLDEN, SENDER, free_port, get, post, wait_until, binary
+from harness import BIN, GOLDEN, SENDER, free_port, get, post, wait_until, binary, with_secret
 from test_realtime import xxh64
 from ymdh import encode as ymdh_of_ts
 
@@ -40,7 +40,7 @@ def stored(value):
 
 
 def rebuild(*args, check=True, timeout=120):
-    r = subprocess.run([binary("clickatron-rebuild")] + [str(a) for a in args],
+    r = subprocess.run([binary("clickatron-rebuild")] + with_secret("clickatron-rebuild", args),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
     if check and r.returncode != 0:
         raise AssertionError(f"rebuild {args} exited {r.returncode}:\n{r.stderr.decode()}")
@@ -271,8 +271,8 @@ def test_kill9_of_nightly_at_random_points_then_rerun_gives_the_same_files(procs
     expected = snapshot(ref)
 
     rnd = random.Random(1234)
-    args = [binary("clickatron-rebuild"), "nightly", "--work", str(cluster.work), "--config",
-            str(cluster.config), "--day", day_text(DAY0)]
+    args = [binary("clickatron-rebuild")] + with_secret("clickatron-rebuild", [
+        "nightly", "--work", str(cluster.work), "--config", str(cluster.config), "--day", day_text(DAY0)])
     kills = 0
     for attempt in range(6):
         p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

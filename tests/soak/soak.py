@@ -164,7 +164,13 @@ class Cluster:
                 log(clock, f"no tmpfs for the full-disk fault ({e}); that fault is skipped")
         for k in range(3):
             os.makedirs(os.path.join(root, f"rt{k}"), exist_ok=True)
-        common = [f"realtime = 127.0.0.1:{p}" for p in self.rt_ports]
+        # The cluster secret (docs/operations.md#threat-model): every server requires it on its
+        # internal endpoints, the APIs and the nightly send it (all read secret-file).
+        self.secret_file = os.path.join(root, "cluster.secret")
+        with open(os.open(self.secret_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+            f.write(os.urandom(32).hex() + "\n")
+        common = [f"secret-file = {self.secret_file}"]
+        common += [f"realtime = 127.0.0.1:{p}" for p in self.rt_ports]
         common += ["archive = " + ",".join(f"127.0.0.1:{p}" for p in ports) for ports in self.ar_ports]
         common += [f"api = 127.0.0.1:{p}" for p in self.api_ports]
         self.configs = []
@@ -188,11 +194,13 @@ class Cluster:
         if kind == "realtime":
             k = int(rest)
             return ([f"{self.bin}/clickatron-realtime", "--data-dir", os.path.join(self.root, f"rt{k}"),
-                     "--port", str(self.rt_ports[k]), "--sync-interval", "200ms"], self.rt_ports[k])
+                     "--port", str(self.rt_ports[k]), "--sync-interval", "200ms",
+                     "--secret-file", self.secret_file], self.rt_ports[k])
         if kind == "archive":
             s, r = map(int, rest.split("-"))
             return ([f"{self.bin}/clickatron-archive", "--db-file",
-                     os.path.join(self.work, "current", f"shard-{s}.csv"), "--port", str(self.ar_ports[s][r])],
+                     os.path.join(self.work, "current", f"shard-{s}.csv"), "--port", str(self.ar_ports[s][r]),
+                     "--secret-file", self.secret_file],
                     self.ar_ports[s][r])
         n = int(rest) - 1
         return [f"{self.bin}/clickatron-api", "--config", self.configs[n]], self.api_ports[n]
