@@ -289,8 +289,10 @@ def test_external_sort_with_tiny_memory_gives_the_same_archive(tmp_path):
         rebuild("merge", "--work", w, "--archive-shards", "3", "--jobs", "2")
     for k in range(3):
         assert read(small / "merged" / f"shard-{k}.csv") == read(big / "merged" / f"shard-{k}.csv")
-    total = sum(read(big / "merged" / f"shard-{k}.csv").count(b"\n") for k in range(3))
+    total = sum(merged_hours(big / "merged" / f"shard-{k}.csv").count(b"\n") for k in range(3))
     assert total == 3000 + 3000 * 4  # one total line per user, one subtotal line per user-hour
+    # and one day rollup per user: 4 hours of one country fold into one column
+    assert sum(len(rollups_of(read(big / "merged" / f"shard-{k}.csv"))) for k in range(3)) == 3000
 
 
 def test_a_failed_publish_keeps_the_old_generation_live(tmp_path):
