@@ -44,36 +44,45 @@ Status RollupWriter::AddLines(std::string_view lines, uint64_t /*records*/, uint
     pass_records = pass_columns = 0;
     return s;
   };
-  size_t pos = 0;
-  while (pos < lines.size()) {
-    const char* begin = lines.data() + pos;
-    const char* nl = static_cast<const char*>(std::memchr(begin, '\n', lines.size() - pos));
-    const size_t size = nl == nullptr ? lines.size() - pos : size_t(nl - begin) + 1;
-    const std::string_view line(begin, size);
-    const size_t comma = line.find(',');
-    const std::string_view key = line.substr(0, comma);
-    const std::string_view value = comma == std::string_view::npos
-                                       ? std::string_view()
-                                       : line.substr(comma + 1, size - comma - 1 - (nl != nullptr));
-    if (!IsSubtotalKey(key)) {
+  const char* const end = lines.data() + lines.size();
+  const char* p = lines.data();
+  while (p < end) {
+    // One pass over the key: its end, and whether a '.' comes before the first '|'.
+    const char* q = p;
+    while (q < end && *q != '.' && *q != '|' && *q != ',' && *q != '\n') ++q;  // the namespace
+    const char first = q < end ? *q : 0;
+    if (first == '.' || first == '|') {
+      q = static_cast<const char*>(std::memchr(q, ',', size_t(end - q)));
+      if (q == nullptr) q = end;
+      if (const char* nl = static_cast<const char*>(std::memchr(p, '\n', size_t(q - p)))) q = nl;  // no ','
+    }
+    const std::string_view key(p, size_t(q - p));
+    const char* nl = q < end && *q == ',' ? static_cast<const char*>(std::memchr(q, '\n', size_t(end - q))) : q;
+    if (nl == nullptr) nl = end;
+    const std::string_view value = q < nl ? std::string_view(q + 1, size_t(nl - q - 1)) : std::string_view();
+    const size_t size = size_t(nl - p) + (nl < end);
+    const std::string_view line(p, size);
+    if (first != '.') {
       if (holding_) {
         if (Status s = WriteHeld(); !s.ok()) return s;
       }
-      if (pass_records == 0) pass_begin = pos;
-      pass_end = pos + size;
+      if (pass_records == 0) pass_begin = size_t(p - lines.data());
+      pass_end = size_t(p - lines.data()) + size;
       ++pass_records;
       pass_columns += key.starts_with(kLookupPrefix) ? 0 : CountColumns(value);
     } else {
       if (Status s = pass(); !s.ok()) return s;
       if (Status s = Record(key, value, line); !s.ok()) return s;
     }
-    pos += size;
+    p += size;
   }
   return pass();
 }
 
 Status RollupWriter::Record(std::string_view key, std::string_view value, std::string_view line) {
-  const size_t dot = key.rfind('.');
+  // An hour record ends in `.{ymdh}`; anything else is looked at more closely.
+  const size_t dot = key.size() > kYmdhSize && key[key.size() - kYmdhSize - 1] == '.' ? key.size() - kYmdhSize - 1
+                                                                                    : key.rfind('.');
   const std::string_view time = key.substr(dot + 1);
   const std::string_view group = key.substr(0, dot + 1);
   if (time.size() != kYmdhSize) {  // a rollup in an input: this merge writes its own
@@ -106,16 +115,17 @@ Status RollupWriter::Record(std::string_view key, std::string_view value, std::s
   } else {
     held_.append(line);
   }
-  ColumnReader reader(std::string_view(held_.data() + value_at, value.size()));
-  Column c;
-  uint64_t n = 0;
-  while (reader.Next(&c)) {
-    cols_.push_back(Col{uint32_t(c.name.data() - held_.data()), uint32_t(c.name.size()), c.count});
-    ++n;
+  const size_t cols_before = cols_.size();
+  if (!ParseColumns(value_at, value.size())) {
+    cols_.resize(cols_before);
+    ColumnReader reader(value);  // says what is wrong
+    Column c;
+    while (reader.Next(&c)) {
+    }
+    Status why = reader.status().ok() ? Status::Error("a column name is longer than 4 GiB") : reader.status();
+    return why.Prefixed("key '" + Clipped(key, 200) + "': ");
   }
-  if (!reader.status().ok()) {
-    return reader.status().Prefixed("key '" + Clipped(key, 200) + "': ");
-  }
+  const uint64_t n = cols_.size() - cols_before;
   Day& d = days_.back();
   d.line_end = held_.size();
   d.hours++;
@@ -154,16 +164,69 @@ Status RollupWriter::Record(std::string_view key, std::string_view value, std::s
   return Status::OK();
 }
 
+// `name:count name:count …` of held_ bytes [at, at + size) appended to cols_; false when it
+// is malformed (the caller finds out why with a ColumnReader). A loop rather than memchr and
+// from_chars: names and counts are a few bytes long.
+bool RollupWriter::ParseColumns(size_t at, size_t size) {
+  const char* p = held_.data() + at;
+  const char* const end = p + size;
+  if (p == end) return true;
+  for (;;) {
+    const char* name = p;
+    uint64_t prefix = 0;
+    while (p < end && *p != ':' && *p != ' ') {
+      if (p - name < 8) prefix |= uint64_t(static_cast<unsigned char>(*p)) << (56 - 8 * (p - name));
+      ++p;
+    }
+    if (p == end || *p != ':' || p == name || size_t(p - name) > UINT32_MAX) return false;
+    const uint32_t name_size = uint32_t(p - name);
+    ++p;
+    const bool negative = p < end && *p == '-';
+    if (negative) ++p;
+    const char* digits = p;
+    uint64_t v = 0;
+    while (p < end && *p >= '0' && *p <= '9') {
+      if (v > (UINT64_MAX - 9) / 10) return false;
+      v = v * 10 + uint64_t(*p - '0');
+      ++p;
+    }
+    if (p == digits || v > uint64_t(INT64_MAX) + (negative ? 1 : 0)) return false;
+    const int64_t count = negative ? int64_t(0 - v) : int64_t(v);
+    cols_.push_back(Col{prefix, uint32_t(name - held_.data()), name_size, count});
+    if (p == end) return true;
+    if (*p != ' ' || p + 1 == end) return false;
+    ++p;
+  }
+}
+
 bool RollupWriter::Sum(std::vector<Col>* cols, size_t begin, size_t* end) const {
   const char* base = held_.data();
   auto name = [base](const Col& c) { return std::string_view(base + c.name, c.size); };
-  std::sort(cols->begin() + ptrdiff_t(begin), cols->begin() + ptrdiff_t(*end),
-            [&](const Col& a, const Col& b) { return name(a) < name(b); });
+  // Names hold no NUL byte: equal zero-padded prefixes of names of at most 8 bytes mean
+  // equal names.
+  auto less = [&](const Col& a, const Col& b) {
+    if (a.prefix != b.prefix) return a.prefix < b.prefix;
+    if (a.size <= 8 && b.size <= 8) return false;
+    return name(a) < name(b);
+  };
+  auto same = [&](const Col& a, const Col& b) {
+    return a.prefix == b.prefix && a.size == b.size && (a.size <= 8 || name(a) == name(b));
+  };
+  if (*end - begin <= 32) {  // a day of a few hours: insertion sort, no calls
+    for (size_t i = begin + 1; i < *end; ++i) {
+      const Col c = (*cols)[i];
+      size_t j = i;
+      for (; j > begin && less(c, (*cols)[j - 1]); --j) (*cols)[j] = (*cols)[j - 1];
+      (*cols)[j] = c;
+    }
+  } else {
+    std::sort(cols->begin() + ptrdiff_t(begin), cols->begin() + ptrdiff_t(*end), less);
+  }
   size_t out = begin;
   for (size_t i = begin; i < *end;) {
     Col c = (*cols)[i];
     size_t j = i + 1;
-    for (; j < *end && name((*cols)[j]) == name(c); ++j) {
+    for (; j < *end && same((*cols)[j], c); ++j) {
       if (__builtin_add_overflow(c.count, (*cols)[j].count, &c.count)) return false;
     }
     if (c.count != 0) (*cols)[out++] = c;
@@ -179,7 +242,8 @@ Status RollupWriter::FinishDay() {
   if (!d.summed) {
     d.summed = true;
     size_t end = d.col_end;
-    if (!Sum(&cols_, d.col_begin, &end)) {
+    // One hour's columns are their own sums: sorted, each name once, none zero.
+    if (d.hours > 1 && !Sum(&cols_, d.col_begin, &end)) {
       d.ok = false;
     } else if (end - d.col_begin > limits_.max_columns) {
       d.ok = false;

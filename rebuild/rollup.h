@@ -60,6 +60,7 @@ class RollupWriter : public RecordWriter {
 
  private:
   struct Col {  // a column; its name is bytes [name, name + size) of held_
+    uint64_t prefix;  // its first 8 bytes, big-endian, zero-padded: most comparisons end here
     uint32_t name, size;
     int64_t count;
   };
@@ -76,6 +77,7 @@ class RollupWriter : public RecordWriter {
   Status WriteDay(const Day& day);       // its rollup (if due) and its hours
   Status WriteHeld();                    // the month rollup (if due) and every day
   void Drop();                           // forget what is held
+  bool ParseColumns(size_t at, size_t size);
   // Sorts (*cols)[begin, end) by name and sums equal names in place, dropping zero sums;
   // *end becomes the end of the sums. False on an int64 overflow.
   bool Sum(std::vector<Col>* cols, size_t begin, size_t* end) const;

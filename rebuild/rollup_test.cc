@@ -261,10 +261,20 @@ TEST(Rollup, RollupsInTheInputAreReplaced) {
 }
 
 TEST(Rollup, MalformedHourValuesAreErrors) {
-  MemoryWriter mem;
-  RollupWriter w(&mem);
-  const Status s = w.AddLines("c.u|k.c410,US\n", 1, 1);
-  EXPECT_NE(s.message().find("key 'c.u|k.c410'"), std::string::npos) << s.message();
+  for (const char* line : {"c.u|k.c410,US\n", "c.u|k.c410,US:\n", "c.u|k.c410,:1\n", "c.u|k.c410,US:1 \n",
+                           "c.u|k.c410,US:1x\n", "c.u|k.c410,US:9223372036854775808\n", "c.u|k.c410,US:1  JP:2\n"}) {
+    MemoryWriter mem;
+    RollupWriter w(&mem);
+    const Status s = w.AddLines(line, 1, 1);
+    EXPECT_NE(s.message().find("key 'c.u|k.c410': column"), std::string::npos) << line << s.message();
+  }
+}
+
+TEST(Rollup, CountsAtTheEdgesOfInt64) {
+  const std::string in =
+      "c.u|k.c410,US:-9223372036854775808\n"
+      "c.u|k.c411,US:9223372036854775807\n";
+  EXPECT_EQ(Roll(in), "c.u|k.c41,US:-1\n" + in);
 }
 
 TEST(Rollup, CheckRollupsNamesAWrongRollup) {
@@ -284,7 +294,8 @@ TEST(Rollup, CheckRollupsNamesAWrongRollup) {
 // that sums two or more hours (days) to something has its rollup.
 TEST(Rollup, RandomizedAgainstSumsComputedHere) {
   std::mt19937_64 rng(7);
-  const char* subkeys[] = {"AR", "DE", "JP", "US", "h0aMB8AuNw4=", "z"};
+  // Names of 8 bytes and longer that share their first 8 bytes (compared past the prefix).
+  const char* subkeys[] = {"AR", "DE", "JP", "US", "abcdefgh", "abcdefgh+", "abcdefghA", "h0aMB8AuNw4=", "z"};
   for (int round = 0; round < 200; ++round) {
     std::string in;
     const int groups = 1 + int(rng() % 4);
