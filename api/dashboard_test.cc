@@ -113,6 +113,13 @@ TEST(KeyListing, FirstPartsAndHours) {
   EXPECT_EQ(HourOfRecordKey("c.u|jehiah.US.c4"), -1);
   EXPECT_EQ(HourOfRecordKey("c.u|jehiahXc41l"), -1);
   EXPECT_EQ(HourOfRecordKey("c.u|jehiah.zzzz"), -1);
+  EXPECT_EQ(HourOfRecordKey("c.u|jehiah.c41"), -1);  // a day rollup has no hour
+  EXPECT_TRUE(IsRollupKey("c.u|jehiah.c41"));
+  EXPECT_TRUE(IsRollupKey("c.u|jehiah.c4"));
+  EXPECT_FALSE(IsRollupKey("c.u|jehiah.c41l"));
+  EXPECT_FALSE(IsRollupKey("u|jehiah"));
+  EXPECT_FALSE(IsRollupKey("u|jehiah.c41"));  // not a subtotal key
+  EXPECT_FALSE(IsRollupKey("_l|h0aMB8AuNw4="));
 }
 
 }  // namespace

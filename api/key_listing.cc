@@ -59,4 +59,13 @@ int64_t HourOfRecordKey(std::string_view record_key) {
   return hour.ok() ? hour.value() : -1;
 }
 
+bool IsRollupKey(std::string_view record_key) {
+  char separator = '\0';
+  FirstPart(record_key, &separator);
+  if (separator != '.') return false;
+  const size_t dot = record_key.rfind('.');
+  const size_t time = record_key.size() - dot - 1;
+  return time == 2 || time == 3;
+}
+
 }  // namespace clickatron

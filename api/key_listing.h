@@ -41,4 +41,9 @@ std::string AfterPart(std::string_view part, char separator);
 // not a valid YMDH token.
 int64_t HourOfRecordKey(std::string_view record_key);
 
+// Whether an archive key is a day or month rollup `{subns}.{ns}|{key}.{ymd}` / `.{ym}`
+// (docs/formats.md#rollup-records): a subtotal key whose part after the last '.' is 2 or 3
+// bytes long.
+bool IsRollupKey(std::string_view record_key);
+
 }  // namespace clickatron

@@ -371,16 +371,37 @@ class SubtotalsRun : public std::enable_shared_from_this<SubtotalsRun> {
         Result<Ymdh> before = EncodeYmdh(range_.start - kSecondsPerHour);
         if (before.ok()) after = prefix + std::string(before->view());
       }
-      Ask(true, ListingPath(prefix, 1, after), [self, subns](BackendAnswer&& a) {
-        if (!a.ok) {
-          self->fanout_.Fail(Unavailable(true, a.error));
-        } else if (self->fanout_.Spend(0, a.body.size())) {
-          self->Note(subns, a.body);
-        }
-        self->Done();
-      });
+      CheckArchive(subns, prefix, after);
     }
     CheckRealtime(subns, prefix, "");
+  }
+
+  // A month and a day rollup `{prefix}{ym}`, `{prefix}{ymd}` sort just before the first
+  // hour of their month and day (docs/formats.md#rollup-records): a listing that shows only
+  // rollups goes on past them to the hour.
+  void CheckArchive(const std::string& subns, const std::string& prefix, const std::string& after) {
+    auto self = shared_from_this();
+    Ask(true, ListingPath(prefix, 3, after), [self, subns, prefix](BackendAnswer&& a) {
+      if (!a.ok) {
+        self->fanout_.Fail(Unavailable(true, a.error));
+      } else if (self->fanout_.Spend(0, a.body.size())) {
+        if (!self->Note(subns, a.body) && a.more && OnlyRollups(a.body)) {
+          self->CheckArchive(subns, prefix, std::string(LastListedKey(a.body)));
+        }
+      }
+      self->Done();
+    });
+  }
+
+  static bool OnlyRollups(std::string_view body) {
+    LineWalker lines(body);
+    std::string_view key, value;
+    bool any = false;
+    while (lines.Next(&key, &value)) {
+      if (!IsRollupKey(key)) return false;
+      any = true;
+    }
+    return any;
   }
 
   // Realtime subtotal records `{prefix}{subkey}.{ymdh}` sort by subkey: read the listing

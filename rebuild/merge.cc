@@ -15,6 +15,7 @@
 #include "rebuild/file.h"
 #include "rebuild/merged.h"
 #include "rebuild/progress.h"
+#include "rebuild/rollup.h"
 #include "rebuild/segment_merge.h"
 #include "rebuild/tasks.h"
 #include "rebuild/work_dir.h"
@@ -63,6 +64,7 @@ Status RunMerge(const Options& options, WorkDir* work) {
   info.late = LateMarks(*segments);
   info.files.resize(shards);
   std::vector<MergeStats> stats(shards);
+  std::vector<RollupStats> rollups(shards);
   std::mutex mu;
   std::vector<std::string> collisions;
   std::vector<uint64_t> shard_bytes(shards, 0);
@@ -83,7 +85,13 @@ Status RunMerge(const Options& options, WorkDir* work) {
       shard_bytes[k] = bytes;
       progress.Tick();
     };
-    if (Status s = MergeSegments(paths, &out, &stats[k], on_collision, on_progress, read_threads); !s.ok()) return s;
+    // Day and month rollups of every subtotal key (docs/formats.md#rollup-records).
+    RollupWriter with_rollups(&out);
+    if (Status s = MergeSegments(paths, &with_rollups, &stats[k], on_collision, on_progress, read_threads); !s.ok()) {
+      return s;
+    }
+    if (Status s = with_rollups.Finish(); !s.ok()) return s;
+    rollups[k] = with_rollups.stats();
     if (Status s = out.Finish(); !s.ok()) return s;
     info.files[k] = out.summary();
     return Status::OK();
@@ -93,7 +101,11 @@ Status RunMerge(const Options& options, WorkDir* work) {
     return result;
   }
   uint64_t records = 0, bytes = 0, columns = 0;
+  RollupStats rolled;
   for (uint32_t k = 0; k < shards; ++k) {
+    rolled.days += rollups[k].days;
+    rolled.months += rollups[k].months;
+    rolled.limited += rollups[k].limited;
     info.collisions += stats[k].collisions;
     records += info.files[k].records;
     bytes += info.files[k].bytes;
@@ -119,7 +131,10 @@ Status RunMerge(const Options& options, WorkDir* work) {
 
   std::string text = std::to_string(segments->size()) + " segment(s) → " + std::to_string(shards) +
                      " shard file(s): " + std::to_string(records) + " records, " + HumanBytes(bytes) +
-                     ", " + std::to_string(columns) + " data points, last day " + info.last_day;
+                     ", " + std::to_string(columns) + " data points (rollups: " + std::to_string(rolled.days) +
+                     " day, " + std::to_string(rolled.months) + " month" +
+                     (rolled.limited ? ", " + std::to_string(rolled.limited) + " left out at a limit" : "") +
+                     "), last day " + info.last_day;
   if (info.collisions) text += ", " + std::to_string(info.collisions) + " HASH COLLISION(S) (see merged/collisions.txt)";
   progress.Summary(text);
   return Status::OK();

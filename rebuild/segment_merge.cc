@@ -129,7 +129,7 @@ class Input {
 
 }  // namespace
 
-Status MergeSegments(const std::vector<std::string>& inputs, SortedFileWriter* out,
+Status MergeSegments(const std::vector<std::string>& inputs, RecordWriter* out,
                      MergeStats* stats, const std::function<void(const std::string&)>& on_collision,
                      const std::function<void(uint64_t bytes_in)>& on_progress, unsigned threads) {
   const bool read_ahead = threads > 1 && inputs.size() <= kMaxReadAheadInputs;

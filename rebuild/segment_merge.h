@@ -29,7 +29,8 @@ struct MergeStats {
 // on_collision gets one human-readable line per collision; on_progress (may be empty) is
 // called every few thousand records with the input bytes read so far. With threads > 1
 // (and a handful of inputs) each input is read and checked ahead on a thread of its own.
-Status MergeSegments(const std::vector<std::string>& inputs, SortedFileWriter* out,
+// out is the file, or a RollupWriter in front of it (merge).
+Status MergeSegments(const std::vector<std::string>& inputs, RecordWriter* out,
                      MergeStats* stats, const std::function<void(const std::string&)>& on_collision,
                      const std::function<void(uint64_t bytes_in)>& on_progress, unsigned threads = 1);
 

@@ -28,16 +28,27 @@ struct FileSummary {
   uint64_t columns = 0;  // data points (columns of total and subtotal lines)
 };
 
-class SortedFileWriter {
+// Where sorted records go: a file, or a stage in front of one (rollup.h).
+class RecordWriter {
+ public:
+  virtual ~RecordWriter() = default;
+  // Appends `key,value\n`. REQUIRES: key after the previous key; value not empty.
+  virtual Status Add(std::string_view key, std::string_view value, uint64_t columns) = 0;
+  // Appends whole lines as they are (records of them, with columns data points).
+  // REQUIRES: each line as Add() would write it, in order after the last.
+  virtual Status AddLines(std::string_view lines, uint64_t records, uint64_t columns) = 0;
+};
+
+class SortedFileWriter : public RecordWriter {
  public:
   SortedFileWriter() { XXH64_reset(&state_, 0); }
   // with_footer: a segment (true) or a merged archive file (false).
   Status Open(const std::string& path, bool with_footer);
   // Appends `key,value\n`. REQUIRES: key after the previous key; value not empty.
-  Status Add(std::string_view key, std::string_view value, uint64_t columns = 0);
+  Status Add(std::string_view key, std::string_view value, uint64_t columns = 0) override;
   // Appends whole lines as they are (records of them, with columns data points), hashed
   // with one call. REQUIRES: each line as Add() would write it, in order after the last.
-  Status AddLines(std::string_view lines, uint64_t records, uint64_t columns);
+  Status AddLines(std::string_view lines, uint64_t records, uint64_t columns) override;
   // Writes the footer (segments), fsyncs, closes.
   Status Finish();
   const FileSummary& summary() const { return summary_; }

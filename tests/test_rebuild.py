@@ -1,7 +1,8 @@
 """clickatron-rebuild offline steps: import, merge, compact, and their failure modes.
 
 Runs the real binary on temp work directories; the golden seed example must come out of
-import + merge byte for byte (tests/golden/seed-example).
+import + merge byte for byte (tests/golden/seed-example), its rollup lines
+(docs/formats.md#rollup-records) aside, and every rollup must be the sum of its hours.
 """
 import os
 import zlib
@@ -9,6 +10,7 @@ import zlib
 import pytest
 
 from harness import GOLDEN, run
+from rollups import check_rollups, due_rollups, hours_only, rollups_of
 
 SEED = os.path.join(GOLDEN, "seed-example")
 
@@ -25,6 +27,13 @@ def read(path):
         return f.read()
 
 
+def merged_hours(path):
+    """A merged file's bytes without its rollup lines, once they are checked."""
+    data = read(path)
+    check_rollups(data)
+    return hours_only(data)
+
+
 def shard_key(archive_key):
     """The shard key (docs/formats.md#sharding) of an archive key: `{ns}|{key}` or the whole `_l|hash`."""
     if archive_key.startswith("_l|"):
@@ -39,7 +48,7 @@ def test_import_merge_one_shard_is_the_golden_archive(tmp_path):
     r = rebuild("import", "--work", work, "--input", os.path.join(SEED, "history.csv"), "--memory", "16M")
     assert b"14 records" in r.stdout
     rebuild("merge", "--work", work)
-    assert read(work / "merged" / "shard-0.csv") == read(os.path.join(SEED, "archive.csv"))
+    assert merged_hours(work / "merged" / "shard-0.csv") == read(os.path.join(SEED, "archive.csv"))
 
 
 def test_import_merge_two_shards_split_the_golden_lines(tmp_path):
@@ -49,7 +58,7 @@ def test_import_merge_two_shards_split_the_golden_lines(tmp_path):
     golden = read(os.path.join(SEED, "archive.csv")).decode().splitlines()
     union = []
     for k in range(2):
-        lines = read(work / "merged" / f"shard-{k}.csv").decode().splitlines()
+        lines = merged_hours(work / "merged" / f"shard-{k}.csv").decode().splitlines()
         assert lines == sorted(lines, key=lambda l: l.split(",", 1)[0].encode())
         for line in lines:
             assert zlib.crc32(shard_key(line.split(",", 1)[0]).encode()) % 2 == k, line
@@ -62,7 +71,7 @@ def test_import_from_stdin_equals_import_from_file(tmp_path):
     work = tmp_path / "w"
     rebuild("import", "--work", work, "--input", "-", input=read(os.path.join(SEED, "history.csv")))
     rebuild("merge", "--work", work)
-    assert read(work / "merged" / "shard-0.csv") == read(os.path.join(SEED, "archive.csv"))
+    assert merged_hours(work / "merged" / "shard-0.csv") == read(os.path.join(SEED, "archive.csv"))
 
 
 def write(path, text):
@@ -189,7 +198,7 @@ def test_a_corrupt_or_truncated_segment_is_found_by_its_checksum(tmp_path):
     assert r.returncode == 1 and "truncated" in r.stderr.decode()
     write(seg, good)
     rebuild("merge", "--work", work)
-    assert read(work / "merged" / "shard-0.csv") == read(os.path.join(SEED, "archive.csv"))
+    assert merged_hours(work / "merged" / "shard-0.csv") == read(os.path.join(SEED, "archive.csv"))
 
 
 def test_a_hash_collision_is_counted_and_reported_never_silently_resolved(tmp_path):
@@ -280,8 +289,10 @@ def test_external_sort_with_tiny_memory_gives_the_same_archive(tmp_path):
         rebuild("merge", "--work", w, "--archive-shards", "3", "--jobs", "2")
     for k in range(3):
         assert read(small / "merged" / f"shard-{k}.csv") == read(big / "merged" / f"shard-{k}.csv")
-    total = sum(read(big / "merged" / f"shard-{k}.csv").count(b"\n") for k in range(3))
+    total = sum(merged_hours(big / "merged" / f"shard-{k}.csv").count(b"\n") for k in range(3))
     assert total == 3000 + 3000 * 4  # one total line per user, one subtotal line per user-hour
+    # and one day rollup per user: 4 hours of one country fold into one column
+    assert sum(len(rollups_of(read(big / "merged" / f"shard-{k}.csv"))) for k in range(3)) == 3000
 
 
 def test_a_failed_publish_keeps_the_old_generation_live(tmp_path):
@@ -302,3 +313,95 @@ def test_a_failed_publish_keeps_the_old_generation_live(tmp_path):
     err = r.stderr.decode()
     assert f"127.0.0.1:{port}" in err and f"generation {old.split('/')[1]} stays live" in err, err
     assert os.readlink(work / "current") == old
+
+
+def realtime_days(seed, days):
+    """Realtime records (the import format) of a few users over `days` (YMDH day prefixes
+    like 'c41'): random hours, 1-3 countries and referrers per hour."""
+    import random
+    rng = random.Random(seed)
+    lines = []
+    for day in days:
+        for u in range(6):
+            for hour in rng.sample("0123456789abcdefghijklmn", rng.randint(1, 8)):
+                ymdh = day + hour
+                total = 0
+                for subns, names in (("c", ["US", "JP", "DE", "FR"]), ("r", [f"ref{i}" for i in range(30)])):
+                    for name in rng.sample(names, rng.randint(1, 3)):
+                        n = rng.randint(1, 5)
+                        lines.append(f"{subns}.u|user{u}.{name}.{ymdh},{n}")
+                        total += n // 2 if subns == "c" else 0
+                lines.append(f"u|user{u}.{ymdh},{total + 1}")
+    return "\n".join(lines) + "\n"
+
+
+def archive_of(*realtime):
+    """The hour-level archive lines (docs/formats.md#archive-records) of realtime records."""
+    sums = {}
+    for text in realtime:
+        for line in text.splitlines():
+            key, value = line.rsplit(",", 1)
+            head, ymdh = key.rsplit(".", 1)
+            if head.startswith("u|"):
+                record, column = head, ymdh
+            else:
+                record, column = head.rsplit(".", 1)[0] + "." + ymdh, head.rsplit(".", 1)[1]
+            cols = sums.setdefault(record, {})
+            cols[column] = cols.get(column, 0) + int(value)
+    out = []
+    for record in sorted(sums, key=str.encode):
+        cols = sums[record]
+        out.append(record + "," + " ".join(f"{c}:{n}" for c, n in sorted(cols.items(), key=lambda kv: kv[0].encode())))
+    return ("\n".join(out) + "\n").encode()
+
+
+def test_rollups_over_days_and_months_follow_new_days_replaced_days_and_compact(tmp_path):
+    # 2012-03-30 .. 2012-04-01 and 2012-05-01 first; then 2012-04-02 arrives (the nightly's
+    # new day), then 2012-04-01 is replaced, then March and April are compacted.
+    work = tmp_path / "w"
+    first = realtime_days(1, ["c3u", "c3v", "c41", "c51"])
+    rebuild("import", "--work", work, "--input", write(tmp_path / "a.csv", first), "--jobs", "2")
+    r = rebuild("merge", "--work", work, "--jobs", "2")
+    merged = read(work / "merged" / "shard-0.csv")
+    assert hours_only(merged) == archive_of(first)
+    assert check_rollups(merged) > 0
+    due = due_rollups(merged)
+    assert rollups_of(merged) == due
+    assert any(k.endswith(".c3") for k in due) and any(len(k.rsplit(".", 1)[1]) == 3 for k in due)
+    assert f"(rollups: {sum(len(k.rsplit('.', 1)[1]) == 3 for k in due)} day, ".encode() in r.stdout
+
+    new_day = realtime_days(2, ["c42"])
+    rebuild("import", "--work", work, "--input", write(tmp_path / "b.csv", new_day))
+    rebuild("merge", "--work", work)
+    after = read(work / "merged" / "shard-0.csv")
+    assert hours_only(after) == archive_of(first, new_day)
+    check_rollups(after)
+    assert rollups_of(after) == due_rollups(after)
+    months = lambda data: {k: v for k, v in rollups_of(data).items() if k.endswith(".c4")}
+    assert months(after) != months(merged)  # April's month rollups now count 04-02
+    assert any(k.endswith(".c42") for k in rollups_of(after))
+
+    replaced = realtime_days(3, ["c41"])
+    rebuild("import", "--work", work, "--input", write(tmp_path / "c.csv", replaced), "--replace")
+    rebuild("merge", "--work", work)
+    after = read(work / "merged" / "shard-0.csv")
+    without_0401 = "".join(l + "\n" for l in first.splitlines() if not l.split(",")[0].endswith(
+        tuple(".c41" + h for h in "0123456789abcdefghijklmn")))
+    assert hours_only(after) == archive_of(without_0401, new_day, replaced)
+    check_rollups(after)
+    assert rollups_of(after) == due_rollups(after)
+
+    rebuild("compact", "--work", work, "--before", "2012-05-01")
+    assert [n.split(".")[0] for n in segments(work)] == ["2012-03", "2012-04", "2012-05-01"]
+    rebuild("merge", "--work", work)
+    assert read(work / "merged" / "shard-0.csv") == after
+
+    # ops/archive-to-history skips the rollups (their hours are there): re-imported, the
+    # same file comes out.
+    import subprocess
+    tool = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ops", "archive-to-history")
+    history = subprocess.run([tool, work / "merged" / "shard-0.csv"], capture_output=True, check=True).stdout
+    again = tmp_path / "again"
+    rebuild("import", "--work", again, "--input", write(tmp_path / "h.csv", history))
+    rebuild("merge", "--work", again)
+    assert read(again / "merged" / "shard-0.csv") == after

@@ -5,9 +5,9 @@
 #
 # Generates RECORDS realistic realtime records (tests/bench/rebuild_gen.cc), then in one run:
 # GNU sort of the input (`LC_ALL=C sort -S 2G --parallel=2`, the reference), and
-# `clickatron-rebuild import --memory 2G --jobs 2` + `merge --jobs 2`, each under
-# /usr/bin/time for wall time and peak RSS; then `publish --backup` for the archive and gzip
-# sizes. Everything stays in DIR; nothing is sent anywhere. Uses a release build:
+# `clickatron-rebuild import --memory 2G --jobs 2` + `merge --jobs 2` (which writes the day
+# and month rollups), each under /usr/bin/time for wall time and peak RSS; then
+# `publish --backup` for the archive and gzip sizes, and the share of rollup lines. Everything stays in DIR; nothing is sent anywhere. Uses a release build:
 #   cmake -S . -B build/rebuild-release -G Ninja -DCMAKE_BUILD_TYPE=Release
 #   cmake --build build/rebuild-release --target clickatron-rebuild rebuild_gen
 set -euo pipefail
@@ -53,3 +53,14 @@ lines=$(wc -l < "$input")
 awk -v p="$points" -v b="$bytes" -v g="$gz" -v r="$lines" 'BEGIN {
   printf "data points %d (input lines %d); archive %d bytes = %.2f B/point; gzip backup %d bytes = %.2f B/point\n",
          p, r, b, b / p, g, g / p }'
+# Rollup records (docs/formats.md#rollup-records): subtotal keys whose time is 2 or 3 symbols.
+awk -F, '{
+  key = $1; dot = index(key, "."); bar = index(key, "|")
+  if (dot > 0 && dot < bar) {
+    n = split(key, parts, "."); t = length(parts[n])
+    if (t == 2 || t == 3) { lines[t]++; bytes[t] += length($0) + 1; next }
+  }
+  hours += length($0) + 1
+} END {
+  printf "rollups: %d day lines (%d bytes), %d month lines (%d bytes) = %.1f %% over the %d bytes of the rest\n",
+         lines[3], bytes[3], lines[2], bytes[2], 100 * (bytes[2] + bytes[3]) / hours, hours }' "$dir"/work/merged/shard-*.csv

@@ -1,0 +1,422 @@
+#include "rebuild/rollup.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "base/clip.h"
+#include "keyformat/columns.h"
+#include "keyformat/key_order.h"
+#include "keyformat/records.h"
+#include "keyformat/ymdh.h"
+#include "rebuild/column_merge.h"
+
+namespace clickatron::rebuild {
+namespace {
+
+// A subtotal key `{subns}.{ns}|…`: its first '.' comes before its first '|' (a total
+// `{ns}|{key}` and a lookup `_l|{hash}` start with a '|').
+bool IsSubtotalKey(std::string_view key) {
+  const size_t at = key.find_first_of(".|");
+  return at != std::string_view::npos && key[at] == '.';
+}
+
+}  // namespace
+
+Status RollupWriter::Add(std::string_view key, std::string_view value, uint64_t columns) {
+  if (!IsSubtotalKey(key)) {
+    if (holding_) {
+      if (Status s = WriteHeld(); !s.ok()) return s;
+    }
+    return out_->Add(key, value, columns);
+  }
+  return Record(key, value, std::string_view());
+}
+
+Status RollupWriter::AddLines(std::string_view lines, uint64_t /*records*/, uint64_t /*columns*/) {
+  // Totals and lookups go on in pieces as long as they lie back to back; subtotal lines one
+  // by one through Record.
+  size_t pass_begin = 0, pass_end = 0;
+  uint64_t pass_records = 0, pass_columns = 0;
+  auto pass = [&]() -> Status {
+    if (pass_records == 0) return Status::OK();
+    Status s = out_->AddLines(lines.substr(pass_begin, pass_end - pass_begin), pass_records, pass_columns);
+    pass_records = pass_columns = 0;
+    return s;
+  };
+  const char* const end = lines.data() + lines.size();
+  const char* p = lines.data();
+  while (p < end) {
+    // One pass over the key: its end, and whether a '.' comes before the first '|'.
+    const char* q = p;
+    while (q < end && *q != '.' && *q != '|' && *q != ',' && *q != '\n') ++q;  // the namespace
+    const char first = q < end ? *q : 0;
+    if (first == '.' || first == '|') {
+      q = static_cast<const char*>(std::memchr(q, ',', size_t(end - q)));
+      if (q == nullptr) q = end;
+      if (const char* nl = static_cast<const char*>(std::memchr(p, '\n', size_t(q - p)))) q = nl;  // no ','
+    }
+    const std::string_view key(p, size_t(q - p));
+    const char* nl = q < end && *q == ',' ? static_cast<const char*>(std::memchr(q, '\n', size_t(end - q))) : q;
+    if (nl == nullptr) nl = end;
+    const std::string_view value = q < nl ? std::string_view(q + 1, size_t(nl - q - 1)) : std::string_view();
+    const size_t size = size_t(nl - p) + (nl < end);
+    const std::string_view line(p, size);
+    if (first != '.') {
+      if (holding_) {
+        if (Status s = WriteHeld(); !s.ok()) return s;
+      }
+      if (pass_records == 0) pass_begin = size_t(p - lines.data());
+      pass_end = size_t(p - lines.data()) + size;
+      ++pass_records;
+      pass_columns += key.starts_with(kLookupPrefix) ? 0 : CountColumns(value);
+    } else {
+      if (Status s = pass(); !s.ok()) return s;
+      if (Status s = Record(key, value, line); !s.ok()) return s;
+    }
+    p += size;
+  }
+  return pass();
+}
+
+Status RollupWriter::Record(std::string_view key, std::string_view value, std::string_view line) {
+  // An hour record ends in `.{ymdh}`; anything else is looked at more closely.
+  const size_t dot = key.size() > kYmdhSize && key[key.size() - kYmdhSize - 1] == '.' ? key.size() - kYmdhSize - 1
+                                                                                    : key.rfind('.');
+  const std::string_view time = key.substr(dot + 1);
+  const std::string_view group = key.substr(0, dot + 1);
+  if (time.size() != kYmdhSize) {  // a rollup in an input: this merge writes its own
+    stats_.dropped++;
+    return Status::OK();
+  }
+  if (holding_ && (group != group_ || time[0] != month_[0] || time[1] != month_[1])) {
+    if (Status s = WriteHeld(); !s.ok()) return s;
+  }
+  if (!holding_) {
+    holding_ = true;
+    month_ok_ = true;
+    streaming_ = false;
+    group_.assign(group);
+    month_[0] = time[0];
+    month_[1] = time[1];
+  }
+  if (days_.empty() || days_.back().symbol != time[2]) {
+    if (Status s = FinishDay(); !s.ok()) return s;
+    streaming_ = false;
+    days_.push_back(Day{time[2], held_.size(), held_.size(), 0, 0, cols_.size(), cols_.size()});
+  }
+  if (streaming_) {
+    const uint64_t n = CountColumns(value);
+    return line.empty() ? out_->Add(key, value, n) : out_->AddLines(line, 1, n);
+  }
+  const size_t value_at = held_.size() + key.size() + 1;
+  if (line.empty()) {
+    held_.append(key).append(1, ',').append(value).append(1, '\n');
+  } else {
+    held_.append(line);
+  }
+  const size_t cols_before = cols_.size();
+  if (!ParseColumns(value_at, value.size())) {
+    cols_.resize(cols_before);
+    ColumnReader reader(value);  // says what is wrong
+    Column c;
+    while (reader.Next(&c)) {
+    }
+    Status why = reader.status().ok() ? Status::Error("a column name is longer than 4 GiB") : reader.status();
+    return why.Prefixed("key '" + Clipped(key, 200) + "': ");
+  }
+  const uint64_t n = cols_.size() - cols_before;
+  Day& d = days_.back();
+  d.line_end = held_.size();
+  d.hours++;
+  d.hour_columns += n;
+  d.col_end = cols_.size();
+  if (held_.size() <= limits_.max_held_bytes) return Status::OK();
+  // Past the limit: no month rollup; the days before this one are written now.
+  if (month_ok_) {
+    month_ok_ = false;
+    stats_.limited++;
+    for (size_t i = 0; i + 1 < days_.size(); ++i) {
+      if (Status s = WriteDay(days_[i]); !s.ok()) return s;
+    }
+    // Keep this day alone, at the front.
+    Day last = days_.back();
+    held_.erase(0, last.line_begin);
+    for (size_t i = last.col_begin; i < last.col_end; ++i) cols_[i].name -= uint32_t(last.line_begin);
+    cols_.erase(cols_.begin(), cols_.begin() + ptrdiff_t(last.col_begin));
+    last.line_end -= last.line_begin;
+    last.line_begin = 0;
+    last.col_end -= last.col_begin;
+    last.col_begin = 0;
+    days_.assign(1, last);
+    if (held_.size() <= limits_.max_held_bytes) return Status::OK();
+  }
+  // This day alone is past the limit: its hours so far, and the rest of them as they come.
+  Day& day = days_.back();
+  day.ok = false;
+  stats_.limited++;
+  if (Status s = out_->AddLines(held_, day.hours, day.hour_columns); !s.ok()) return s;
+  held_.clear();
+  cols_.clear();
+  day.line_begin = day.line_end = day.col_begin = day.col_end = 0;
+  day.summed = true;
+  streaming_ = true;
+  return Status::OK();
+}
+
+// `name:count name:count …` of held_ bytes [at, at + size) appended to cols_; false when it
+// is malformed (the caller finds out why with a ColumnReader). A loop rather than memchr and
+// from_chars: names and counts are a few bytes long.
+bool RollupWriter::ParseColumns(size_t at, size_t size) {
+  const char* p = held_.data() + at;
+  const char* const end = p + size;
+  if (p == end) return true;
+  for (;;) {
+    const char* name = p;
+    uint64_t prefix = 0;
+    while (p < end && *p != ':' && *p != ' ') {
+      if (p - name < 8) prefix |= uint64_t(static_cast<unsigned char>(*p)) << (56 - 8 * (p - name));
+      ++p;
+    }
+    if (p == end || *p != ':' || p == name || size_t(p - name) > UINT32_MAX) return false;
+    const uint32_t name_size = uint32_t(p - name);
+    ++p;
+    const bool negative = p < end && *p == '-';
+    if (negative) ++p;
+    const char* digits = p;
+    uint64_t v = 0;
+    while (p < end && *p >= '0' && *p <= '9') {
+      if (v > (UINT64_MAX - 9) / 10) return false;
+      v = v * 10 + uint64_t(*p - '0');
+      ++p;
+    }
+    if (p == digits || v > uint64_t(INT64_MAX) + (negative ? 1 : 0)) return false;
+    const int64_t count = negative ? int64_t(0 - v) : int64_t(v);
+    cols_.push_back(Col{prefix, uint32_t(name - held_.data()), name_size, count});
+    if (p == end) return true;
+    if (*p != ' ' || p + 1 == end) return false;
+    ++p;
+  }
+}
+
+bool RollupWriter::Sum(std::vector<Col>* cols, size_t begin, size_t* end) const {
+  const char* base = held_.data();
+  auto name = [base](const Col& c) { return std::string_view(base + c.name, c.size); };
+  // Names hold no NUL byte: equal zero-padded prefixes of names of at most 8 bytes mean
+  // equal names.
+  auto less = [&](const Col& a, const Col& b) {
+    if (a.prefix != b.prefix) return a.prefix < b.prefix;
+    if (a.size <= 8 && b.size <= 8) return false;
+    return name(a) < name(b);
+  };
+  auto same = [&](const Col& a, const Col& b) {
+    return a.prefix == b.prefix && a.size == b.size && (a.size <= 8 || name(a) == name(b));
+  };
+  if (*end - begin <= 32) {  // a day of a few hours: insertion sort, no calls
+    for (size_t i = begin + 1; i < *end; ++i) {
+      const Col c = (*cols)[i];
+      size_t j = i;
+      for (; j > begin && less(c, (*cols)[j - 1]); --j) (*cols)[j] = (*cols)[j - 1];
+      (*cols)[j] = c;
+    }
+  } else {
+    std::sort(cols->begin() + ptrdiff_t(begin), cols->begin() + ptrdiff_t(*end), less);
+  }
+  size_t out = begin;
+  for (size_t i = begin; i < *end;) {
+    Col c = (*cols)[i];
+    size_t j = i + 1;
+    for (; j < *end && same((*cols)[j], c); ++j) {
+      if (__builtin_add_overflow(c.count, (*cols)[j].count, &c.count)) return false;
+    }
+    if (c.count != 0) (*cols)[out++] = c;
+    i = j;
+  }
+  *end = out;
+  return true;
+}
+
+Status RollupWriter::FinishDay() {
+  if (days_.empty()) return Status::OK();
+  Day& d = days_.back();
+  if (!d.summed) {
+    d.summed = true;
+    size_t end = d.col_end;
+    // One hour's columns are their own sums: sorted, each name once, none zero.
+    if (d.hours > 1 && !Sum(&cols_, d.col_begin, &end)) {
+      d.ok = false;
+    } else if (end - d.col_begin > limits_.max_columns) {
+      d.ok = false;
+    }
+    cols_.resize(end);
+    d.col_end = end;
+    if (!d.ok) {
+      stats_.limited++;
+      if (month_ok_) {  // the month's sums would be wrong or larger still
+        month_ok_ = false;
+        stats_.limited++;
+      }
+    }
+  }
+  if (month_ok_) return Status::OK();
+  // No month rollup: each day is written as soon as it is summed.
+  for (const Day& day : days_) {
+    if (Status s = WriteDay(day); !s.ok()) return s;
+  }
+  Drop();
+  return Status::OK();
+}
+
+bool RollupWriter::Folds(uint64_t rollup_columns, uint64_t hour_columns) const {
+  return rollup_columns > 0 && hour_columns >= limits_.min_fold * rollup_columns;
+}
+
+Status RollupWriter::WriteRollup(std::string_view time, const std::vector<Col>& cols, size_t begin, size_t end) {
+  key_.assign(group_).append(time);
+  value_.clear();
+  for (size_t i = begin; i < end; ++i) {
+    AppendColumn(&value_, 0, std::string_view(held_.data() + cols[i].name, cols[i].size), cols[i].count);
+  }
+  // Rollup columns are not data points: shard.K.columns counts the hours' (docs/formats.md#rollup-records).
+  return out_->Add(key_, value_, 0);
+}
+
+Status RollupWriter::WriteDay(const Day& d) {
+  if (d.ok && d.hours >= 2) {
+    if (Folds(d.col_end - d.col_begin, d.hour_columns)) {
+      const char time[3] = {month_[0], month_[1], d.symbol};
+      if (Status s = WriteRollup(std::string_view(time, 3), cols_, d.col_begin, d.col_end); !s.ok()) return s;
+      stats_.days++;
+    } else {
+      stats_.unfolded++;
+    }
+  }
+  if (d.line_end == d.line_begin) return Status::OK();
+  return out_->AddLines(std::string_view(held_).substr(d.line_begin, d.line_end - d.line_begin), d.hours,
+                        d.hour_columns);
+}
+
+Status RollupWriter::WriteHeld() {
+  if (Status s = FinishDay(); !s.ok()) return s;
+  if (month_ok_ && !days_.empty()) {
+    if (days_.size() >= 2) {
+      uint64_t hour_columns = 0;
+      for (const Day& d : days_) hour_columns += d.hour_columns;
+      month_cols_.assign(cols_.begin(), cols_.end());  // every day's sums, back to back
+      size_t end = month_cols_.size();
+      if (!Sum(&month_cols_, 0, &end) || end > limits_.max_columns) {
+        stats_.limited++;
+      } else if (Folds(end, hour_columns)) {
+        if (Status s = WriteRollup(std::string_view(month_, 2), month_cols_, 0, end); !s.ok()) return s;
+        stats_.months++;
+      } else {
+        stats_.unfolded++;
+      }
+    }
+    for (const Day& d : days_) {
+      if (Status s = WriteDay(d); !s.ok()) return s;
+    }
+  }
+  Drop();
+  holding_ = false;
+  return Status::OK();
+}
+
+void RollupWriter::Drop() {
+  held_.clear();
+  cols_.clear();
+  days_.clear();
+  // Keep the capacity of an ordinary month; give back what a huge one took.
+  if (held_.capacity() > (size_t(4) << 20)) std::string().swap(held_);
+  if (cols_.capacity() > (size_t(1) << 18)) std::vector<Col>().swap(cols_);
+  if (month_cols_.capacity() > (size_t(1) << 18)) std::vector<Col>().swap(month_cols_);
+}
+
+Status RollupWriter::Finish() {
+  if (!holding_) return Status::OK();
+  return WriteHeld();
+}
+
+// ---------------------------------------------------------------------------------------
+// CheckRollups: per subtotal key and month, the sums of its hours by day and by month
+// against the rollup lines seen.
+
+namespace {
+
+struct MonthCheck {
+  std::string group;  // `{subns}.{ns}|{key}.`
+  std::string month;  // 2 symbols
+  // time (2 or 3 symbols) → sums by subkey; __int128 so that an overflowing sum is seen.
+  std::map<std::string, std::map<std::string, __int128>> sums;
+  std::map<std::string, std::string> rollups;  // time → value as written
+
+  Status Verify() const {
+    for (const auto& [time, value] : rollups) {
+      std::string expected;
+      auto it = sums.find(time);
+      if (it != sums.end()) {
+        for (const auto& [subkey, n] : it->second) {
+          if (n == 0) continue;
+          if (n > INT64_MAX || n < INT64_MIN) {
+            return Status::Error("rollup '" + group + time + "' sums past a signed 64-bit count at '" + subkey + "'");
+          }
+          AppendColumn(&expected, 0, subkey, int64_t(n));
+        }
+      }
+      if (expected != value) {
+        return Status::Error("rollup '" + group + time + "' is '" + Clipped(value, 200) + "', its hours sum to '" +
+                             Clipped(expected, 200) + "'");
+      }
+    }
+    return Status::OK();
+  }
+};
+
+}  // namespace
+
+Status CheckRollups(std::string_view file) {
+  MonthCheck m;
+  std::string previous;
+  size_t pos = 0;
+  uint64_t line_no = 0;
+  while (pos < file.size()) {
+    ++line_no;
+    size_t nl = file.find('\n', pos);
+    if (nl == std::string_view::npos) return Status::Error("line " + std::to_string(line_no) + " has no newline");
+    const std::string_view line = file.substr(pos, nl - pos);
+    pos = nl + 1;
+    Result<Line> parts = SplitLine(line);
+    if (!parts.ok()) return parts.status().Prefixed("line " + std::to_string(line_no) + ": ");
+    if (!previous.empty() && CompareKeys(previous, parts->key) >= 0) {
+      return Status::Error("line " + std::to_string(line_no) + ": key '" + Clipped(parts->key, 200) + "' is out of order");
+    }
+    previous.assign(parts->key);
+    if (!IsSubtotalKey(parts->key)) continue;
+    const size_t dot = parts->key.rfind('.');
+    const std::string_view group = parts->key.substr(0, dot + 1), time = parts->key.substr(dot + 1);
+    if (time.size() < 2 || time.size() > kYmdhSize) {
+      return Status::Error("line " + std::to_string(line_no) + ": '" + Clipped(parts->key, 200) +
+                           "' has no 2-, 3- or 4-symbol time");
+    }
+    if (group != m.group || time.substr(0, 2) != m.month) {
+      if (Status s = m.Verify(); !s.ok()) return s;
+      m = MonthCheck{std::string(group), std::string(time.substr(0, 2)), {}, {}};
+    }
+    if (time.size() < kYmdhSize) {
+      m.rollups.emplace(std::string(time), std::string(parts->value));
+      continue;
+    }
+    ColumnReader reader(parts->value);
+    Column c;
+    auto& day = m.sums[std::string(time.substr(0, 3))];
+    auto& month = m.sums[std::string(time.substr(0, 2))];
+    while (reader.Next(&c)) {
+      day[std::string(c.name)] += c.count;
+      month[std::string(c.name)] += c.count;
+    }
+    if (!reader.status().ok()) return reader.status().Prefixed("line " + std::to_string(line_no) + ": ");
+  }
+  return m.Verify();
+}
+
+}  // namespace clickatron::rebuild

@@ -1,0 +1,106 @@
+// Day and month rollup records of the merged archive (docs/formats.md#rollup-records).
+//
+// RollupWriter sits between the k-way merge and the merged file. Every record passes
+// through in order; the hour records of a subtotal key `{subns}.{ns}|{key}.{ymdh}` are held
+// back until the key's UTC month ends, summed per day and per month, and written after the
+// month rollup `….{ym}` and each day's rollup `….{ymd}` — where those keys sort, since a key
+// sorts before every longer key it starts with (docs/formats.md#key-order):
+//
+//   c.u|jehiah.c4      month rollup        (written first)
+//   c.u|jehiah.c41     day rollup of 2012-04-01
+//   c.u|jehiah.c410 … c.u|jehiah.c41n      that day's hours
+//   c.u|jehiah.c42     next day's rollup, and so on
+//
+// A rollup is written whole or not at all, never with a wrong number. It is not written when
+// it would add little (a day with one hour, a month with one day, sums that fold the hours'
+// columns less than RollupLimits::min_fold times), when its sums overflow int64 or cancel to
+// nothing, or when a limit is hit: the hour lines of one key's month held past
+// max_held_bytes (the month rollup is dropped, the days go on one at a time; a single day
+// past it streams without its rollup) or a rollup of more than max_columns subkeys. Readers
+// sum the hours wherever a rollup is missing. Memory: at most max_held_bytes of lines and
+// their parsed columns (24 bytes each).
+//
+// Rollups exist only in merged files: segments and compacted months hold hours only, and
+// a rollup line found in an input is dropped (the merge writes its own).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "rebuild/sorted_file.h"
+
+namespace clickatron::rebuild {
+
+struct RollupLimits {
+  size_t max_held_bytes = size_t(64) << 20;  // hour lines of one key's month held back
+  size_t max_columns = size_t(1) << 20;      // subkeys of one rollup
+  // A rollup is written when hour columns >= min_fold * its columns (1: whenever it sums at
+  // least two hours, or two days for a month).
+  uint64_t min_fold = 2;
+};
+
+struct RollupStats {
+  uint64_t days = 0, months = 0;  // rollups written
+  uint64_t unfolded = 0;          // left out: folding less than min_fold
+  uint64_t limited = 0;           // left out: a limit or an int64 overflow
+  uint64_t dropped = 0;           // rollup lines found in the input (rewritten)
+};
+
+class RollupWriter : public RecordWriter {
+ public:
+  explicit RollupWriter(RecordWriter* out, RollupLimits limits = {}) : out_(out), limits_(limits) {}
+  Status Add(std::string_view key, std::string_view value, uint64_t columns) override;
+  Status AddLines(std::string_view lines, uint64_t records, uint64_t columns) override;
+  // Writes what is held. Call before finishing the file underneath.
+  Status Finish();
+  const RollupStats& stats() const { return stats_; }
+
+ private:
+  struct Col {  // a column; its name is bytes [name, name + size) of held_
+    uint64_t prefix;  // its first 8 bytes, big-endian, zero-padded: most comparisons end here
+    uint32_t name, size;
+    int64_t count;
+  };
+  struct Day {
+    char symbol;
+    size_t line_begin, line_end;  // held_ bytes of its hour lines
+    uint64_t hours = 0, hour_columns = 0;
+    size_t col_begin, col_end;    // cols_: the hours' columns, then (once summed) the sums
+    bool summed = false, ok = true;
+  };
+  // One subtotal line (line: key,value\n as read, or empty when only key and value are).
+  Status Record(std::string_view key, std::string_view value, std::string_view line);
+  Status FinishDay();                    // sums the last day (and writes it if no month)
+  Status WriteDay(const Day& day);       // its rollup (if due) and its hours
+  Status WriteHeld();                    // the month rollup (if due) and every day
+  void Drop();                           // forget what is held
+  bool ParseColumns(size_t at, size_t size);
+  // Sorts (*cols)[begin, end) by name and sums equal names in place, dropping zero sums;
+  // *end becomes the end of the sums. False on an int64 overflow.
+  bool Sum(std::vector<Col>* cols, size_t begin, size_t* end) const;
+  bool Folds(uint64_t rollup_columns, uint64_t hour_columns) const;
+  Status WriteRollup(std::string_view time, const std::vector<Col>& cols, size_t begin, size_t end);
+
+  RecordWriter* out_;
+  RollupLimits limits_;
+  RollupStats stats_;
+  bool holding_ = false;     // a key's month is being held (or streamed)
+  bool month_ok_ = true;     // its month rollup is still possible
+  bool streaming_ = false;   // the current day goes straight through (past the limit)
+  std::string group_;        // `{subns}.{ns}|{key}.`
+  char month_[2] = {0, 0};
+  std::string held_;
+  std::vector<Col> cols_;
+  std::vector<Day> days_;
+  std::vector<Col> month_cols_;
+  std::string key_, value_;  // scratch
+};
+
+// Checks the rollup lines of a merged file's bytes: each one is the sum of the hour records
+// it covers (docs/formats.md#rollup-records), keys in order. Fails naming the first wrong line.
+Status CheckRollups(std::string_view file);
+
+}  // namespace clickatron::rebuild
