@@ -41,7 +41,9 @@ class BreakdownSum {
  public:
   BreakdownSum(HourRange range, int64_t watermark) : range_(range), watermark_(watermark) {}
 
-  // An archive /mget body of subtotal records; prefix = "{sub}.{ns}|{key}.".
+  // An archive /mget body of subtotal records; prefix = "{sub}.{ns}|{key}.". Hour records
+  // count when their hour is in range and of a day <= W; day and month rollup records
+  // (rollup_plan.h) when every hour of their period is.
   Status AddArchive(std::string_view body, std::string_view prefix);
   // A realtime /fwmatch body of subtotal keys; prefix = "{sub}.{ns}|{key}.".
   Status AddRealtime(std::string_view body, std::string_view prefix);
