@@ -20,7 +20,7 @@ TEST(LruCacheTest, BoundedByBytes) {
   EXPECT_EQ(cache.size(), 3u);
   EXPECT_EQ(cache.Get("b"), nullptr);
   EXPECT_EQ(cache.evictions(), 1u);
-  cache.Put("e", 5, 2 * (entry + 11));  // evicts two to fit
+  cache.Put("e", 5, entry + 21);  // charged two entries' worth: evicts two to fit
   EXPECT_EQ(cache.size(), 2u);
   EXPECT_LE(cache.bytes(), 3 * (entry + 11));
   cache.Put("huge", 6, 10 * entry);  // larger than the bound alone: not stored, nothing evicted

@@ -29,8 +29,8 @@ Status BreakdownSum::AddArchive(std::string_view body, std::string_view prefix) 
   std::string_view key, value;
   while (lines.Next(&key, &value)) {
     // {prefix}{ymdh}, or a day or month rollup {prefix}{first 3 or 2 bytes of ymdh}.
-    if (key.size() < prefix.size() + kMonthTokenSize || key.size() > prefix.size() + kYmdhSize ||
-        key.substr(0, prefix.size()) != prefix) {
+    const size_t shortest = prefix.size() + (rollups_ ? kMonthTokenSize : kYmdhSize);
+    if (key.size() < shortest || key.size() > prefix.size() + kYmdhSize || key.substr(0, prefix.size()) != prefix) {
       return Malformed("archive", key, "not a subtotal record of this key");
     }
     std::string_view token = key.substr(prefix.size());

@@ -359,7 +359,7 @@ class BreakdownRun final : public ReadRun {
   }
 
   void Sum() {
-    BreakdownSum sum(range_, watermark_);
+    BreakdownSum sum(range_, watermark_, archive_.rollups);
     for (const SharedBody& body : subtotals_) {
       if (Status st = sum.AddArchive(body, realtime_prefix_); !st.ok()) return Fail(BadBackend(st.message()));
     }

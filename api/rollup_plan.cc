@@ -33,7 +33,10 @@ Result<HourRange> PeriodOfToken(std::string_view token) {
   std::copy(token.begin(), token.end(), hour);
   if (token.size() == kDayTokenSize) hour[3] = '0';
   Result<int64_t> start = DecodeYmdh(std::string_view(hour, kYmdhSize));
-  if (!start.ok()) return Status::Error("time token '" + std::string(token) + "': " + start.status().message());
+  if (!start.ok()) {
+    return Status::Error("time token '" + std::string(token) + "' is not a UTC hour, day or month (" +
+                         start.status().message() + ")");
+  }
   HourRange r{start.value(), 0};
   if (token.size() == kYmdhSize) {
     r.end = r.start + kSecondsPerHour;

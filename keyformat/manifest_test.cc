@@ -39,8 +39,12 @@ TEST(Manifest, RollupsLine) {
   auto back = ParseManifest(FormatManifest(*m));
   ASSERT_TRUE(back.ok());
   EXPECT_TRUE(back->rollups);
-  EXPECT_FALSE(ParseManifest("generation = g\nlast_day = 2026-01-01\nrollups = 0\n")->rollups);
-  EXPECT_FALSE(ParseManifest("generation = g\nlast_day = 2026-01-01\n")->rollups);
+  auto off = ParseManifest("generation = g\nlast_day = 2026-01-01\nrollups = 0\n");
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->rollups);
+  auto absent = ParseManifest("generation = g\nlast_day = 2026-01-01\n");
+  ASSERT_TRUE(absent.ok());
+  EXPECT_FALSE(absent->rollups);
   EXPECT_EQ(ParseManifest("generation = g\nlast_day = 2026-01-01\nrollups = yes\n").status().message(),
             "line 3: rollups 'yes' is not 0 or 1");
 }
