@@ -8,11 +8,12 @@
 // by (shard, generation, path) and bounds them by bytes (the read path's one cache policy,
 // lru_cache.h).
 //
-// Which generation is served is learnt only from live answers. A shard's generation is
-// "fresh" for confirm_us after a live answer named it; while it is, a query may be answered
-// from entries of that generation without asking the archive, and once it is not, the
-// query's first archive request goes to the archive and confirms (or replaces) it. A live
-// answer naming another generation drops every entry of the shard's other generations.
+// Which generation is served is learnt only from live answers: a query's first archive
+// request (a total record, a breakdown's index) always goes to a replica, and the query's
+// further requests are pinned to the generation it named — taken from the cache when it holds
+// them. A live answer naming another generation drops every entry of the shard's other
+// generations. A shard's generation is also "fresh" for confirm_us after a live answer named
+// it: the read plan skips the archive for a range wholly after its W only then.
 // Answers without a generation (a file without a manifest) are never cached.
 //
 // Bodies are shared, not copied: a hit hands the query the cached bytes (SharedBody).

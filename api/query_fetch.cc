@@ -162,16 +162,11 @@ void Deliver(evutil_socket_t, short, void* arg) {
   d->done(std::move(d->answer));
 }
 
-// Answers from the archive cache when it holds the path under the pinned generation (or the
-// shard's fresh one); false when the request must go to a replica.
-bool AnswerFromCache(QueryState* s, size_t shard, const std::string& path, std::string_view pinned,
+// Answers from the archive cache when it holds the path under the pinned generation; false
+// when the request must go to a replica.
+bool AnswerFromCache(QueryState* s, size_t shard, const std::string& path, std::string_view generation,
                      BackendCallback* done) {
-  std::string_view generation = pinned;
-  if (generation.empty()) {
-    const std::string* fresh = s->archive_cache.FreshGeneration(shard, static_cast<int64_t>(MonotonicMicros()));
-    if (fresh == nullptr) return false;
-    generation = *fresh;
-  }
+  if (generation.empty()) return false;
   const CachedArchiveAnswer* hit = s->archive_cache.Get(shard, generation, path);
   if (hit == nullptr) return false;
   auto d = std::make_unique<Delivery>();

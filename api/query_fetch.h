@@ -12,9 +12,11 @@
 // naming the shard.
 //
 // Archive cache (archive_cache.h): a /get, /mget or /fwmatch answer that names its
-// generation is kept under (shard, generation, path). A request asks the cache first — under
-// the generation it pins, or else the shard's fresh generation — and a hit is delivered on
-// the next turn of the loop (never inside FetchArchive), exactly as a live answer would be.
+// generation is kept under (shard, generation, path). A request that pins a generation (the
+// one a live answer of the same query named) asks the cache first; a hit is delivered on the
+// next turn of the loop (never inside FetchArchive), exactly as a live answer would be. A
+// request without one always goes to a replica: that is how a query learns which generation
+// is served, and that a shard is down.
 //
 // Lookups: `_l|<hash>` on its archive shard, then, for the hashes not found, on its
 // realtime shard (docs/formats.md#sharding: shard of "_l|<hash>"); values are unescaped (docs/formats.md#text-files). Found
@@ -81,8 +83,8 @@ struct BackendAnswer {
 using BackendCallback = std::function<void(BackendAnswer&&)>;
 
 // GET path on archive shard `shard`, replicas in turn; first_replica < 0 rotates. With a
-// generation pinned, only a cached answer of that generation is taken (a live answer may
-// still name another: the caller compares); without, one of the shard's fresh generation.
+// generation pinned, a cached answer of that generation is taken if there is one (a live
+// answer may still name another: the caller compares).
 void FetchArchive(QueryState* s, size_t shard, std::string path, int first_replica,
                   BackendCallback done, std::string_view pinned_generation = {});
 // GET path on realtime shard `shard`.
