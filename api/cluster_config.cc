@@ -22,6 +22,8 @@ Status ParseClusterConfig(int argc, const char* const* argv, ClusterConfig* out,
        "backend requests one /series or /breakdown may make; more answers 400 QUERY_TOO_LARGE")
       ("query-max-backend-mb", po::value(&out->query_max_backend_mb)->default_value(out->query_max_backend_mb),
        "MiB of backend answers one query may read; more answers 400 QUERY_TOO_LARGE")
+      ("query-cache-mb", po::value(&out->query_cache_mb)->default_value(out->query_cache_mb),
+       "MiB of archive answers the read path keeps until their generation is replaced (0: none)")
       ("ui-dir", po::value(&out->ui_dir), "the dashboard's files (default: ui beside the executable)")
       ("ui-chartjs", po::value(&out->ui_chartjs)->default_value(out->ui_chartjs),
        "Chart.js for the dashboard (Debian's libjs-chart.js)")
@@ -61,6 +63,7 @@ Status ValidateClusterConfig(const ClusterConfig& config) {
   if (config.query_max_backend_mb < 1 || config.query_max_backend_mb > 65536) {
     return Status::Error("query-max-backend-mb must be between 1 and 65536");
   }
+  if (config.query_cache_mb > 65536) return Status::Error("query-cache-mb must be between 0 and 65536");
   return Status::OK();
 }
 

@@ -33,6 +33,8 @@ struct ClusterConfig : config::ClusterLayout {  // realtime and archive shards
   // The fan-out bound of one query (QueryOptions, docs/api-read.md#bounds).
   uint32_t query_max_backend_requests = 1024;
   uint32_t query_max_backend_mb = 64;
+  // The archive answer cache (QueryOptions::archive_cache_bytes, docs/api-read.md#caches).
+  uint32_t query_cache_mb = 64;
   // The dashboard's files (api/static_files.h): empty ui_dir is "ui" beside the executable.
   std::string ui_dir;
   std::string ui_chartjs = "/usr/share/javascript/chart.js/chart.min.js";

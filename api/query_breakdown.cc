@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/query_series.h"
+#include "api/rollup_plan.h"
 #include "keyformat/columns.h"
 #include "keyformat/records.h"
 #include "keyformat/ymdh.h"
@@ -27,12 +28,25 @@ Status BreakdownSum::AddArchive(std::string_view body, std::string_view prefix) 
   LineWalker lines(body);
   std::string_view key, value;
   while (lines.Next(&key, &value)) {
-    if (key.size() != prefix.size() + kYmdhSize || key.substr(0, prefix.size()) != prefix) {
+    // {prefix}{ymdh}, or a day or month rollup {prefix}{first 3 or 2 bytes of ymdh}.
+    const size_t shortest = prefix.size() + (rollups_ ? kMonthTokenSize : kYmdhSize);
+    if (key.size() < shortest || key.size() > prefix.size() + kYmdhSize || key.substr(0, prefix.size()) != prefix) {
       return Malformed("archive", key, "not a subtotal record of this key");
     }
-    Result<int64_t> hour = DecodeYmdh(key.substr(prefix.size()));
-    if (!hour.ok()) return Malformed("archive", key, hour.status().message());
-    if (!range_.Contains(hour.value()) || DayOfHour(hour.value()) > watermark_) continue;
+    std::string_view token = key.substr(prefix.size());
+    if (token.size() == kYmdhSize) {
+      Result<int64_t> hour = DecodeYmdh(token);
+      if (!hour.ok()) return Malformed("archive", key, hour.status().message());
+      if (!range_.Contains(hour.value()) || DayOfHour(hour.value()) > watermark_) continue;
+    } else {
+      // A rollup counts only when every hour of its period is the archive's and in range.
+      Result<HourRange> period = PeriodOfToken(token);
+      if (!period.ok()) return Malformed("archive", key, period.status().message());
+      if (period->start < range_.start || period->end > range_.end ||
+          DayOfHour(period->end - kSecondsPerHour) > watermark_) {
+        continue;
+      }
+    }
     ColumnReader reader(value);
     Column column;
     while (reader.Next(&column)) Add(column.name, column.count);

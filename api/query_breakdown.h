@@ -39,9 +39,14 @@ struct BreakdownEntry {
 
 class BreakdownSum {
  public:
-  BreakdownSum(HourRange range, int64_t watermark) : range_(range), watermark_(watermark) {}
+  // rollups: archive bodies may hold day and month rollup records (rollup_plan.h); without,
+  // a record whose time is not a YMDH hour is malformed.
+  BreakdownSum(HourRange range, int64_t watermark, bool rollups = false)
+      : range_(range), watermark_(watermark), rollups_(rollups) {}
 
-  // An archive /mget body of subtotal records; prefix = "{sub}.{ns}|{key}.".
+  // An archive /mget body of subtotal records; prefix = "{sub}.{ns}|{key}.". Hour records
+  // count when their hour is in range and of a day <= W; day and month rollup records
+  // (rollup_plan.h, only when constructed with rollups) when every hour of their period is.
   Status AddArchive(std::string_view body, std::string_view prefix);
   // A realtime /fwmatch body of subtotal keys; prefix = "{sub}.{ns}|{key}.".
   Status AddRealtime(std::string_view body, std::string_view prefix);
@@ -55,6 +60,7 @@ class BreakdownSum {
 
   HourRange range_;
   int64_t watermark_;
+  bool rollups_;
   std::unordered_map<std::string_view, int64_t> sums_;
 };
 

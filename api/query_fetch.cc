@@ -1,9 +1,12 @@
 #include "api/query_fetch.h"
 
+#include <event2/event.h>
+
 #include <memory>
 #include <utility>
 
 #include "api/query_plan.h"
+#include "base/latency.h"
 #include "keyformat/records.h"
 #include "keyformat/shard.h"
 #include "net/http_client.h"
@@ -60,11 +63,19 @@ struct ArchiveCall : std::enable_shared_from_this<ArchiveCall> {
     BackendAnswer a;
     a.ok = true;
     a.status = r.status;
-    a.body = std::move(r.body);
-    if (is_get && !a.body.empty() && a.body.back() == '\n') a.body.pop_back();  // value + "\n"
+    a.body = SharedBody(std::move(r.body));
+    if (is_get && !a.body.empty() && a.body.back() == '\n') a.body.remove_suffix(1);  // value + "\n"
     a.watermark = w.value();
     a.replica = replica;
     a.more = r.Header(realtime::kFwmatchMoreHeader).has_value();  // the same header on both tiers
+    a.rollups = r.Header(kRollupsHeader).has_value();
+    if (std::optional<std::string_view> g = r.Header(kGenerationHeader); g.has_value() && !g->empty()) {
+      a.generation = std::string(*g);
+      const int64_t now = static_cast<int64_t>(MonotonicMicros());
+      s->archive_cache.Confirm(shard, a.generation, now);
+      s->archive_cache.Put(shard, a.generation, path,
+                           CachedArchiveAnswer{a.status, a.body, a.watermark, a.more, a.rollups});
+    }
     done(std::move(a));
   }
 };
@@ -138,8 +149,52 @@ struct LookupCall : std::enable_shared_from_this<LookupCall> {
 
 }  // namespace
 
+namespace {
+
+// A cached answer on its way to its callback: delivered from the loop, never re-entrantly.
+struct Delivery {
+  BackendCallback done;
+  BackendAnswer answer;
+};
+
+void Deliver(evutil_socket_t, short, void* arg) {
+  std::unique_ptr<Delivery> d(static_cast<Delivery*>(arg));
+  d->done(std::move(d->answer));
+}
+
+// Answers from the archive cache when it holds the path under the pinned generation; false
+// when the request must go to a replica.
+bool AnswerFromCache(QueryState* s, size_t shard, const std::string& path, std::string_view generation,
+                     BackendCallback* done) {
+  if (generation.empty()) return false;
+  const CachedArchiveAnswer* hit = s->archive_cache.Get(shard, generation, path);
+  if (hit == nullptr) return false;
+  auto d = std::make_unique<Delivery>();
+  d->answer.ok = true;
+  d->answer.status = hit->status;
+  d->answer.body = hit->body;
+  d->answer.watermark = hit->watermark;
+  d->answer.generation = std::string(generation);
+  d->answer.rollups = hit->rollups;
+  d->answer.more = hit->more;
+  d->answer.cached = true;
+  d->done = std::move(*done);
+  const timeval now{0, 0};
+  if (event_base_once(s->base, -1, EV_TIMEOUT, &Deliver, d.get(), &now) != 0) {
+    *done = std::move(d->done);  // the loop refused it: ask a replica instead
+    return false;
+  }
+  d.release();  // Deliver owns it
+  ++s->archive_cache_answers;
+  return true;
+}
+
+}  // namespace
+
 void FetchArchive(QueryState* s, size_t shard, std::string path, int first_replica,
-                  BackendCallback done) {
+                  BackendCallback done, std::string_view pinned_generation) {
+  if (AnswerFromCache(s, shard, path, pinned_generation, &done)) return;
+  ++s->archive_requests;
   auto call = std::make_shared<ArchiveCall>();
   call->s = s;
   call->shard = shard;
@@ -156,6 +211,7 @@ void FetchArchive(QueryState* s, size_t shard, std::string path, int first_repli
 }
 
 void FetchRealtime(QueryState* s, size_t shard, std::string path, BackendCallback done) {
+  ++s->realtime_requests;
   const net::HostPort& to = s->config.realtime[shard];
   bool is_get = path.compare(0, 5, "/get?") == 0;
   s->client->Get(to, path, s->options.realtime_timeout_ms,
@@ -166,8 +222,8 @@ void FetchRealtime(QueryState* s, size_t shard, std::string path, BackendCallbac
                    } else if (r.status == 200 || (is_get && r.status == 404)) {
                      a.ok = true;
                      a.status = r.status;
-                     a.body = std::move(r.body);
-                     if (is_get && !a.body.empty() && a.body.back() == '\n') a.body.pop_back();
+                     a.body = SharedBody(std::move(r.body));
+                     if (is_get && !a.body.empty() && a.body.back() == '\n') a.body.remove_suffix(1);
                      a.more = r.Header(realtime::kFwmatchMoreHeader).has_value();
                    } else {
                      a.error = s->config.realtime[shard].ToString() + ": answered HTTP " +

@@ -11,6 +11,13 @@
 // Realtime: one server per shard, no retry; anything but 200 (or 404 for /get) is a failure
 // naming the shard.
 //
+// Archive cache (archive_cache.h): a /get, /mget or /fwmatch answer that names its
+// generation is kept under (shard, generation, path). A request that pins a generation (the
+// one a live answer of the same query named) asks the cache first; a hit is delivered on the
+// next turn of the loop (never inside FetchArchive), exactly as a live answer would be. A
+// request without one always goes to a replica: that is how a query learns which generation
+// is served, and that a shard is down.
+//
 // Lookups: `_l|<hash>` on its archive shard, then, for the hashes not found, on its
 // realtime shard (docs/formats.md#sharding: shard of "_l|<hash>"); values are unescaped (docs/formats.md#text-files). Found
 // originals go into the service's LookupCache.
@@ -23,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "api/archive_cache.h"
 #include "api/cluster_config.h"
 #include "api/lookup_cache.h"
 #include "api/query_service.h"
@@ -38,15 +46,23 @@ struct QueryService::State {
   ClusterConfig config;
   QueryOptions options;
   LookupCache lookups;
+  ArchiveCache archive_cache;
   std::vector<int64_t> last_watermark;  // per archive shard, kWatermarkUnknown until seen
   std::vector<size_t> next_replica;     // per archive shard: where the next request starts
 
   uint64_t series = 0, breakdowns = 0, lookup_requests = 0;
   uint64_t keys_requests = 0, subtotals_requests = 0, cluster_requests = 0;
   uint64_t errors_4xx = 0, errors_503 = 0, archive_failovers = 0, watermark_retries = 0;
+  // The plans of /series and /breakdown (docs/api-read.md#the-plan-of-a-query): backend
+  // requests per tier (live, or answered by the archive cache), the tiers a query skipped,
+  // and the subtotal records a breakdown read, by kind.
+  uint64_t archive_requests = 0, archive_cache_answers = 0, realtime_requests = 0;
+  uint64_t archive_skipped = 0, realtime_skipped = 0;
+  uint64_t month_records = 0, day_records = 0, hour_records = 0, rollup_fallbacks = 0;
 
   State(event_base* b, net::HttpClient* c, const ClusterConfig& cfg, QueryOptions o)
       : base(b), client(c), config(cfg), options(o), lookups(o.lookup_cache_entries),
+        archive_cache(cfg.archive.size(), o.archive_cache_bytes, int64_t{o.archive_cache_confirm_ms} * 1000),
         last_watermark(cfg.archive.size(), kWatermarkUnknown),
         next_replica(cfg.archive.size(), 0) {}
 };
@@ -55,17 +71,22 @@ using QueryState = QueryService::State;
 struct BackendAnswer {
   bool ok = false;         // a usable answer arrived
   int status = 0;          // 200 or 404 when ok
-  std::string body;        // a /get answer: the value, without its "\n"
+  SharedBody body;         // a /get answer: the value, without its "\n"
   std::string error;       // when !ok: names the shard and the problem
   int64_t watermark = kWatermarkUnknown;  // archive answers: W of the file that answered
+  std::string generation;  // archive answers: X-Archive-Generation ("" without a manifest)
+  bool rollups = false;    // archive answers: X-Archive-Rollups (docs/formats.md#rollups)
+  bool cached = false;     // archive answers: from the archive cache, not a replica
   size_t replica = 0;      // archive answers: which replica answered
   bool more = false;       // a /fwmatch page the limit cut (X-Fwmatch-More): the listing goes on
 };
 using BackendCallback = std::function<void(BackendAnswer&&)>;
 
-// GET path on archive shard `shard`, replicas in turn; first_replica < 0 rotates.
+// GET path on archive shard `shard`, replicas in turn; first_replica < 0 rotates. With a
+// generation pinned, a cached answer of that generation is taken if there is one (a live
+// answer may still name another: the caller compares).
 void FetchArchive(QueryState* s, size_t shard, std::string path, int first_replica,
-                  BackendCallback done);
+                  BackendCallback done, std::string_view pinned_generation = {});
 // GET path on realtime shard `shard`.
 void FetchRealtime(QueryState* s, size_t shard, std::string path, BackendCallback done);
 

@@ -9,6 +9,8 @@
 #include "api/query_params.h"
 #include "api/query_plan.h"
 #include "api/query_series.h"
+#include "api/rollup_plan.h"
+#include "base/latency.h"
 #include "base/wall_clock.h"
 #include "keyformat/records.h"
 #include "keyformat/shard.h"
@@ -108,20 +110,30 @@ class ReadRun : public std::enable_shared_from_this<ReadRun> {
       if (!BucketsFor(q_, 0, &buckets_, &e)) return Fail(e);
     }
     auto self = shared_from_this();
-    if (shards_.has_archive) {
+    // W guessed from the last archive answer of this shard (docs/api-read.md#the-plan-of-a-query).
+    int64_t guess = shards_.has_archive ? s_->last_watermark[shards_.archive] : kNoArchiveDays;
+    const bool range_known = !buckets_.empty() && guess != kWatermarkUnknown;
+    const HourRange range = range_known ? RangeOfBuckets(buckets_) : HourRange{};
+    // A range wholly after W needs no archive hour: while the shard's generation (and so W)
+    // was confirmed a moment ago, the archive is not asked at all.
+    if (shards_.has_archive && range_known && DayOfHour(range.start) > guess &&
+        s_->archive_cache.FreshGeneration(shards_.archive, static_cast<int64_t>(MonotonicMicros())) != nullptr) {
+      ++s_->archive_skipped;
+      watermark_ = guess;
+    } else if (shards_.has_archive) {
       ++pending_;
       Spend(1);
       FetchArchive(s_, shards_.archive, GetPath(shards_.shard_key), -1,
                    [self](BackendAnswer&& a) { self->OnArchive(std::move(a)); });
     }
-    // A total's realtime keys end in their hour: with W guessed from the last archive answer
-    // of this shard, the hours past it are asked for by name at once.
-    int64_t guess = shards_.has_archive ? s_->last_watermark[shards_.archive] : kNoArchiveDays;
+    // A total's realtime keys end in their hour: the hours past the guessed W are asked for by
+    // name at once; a range with none (wholly at or before W, or past tomorrow) asks
+    // realtime nothing. If the archive answer's W is older, OnBothTiers asks again.
     std::vector<int64_t> hours;
-    if (q_.kind == QueryKind::kSeries && guess != kWatermarkUnknown && !buckets_.empty() &&
-        RealtimeHours(RangeOfBuckets(buckets_), guess, DayOfHour(Now()) + 1, kMaxRealtimeMgetHours,
-                      &hours)) {
+    if (range_known && RealtimeHours(range, guess, DayOfHour(Now()) + 1, kMaxRealtimeMgetHours, &hours) &&
+        (hours.empty() || q_.kind == QueryKind::kSeries)) {
       realtime_from_ = guess;
+      if (hours.empty()) ++s_->realtime_skipped;
       for (std::string& path : MgetHourPaths(realtime_prefix_, hours, s_->options.max_backend_url_bytes)) {
         AskRealtime(std::move(path));
       }
@@ -129,7 +141,7 @@ class ReadRun : public std::enable_shared_from_this<ReadRun> {
       realtime_from_ = kNoArchiveDays;  // the /fwmatch covers every realtime day
       AskRealtime(FwmatchPath(realtime_prefix_));
     }
-    if (pending_ == 0) OnBothTiers();  // nothing could be asked: the bound was reached
+    if (pending_ == 0) OnBothTiers();  // nothing asked: a tier skipped, or the bound reached
   }
 
  protected:
@@ -171,7 +183,7 @@ class ReadRun : public std::enable_shared_from_this<ReadRun> {
   std::vector<Bucket> buckets_;  // empty until known (units=-1)
   int64_t watermark_ = kNoArchiveDays;
   BackendAnswer archive_;
-  std::vector<std::string> realtime_;
+  std::vector<SharedBody> realtime_;
   int pending_ = 0;   // backend calls in flight
   QueryError error_;  // the first failure among them
   size_t backend_requests_ = 0, backend_bytes_ = 0;  // the fan-out so far (Spend)
@@ -225,7 +237,7 @@ class ReadRun : public std::enable_shared_from_this<ReadRun> {
         if (!h.ok()) return Fail(BadBackend(h.status().message()));
         first = h.value();
       }
-      for (const std::string& body : realtime_) {
+      for (const SharedBody& body : realtime_) {
         Result<int64_t> h = FirstRealtimeHour(body, realtime_prefix_, watermark_);
         if (!h.ok()) return Fail(BadBackend(h.status().message()));
         first = std::min(first, h.value());
@@ -251,7 +263,7 @@ class SeriesRun final : public ReadRun {
     if (archive_.status == 200) {
       if (Status st = sum.AddArchiveTotal(archive_.body); !st.ok()) return Fail(BadBackend(st.message()));
     }
-    for (const std::string& body : realtime_) {
+    for (const SharedBody& body : realtime_) {
       if (Status st = sum.AddRealtime(body, realtime_prefix_); !st.ok()) return Fail(BadBackend(st.message()));
     }
     reply_->ReplyJson(200, "OK", SeriesJson(q_, buckets_, sum.values()));
@@ -275,51 +287,83 @@ class BreakdownRun final : public ReadRun {
     range_ = RangeOfBuckets(buckets_);
     std::vector<std::string> keys;
     if (archive_.status == 200) {
-      Status st = ArchiveSubtotalKeys(archive_.body, range_, watermark_, q_.sub, q_.ns, q_.stored_key, &keys);
+      // Month and day rollups only when the generation says its files carry them
+      // (docs/api-read.md#rollups); else the index's hours, as always.
+      Status st = PlanSubtotalRecords(archive_.body, range_, watermark_, archive_.rollups, &plan_);
       if (!st.ok()) return Fail(BadBackend(st.message()));
+      keys = PlannedKeys(plan_, realtime_prefix_);
     }
+    AskSubtotals(keys, false);
+  }
+
+  void AskSubtotals(const std::vector<std::string>& keys, bool fallback) {
+    fallback_round_ = fallback;
     std::vector<std::string> paths = MgetPaths(keys, s_->options.max_backend_url_bytes);
-    if (paths.empty()) return Sum();
+    if (paths.empty()) return AfterSubtotals();
     if (!Spend(paths.size())) return Fail(error_);
     auto self = SharedThis();
     pending_ = static_cast<int>(paths.size());
     for (std::string& path : paths) {
-      // The replica that gave the index: same file, so the same watermark (unless it fails).
+      // The replica and generation that gave the index: the same file (unless it fails).
       FetchArchive(s_, shards_.archive, std::move(path), static_cast<int>(archive_.replica),
-                   [self](BackendAnswer&& a) { self->OnSubtotals(std::move(a)); });
+                   [self](BackendAnswer&& a) { self->OnSubtotals(std::move(a)); }, archive_.generation);
     }
   }
 
   void OnSubtotals(BackendAnswer&& a) {
     if (!a.ok) {
       if (error_.status_txt.empty()) error_ = Unavailable("ARCHIVE_UNAVAILABLE", a.error);
-    } else if (a.watermark != watermark_) {
+    } else if (a.watermark != watermark_ || a.generation != archive_.generation) {
       generation_changed_ = true;
     } else if (Spend(0, a.body.size())) {
       subtotals_.push_back(std::move(a.body));
     }
-    if (--pending_ == 0) Sum();
+    if (--pending_ == 0) AfterSubtotals();
+  }
+
+  // After the planned records: the hours of every rollup record the archive lacked, once.
+  void AfterSubtotals() {
+    if (!error_.status_txt.empty()) return Fail(error_);
+    if (generation_changed_) return Retry();
+    if (fallback_round_) return Sum();
+    std::unordered_set<std::string_view> found;
+    if (archive_.rollups) {
+      for (const SharedBody& body : subtotals_) CollectTokens(body, realtime_prefix_, &found);
+    }
+    for (const PlannedRecord& r : plan_) {
+      if (r.fallback_hours.empty()) {
+        ++s_->hour_records;
+      } else if (found.count(r.token)) {
+        ++(r.token.size() == kMonthTokenSize ? s_->month_records : s_->day_records);
+      }
+    }
+    std::vector<std::string> fallback = FallbackKeys(plan_, found, realtime_prefix_);
+    if (fallback.empty()) return Sum();
+    ++s_->rollup_fallbacks;
+    s_->hour_records += fallback.size();
+    AskSubtotals(fallback, true);
+  }
+
+  void Retry() {
+    // A failover landed on a replica serving another generation, or a publish replaced the
+    // cached one: the index and the records no longer match. Start over; a publish settles
+    // within moments.
+    ++s_->watermark_retries;
+    if (attempt_ + 1 >= kMaxAttempts) {
+      return Fail(Unavailable("ARCHIVE_UNAVAILABLE",
+                              "archive shard " + std::to_string(shards_.archive) +
+                                  " replicas kept serving different generations"));
+    }
+    auto again = std::make_shared<BreakdownRun>(s_, std::move(reply_), std::move(q_), attempt_ + 1);
+    again->Start();
   }
 
   void Sum() {
-    if (!error_.status_txt.empty()) return Fail(error_);
-    if (generation_changed_) {
-      // A failover landed on a replica serving another generation: the index and the
-      // records no longer match. Start over; a publish settles within moments.
-      ++s_->watermark_retries;
-      if (attempt_ + 1 >= kMaxAttempts) {
-        return Fail(Unavailable("ARCHIVE_UNAVAILABLE",
-                                "archive shard " + std::to_string(shards_.archive) +
-                                    " replicas kept serving different generations"));
-      }
-      auto again = std::make_shared<BreakdownRun>(s_, std::move(reply_), std::move(q_), attempt_ + 1);
-      return again->Start();
-    }
-    BreakdownSum sum(range_, watermark_);
-    for (const std::string& body : subtotals_) {
+    BreakdownSum sum(range_, watermark_, archive_.rollups);
+    for (const SharedBody& body : subtotals_) {
       if (Status st = sum.AddArchive(body, realtime_prefix_); !st.ok()) return Fail(BadBackend(st.message()));
     }
-    for (const std::string& body : realtime_) {
+    for (const SharedBody& body : realtime_) {
       if (Status st = sum.AddRealtime(body, realtime_prefix_); !st.ok()) return Fail(BadBackend(st.message()));
     }
     candidates_ = sum.Candidates(q_.limit);
@@ -354,7 +398,9 @@ class BreakdownRun final : public ReadRun {
 
   int attempt_;
   HourRange range_;
-  std::vector<std::string> subtotals_;
+  std::vector<PlannedRecord> plan_;
+  bool fallback_round_ = false;
+  std::vector<SharedBody> subtotals_;
   bool generation_changed_ = false;
   std::vector<SubkeyCount> candidates_;
   std::unordered_map<std::string, std::string> shown_;
@@ -484,9 +530,33 @@ void QueryService::WriteStatsJson(net::JsonWriter* w) const {
   w->Field("entries", s->lookups.size());
   w->Field("hits", s->lookups.hits());
   w->Field("misses", s->lookups.misses());
+  w->Field("bytes", s->lookups.bytes());
+  w->Field("evictions", s->lookups.evictions());
   w->EndObject();
   w->Field("archive_failovers", s->archive_failovers);
   w->Field("watermark_retries", s->watermark_retries);
+  const ArchiveCache& c = s->archive_cache;
+  w->BeginObject("archive_cache");
+  w->Field("entries", c.entries());
+  w->Field("bytes", c.bytes());
+  w->Field("max_bytes", c.max_bytes());
+  w->Field("hits", c.hits());
+  w->Field("misses", c.misses());
+  w->Field("evictions", c.evictions());
+  w->Field("dropped", c.dropped());
+  w->Field("generation_changes", c.generation_changes());
+  w->EndObject();
+  w->BeginObject("plan");
+  w->Field("archive_requests", s->archive_requests);
+  w->Field("archive_cache_answers", s->archive_cache_answers);
+  w->Field("realtime_requests", s->realtime_requests);
+  w->Field("archive_skipped", s->archive_skipped);
+  w->Field("realtime_skipped", s->realtime_skipped);
+  w->Field("month_records", s->month_records);
+  w->Field("day_records", s->day_records);
+  w->Field("hour_records", s->hour_records);
+  w->Field("rollup_fallbacks", s->rollup_fallbacks);
+  w->EndObject();
   w->EndObject();
 }
 

@@ -56,6 +56,11 @@ struct QueryOptions {
   int archive_timeout_ms = 1000;    // per replica; then the next replica is tried
   int realtime_timeout_ms = 2000;
   size_t lookup_cache_entries = 100000;
+  // Archive answers kept per (shard, generation) (docs/api-read.md#caches): at most this many
+  // bytes, taken from the cache while the shard's generation was confirmed by a live archive
+  // answer within archive_cache_confirm_ms.
+  size_t archive_cache_bytes = size_t{64} << 20;
+  int archive_cache_confirm_ms = 1000;
   size_t max_backend_url_bytes = 6000;  // /mget batches are cut to fit backend URL limits
   // The fan-out of one query (docs/api-read.md#bounds): backend requests (archive /get and
   // /mget batches, realtime /mget batches and /fwmatch pages) and the bytes of their answers.
@@ -79,7 +84,9 @@ class QueryService {
 
   // Writes the read path's counters as one JSON object (for the API's /stats):
   // {"series": n, "breakdown": n, "lookup": n, "errors_4xx": n, "errors_503": n,
-  //  "lookup_cache": {"entries": n, "hits": n, "misses": n}, "archive_failovers": n}.
+  //  "lookup_cache": {"entries": n, "bytes": n, "hits": n, "misses": n, "evictions": n},
+  //  "archive_failovers": n, "watermark_retries": n, "archive_cache": {...}, "plan": {...}}
+  // (docs/api-read.md#stats).
   void WriteStatsJson(net::JsonWriter* w) const;
 
   struct State;  // internal; public so the query runs in query_*.cc can reach it

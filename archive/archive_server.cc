@@ -85,8 +85,11 @@ void ArchiveServer::Run() { server_.Run(); }
 
 void ArchiveServer::Stop() { server_.Stop(); }
 
-void ArchiveServer::AddLastDay(net::Request& req, const DbFile& db) {
-  if (db.has_manifest()) req.AddHeader("X-Archive-Last-Day", db.manifest().last_day.c_str());
+void ArchiveServer::AddFileHeaders(net::Request& req, const DbFile& db) {
+  if (!db.has_manifest()) return;
+  req.AddHeader("X-Archive-Last-Day", db.manifest().last_day.c_str());
+  req.AddHeader("X-Archive-Generation", db.manifest().generation.c_str());
+  if (db.manifest().rollups) req.AddHeader("X-Archive-Rollups", "1");
 }
 
 void ArchiveServer::ReplyText(net::Request& req, LoopScratch& scratch, int code,
@@ -117,7 +120,7 @@ void ArchiveServer::OnGet(net::Request& req) {
   LoopScratch& scratch = scratch_[req.loop_index()];
   LoopCounters& counters = counters_[req.loop_index()];
   std::shared_ptr<const DbFile> db = db_.Current();
-  AddLastDay(req, *db);
+  AddFileHeaders(req, *db);
   if (!scratch.params.Parse(req.raw_query(), KeyParams::Mode::kFirstKey)) {
     ReplyBadRequest(req, scratch.params.error_name(), scratch.params.error());
     return;
@@ -140,7 +143,7 @@ void ArchiveServer::OnMget(net::Request& req) {
   LoopScratch& scratch = scratch_[req.loop_index()];
   LoopCounters& counters = counters_[req.loop_index()];
   std::shared_ptr<const DbFile> db = db_.Current();
-  AddLastDay(req, *db);
+  AddFileHeaders(req, *db);
   if (!scratch.params.Parse(req.raw_query(), KeyParams::Mode::kEveryK)) {
     ReplyBadRequest(req, scratch.params.error_name(), scratch.params.error());
     return;
@@ -184,7 +187,7 @@ void ArchiveServer::OnFwmatch(net::Request& req) {
   LoopScratch& scratch = scratch_[req.loop_index()];
   LoopCounters& counters = counters_[req.loop_index()];
   std::shared_ptr<const DbFile> db = db_.Current();
-  AddLastDay(req, *db);
+  AddFileHeaders(req, *db);
   KeyParams& params = scratch.params;
   if (!params.Parse(req.raw_query(), KeyParams::Mode::kFirstKey)) {
     // An empty prefix would dump the whole file: a bad request, not a match-everything.

@@ -24,7 +24,9 @@
 // limit) get 400 with the envelope {"status_code":400,"status_txt":"MISSING_ARG_KEY",
 // "data":null,"message":"..."}. Keys are decoded as described in key_params.h.
 // When the serving file has a manifest, every /get, /mget and /fwmatch answer carries
-// `X-Archive-Last-Day: YYYY-MM-DD` of the file that answered it.
+// `X-Archive-Last-Day: YYYY-MM-DD` and `X-Archive-Generation: <id>` of the file that
+// answered it, and `X-Archive-Rollups: 1` when that manifest says `rollups = 1`
+// (docs/formats.md#rollups).
 //
 // Threads: options.threads event loops share one listening address (SO_REUSEPORT) and one
 // mapping. A request holds the file it started on until it has replied, so a reload never
@@ -127,7 +129,7 @@ class ArchiveServer {
   void DeliverReloads(int loop);
   void ReplyBadRequest(net::Request& req, const char* status_txt, const std::string& message);
   void ReplyAnswerTooLarge(net::Request& req, const char* what);
-  static void AddLastDay(net::Request& req, const DbFile& db);
+  static void AddFileHeaders(net::Request& req, const DbFile& db);
   // Replies with body, giving evhttp the Date and Content-Length headers ready-made (it
   // would printf them for every reply; see date_header.h).
   static void ReplyText(net::Request& req, LoopScratch& scratch, int code,

@@ -41,6 +41,7 @@ constexpr std::string_view kKeys[] = {
     "populate",         // archive
     "port",             // api, realtime, archive
     "power-safe",       // realtime
+    "query-cache-mb",              // api
     "query-max-backend-mb",        // api
     "query-max-backend-requests",  // api
     "realtime",         // api, rebuild: one line per realtime shard

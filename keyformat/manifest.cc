@@ -38,6 +38,9 @@ Status ApplyEntry(const KeyValueText::Entry& e, Manifest* m) {
       return LineError(e.line, "last_day '" + value + "' is not a valid YYYY-MM-DD day");
     }
     m->last_day = value;
+  } else if (e.key == "rollups") {
+    if (value != "0" && value != "1") return LineError(e.line, "rollups '" + value + "' is not 0 or 1");
+    m->rollups = value == "1";
   } else if (e.key == "shards") {
     uint64_t n;
     if (!ParseCount(value, &n) || n == 0 || n > kMaxMetaShards) {
@@ -136,6 +139,7 @@ std::string FormatManifest(const Manifest& manifest) {
   KeyValueText kv;
   kv.Add("generation", manifest.generation);
   kv.Add("last_day", manifest.last_day);
+  if (manifest.rollups) kv.Add("rollups", "1");
   if (manifest.shards != 0) kv.Add("shards", std::to_string(manifest.shards));
   for (const auto& [k, meta] : manifest.shard_files) AddShardMeta(k, meta, &kv);
   for (const auto& [day, digests] : manifest.days) kv.Add("day", FormatDayDigests(day, digests));

@@ -4,6 +4,8 @@
 //
 //   generation = 20260321-8c1f...   required; an opaque id
 //   last_day = 2026-03-20           required; the newest day the generation holds
+//   rollups = 1                     0 or 1: the shard files carry day and month rollup
+//                                   records (docs/formats.md#rollups); absent is 0
 //   shards = 2                      a count, 1 .. kMaxMetaShards
 //   shard.K.file / records / bytes / xxh64   per shard, shard_meta.h
 //   day = 2026-03-20 <Hex64> <Hex64> ...     repeated: a day merged from the realtime
@@ -39,6 +41,7 @@ struct Manifest {
   std::string generation;
   std::string last_day;               // YYYY-MM-DD, a valid day
   uint32_t shards = 0;                // 0 when the line is absent
+  bool rollups = false;               // `rollups = 1`: the files carry day and month rollups
   std::map<uint32_t, ShardMeta> shard_files;  // by K
   // Day (YYYY-MM-DD) -> the export digest of each realtime shard, in shard order.
   std::map<std::string, std::vector<uint64_t>> days;

@@ -32,6 +32,23 @@ TEST(Manifest, RequiresOnlyGenerationAndLastDay) {
   EXPECT_TRUE(m->shard_files.empty());
 }
 
+TEST(Manifest, RollupsLine) {
+  auto m = ParseManifest("generation = g\nlast_day = 2026-01-01\nrollups = 1\n");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_TRUE(m->rollups);
+  auto back = ParseManifest(FormatManifest(*m));
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back->rollups);
+  auto off = ParseManifest("generation = g\nlast_day = 2026-01-01\nrollups = 0\n");
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->rollups);
+  auto absent = ParseManifest("generation = g\nlast_day = 2026-01-01\n");
+  ASSERT_TRUE(absent.ok());
+  EXPECT_FALSE(absent->rollups);
+  EXPECT_EQ(ParseManifest("generation = g\nlast_day = 2026-01-01\nrollups = yes\n").status().message(),
+            "line 3: rollups 'yes' is not 0 or 1");
+}
+
 // Found by fuzz/manifest_fuzz.cc: a shard field this reader does not know (a newer
 // rebuild's) made an empty entry for its shard, which FormatManifest then dropped, so the
 // parsed manifest did not survive its own format.

@@ -245,13 +245,20 @@ def test_realtime_shard_down_is_503_never_a_partial_number(procs, tmp_path):
     work = publish_archive(tmp_path, history_lines(), 1)
     cluster = Cluster(procs, tmp_path, [[work / "current" / "shard-0.csv"]])
     cluster.realtime[0][0].terminate()
+    # Every query whose range reaches past W (2012-04-02) needs realtime's hours.
     for path in ("/series?ns=u&key=jehiah&unit=day&units=2&unit_reference_ts=1333314000",
                  "/series?ns=u&key=jehiah&units=-1&unit_reference_ts=1333314000",
-                 "/breakdown?ns=u&key=jehiah&sub=r&units=1&unit_reference_ts=1333314000"):
+                 "/breakdown?ns=u&key=jehiah&sub=r&units=1&unit_reference_ts=1333486800"):
         r = cluster.query(path)
         body = r.json()
         assert (r.status, body["status_txt"], body["data"]) == (503, "REALTIME_UNAVAILABLE", None), path
         assert "realtime shard 0" in body["message"]
+    # A range wholly at or before W (known from the answers above) asks realtime nothing
+    # (docs/api-read.md#the-plan-of-a-query): its answer is whole without it.
+    r = cluster.query("/breakdown?ns=u&key=jehiah&sub=r&units=1&unit_reference_ts=1333314000")
+    assert r.status == 200, r
+    assert r.json()["data"]["breakdown"] == [{"subkey": "http://twitter.com/", "value": 3},
+                                             {"subkey": "http://www.facebook.com/", "value": 2}]
 
 
 def test_replicas_on_different_generations_give_the_same_answers(procs, tmp_path):

@@ -1,0 +1,61 @@
+// Rollup planning: which archive subtotal records a /breakdown reads (docs/api-read.md#rollups).
+//
+// Besides one subtotal record per hour, an archive whose files carry rollups
+// (docs/formats.md#rollups) holds per subtotal namespace and key one record per UTC day and
+// one per UTC month, summing the hours' `subkey:count` columns. Their time component is the
+// first three characters of the hours' YMDH token (a day, `c41`) or the first two (a month,
+// `c4`). A range of hours is read as month records for the whole UTC months inside it, day
+// records for the whole UTC days left, and hour records at the edges — the same sums as the
+// hours, from a handful of records instead of thousands.
+//
+// The archive total record is the index: a period is asked for only when the index lists an
+// hour of it inside the range, and each rollup record asked for carries the index's hours
+// of its period as its fallback. A rollup record the archive does not have (a file written
+// before rollups, a rollup skipped for a key) is replaced by exactly those hour records, so
+// a period is counted once: either its rollup or its hours, never both. Pure code.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "api/query_plan.h"
+#include "base/status.h"
+
+namespace clickatron {
+
+inline constexpr size_t kDayTokenSize = 3;
+inline constexpr size_t kMonthTokenSize = 2;
+
+// The hours [start, end) a time token names: a YMDH hour (4 bytes), a UTC day (its first 3)
+// or a UTC month (its first 2). Fails on another length or an impossible date.
+Result<HourRange> PeriodOfToken(std::string_view token);
+
+// One record to read: its time token (2, 3 or 4 bytes) and, for a rollup, the index's hour
+// tokens of its period to read instead when the archive lacks the rollup record.
+struct PlannedRecord {
+  std::string token;
+  std::vector<std::string> fallback_hours;  // empty for an hour record
+};
+
+// The records of the index's hours inside `range` with a day <= w, in token order. With
+// use_rollups false every record is an hour record (the hour-only plan).
+Status PlanSubtotalRecords(std::string_view total_value, HourRange range, int64_t w, bool use_rollups,
+                           std::vector<PlannedRecord>* plan);
+
+// The archive keys `{sub}.{ns}|{key}.{token}` of every record of a plan.
+std::vector<std::string> PlannedKeys(const std::vector<PlannedRecord>& plan, std::string_view prefix);
+
+// The hour keys to read because their rollup record was not among `found` (the time tokens
+// of the records the archive answered).
+std::vector<std::string> FallbackKeys(const std::vector<PlannedRecord>& plan,
+                                      const std::unordered_set<std::string_view>& found,
+                                      std::string_view prefix);
+
+// Adds to *found the time tokens of the `{prefix}{token},value` lines of an archive body.
+void CollectTokens(std::string_view body, std::string_view prefix,
+                   std::unordered_set<std::string_view>* found);
+
+}  // namespace clickatron

@@ -1,0 +1,232 @@
+// Rollup planning (rollup_plan.h): the periods of tokens, and the property that a breakdown
+// planned with month and day rollups sums exactly what the hour-only plan sums — over random
+// data, random ranges in zones with DST changes, random watermarks and archives that lack
+// some or all rollup records.
+#include "api/rollup_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "api/buckets.h"
+#include "api/query_breakdown.h"
+#include "keyformat/records.h"
+#include "keyformat/ymdh.h"
+
+namespace clickatron {
+namespace {
+
+constexpr int64_t kJan2012 = 1325376000;  // 2012-01-01 00:00 UTC
+
+int64_t At(const char* token) { return DecodeYmdh(token).value(); }
+
+TEST(PeriodOfTokenTest, HourDayMonth) {
+  EXPECT_EQ(PeriodOfToken("c41a")->start, At("c41a"));
+  EXPECT_EQ(PeriodOfToken("c41a")->end, At("c41b"));
+  EXPECT_EQ(PeriodOfToken("c41")->start, At("c410"));
+  EXPECT_EQ(PeriodOfToken("c41")->end, At("c420"));
+  EXPECT_EQ(PeriodOfToken("c4")->start, At("c410"));
+  EXPECT_EQ(PeriodOfToken("c4")->end, At("c510"));
+  EXPECT_EQ(PeriodOfToken("cc")->end, At("d110"));  // December ends with the next year
+  EXPECT_EQ(PeriodOfToken("c2")->end - PeriodOfToken("c2")->start, 29 * kSecondsPerDay);  // 2012 leap
+  EXPECT_EQ(PeriodOfToken("vc")->end, kYmdhMaxTs + 1);
+  EXPECT_FALSE(PeriodOfToken("c").ok());
+  EXPECT_FALSE(PeriodOfToken("c41a0").ok());
+  EXPECT_FALSE(PeriodOfToken("cd").ok());   // month 13
+  EXPECT_FALSE(PeriodOfToken("c2u").ok());  // 2012-02-30
+  EXPECT_EQ(PeriodOfToken("c2u").status().message(),
+            "time token 'c2u' is not a UTC hour, day or month (time token 'c2u0' is not YMDH: "
+            "2012-2-30 is not a date)");
+}
+
+TEST(RollupPlanTest, WholeMonthsDaysAndEdgeHours) {
+  // Hours at 2012-03-31 23:00, every day of April at noon, 2012-05-01 00:00 and 05:00.
+  std::string total = "c3vn:1";
+  for (int d = 1; d <= 30; ++d) total += std::string(" c4") + kYmdhAlphabet[d] + "c:1";
+  total += " c510:1 c515:1";
+  HourRange range{At("c3vn"), At("c515")};  // 05:00 on May 1st is outside
+  std::vector<PlannedRecord> plan;
+  ASSERT_TRUE(PlanSubtotalRecords(total, range, /*w=*/100000, true, &plan).ok());
+  ASSERT_EQ(plan.size(), 3u);
+  EXPECT_EQ(plan[0].token, "c3vn");  // the day is only partly inside
+  EXPECT_TRUE(plan[0].fallback_hours.empty());
+  EXPECT_EQ(plan[1].token, "c4");
+  EXPECT_EQ(plan[1].fallback_hours.size(), 30u);
+  EXPECT_EQ(plan[2].token, "c510");
+  // The watermark at April 10th: days up to it, hours never past it.
+  const int64_t apr10 = At("c4a0") / kSecondsPerDay;
+  ASSERT_TRUE(PlanSubtotalRecords(total, range, apr10, true, &plan).ok());
+  ASSERT_EQ(plan.size(), 11u);
+  EXPECT_EQ(plan[1].token, "c41");
+  EXPECT_EQ(plan[10].token, "c4a");
+  // A missing rollup falls back to its hours, and only its own.
+  std::unordered_set<std::string_view> found = {"c41", "c42", "c43", "c44", "c45", "c46", "c47", "c48", "c49"};
+  EXPECT_EQ(FallbackKeys(plan, found, "c.u|k."), std::vector<std::string>{"c.u|k.c4ac"});
+  // Hour-only: the plain index hours.
+  ASSERT_TRUE(PlanSubtotalRecords(total, range, 100000, false, &plan).ok());
+  EXPECT_EQ(plan.size(), 32u);
+}
+
+// ---- the property: rollup-planned == hour-only, over random cases ----
+
+struct Dataset {
+  std::string total;                          // the index: `ymdh:n` columns
+  std::map<std::string, std::string> records;  // archive subtotal records, key -> value
+  int64_t first_hour = 0, last_hour = 0;
+};
+
+constexpr std::string_view kPrefix = "c.u|jehiah.";
+
+std::string ColumnsOf(const std::map<std::string, int64_t>& sums) {
+  std::string v;
+  for (const auto& [name, n] : sums) {
+    if (!v.empty()) v += ' ';
+    v += name + ":" + std::to_string(n);
+  }
+  return v;
+}
+
+// Random hours over up to 400 days from a random start; each hour with data has 1-3 of 8
+// subkeys. Rollups: all written, none, or each one dropped with probability 1/4.
+Dataset MakeDataset(std::mt19937_64& rng) {
+  static const char* kSubkeys[] = {"a", "b", "c", "d", "h0aMB8AuNw4=", "x", "y", "zz"};
+  Dataset d;
+  const int64_t span_days = 1 + static_cast<int64_t>(rng() % 400);
+  const int64_t start = kJan2012 + static_cast<int64_t>(rng() % (15 * 365)) * kSecondsPerDay +
+                        static_cast<int64_t>(rng() % 24) * kSecondsPerHour;
+  const double density[] = {0.01, 0.1, 0.6, 1.0};
+  std::bernoulli_distribution has_data(density[rng() % 4]);
+  std::map<std::string, std::map<std::string, int64_t>> days, months;
+  d.first_hour = INT64_MAX;
+  for (int64_t h = start; h < start + span_days * kSecondsPerDay && h <= kYmdhMaxTs; h += kSecondsPerHour) {
+    if (!has_data(rng)) continue;
+    std::string token(EncodeYmdh(h)->view());
+    std::map<std::string, int64_t> hour;
+    int64_t sum = 0;
+    for (int n = 1 + static_cast<int>(rng() % 3); n > 0; --n) {
+      int64_t count = 1 + static_cast<int64_t>(rng() % 1000);
+      hour[kSubkeys[rng() % 8]] += count;
+      sum += count;
+    }
+    for (const auto& [name, n] : hour) {
+      days[token.substr(0, 3)][name] += n;
+      months[token.substr(0, 2)][name] += n;
+    }
+    if (!d.total.empty()) d.total += ' ';
+    d.total += token + ":" + std::to_string(sum);
+    d.records[std::string(kPrefix) + token] = ColumnsOf(hour);
+    d.first_hour = std::min(d.first_hour, h);
+    d.last_hour = h;
+  }
+  const int mode = static_cast<int>(rng() % 3);  // 0 all rollups, 1 none, 2 some
+  for (auto* periods : {&days, &months}) {
+    for (const auto& [token, sums] : *periods) {
+      if (mode == 1 || (mode == 2 && rng() % 4 == 0)) continue;
+      d.records[std::string(kPrefix) + token] = ColumnsOf(sums);
+    }
+  }
+  return d;
+}
+
+// An archive /mget: the `key,value` lines of the keys it has.
+std::string Mget(const Dataset& d, const std::vector<std::string>& keys) {
+  std::string body;
+  for (const std::string& key : keys) {
+    auto it = d.records.find(key);
+    if (it != d.records.end()) body += key + "," + it->second + "\n";
+  }
+  return body;
+}
+
+std::map<std::string, int64_t> Sums(const BreakdownSum& sum) {
+  std::map<std::string, int64_t> out;
+  for (const SubkeyCount& c : sum.Candidates(1000)) out[std::string(c.stored)] = c.value;
+  return out;
+}
+
+TEST(RollupPlanTest, RollupPlanSumsWhatHoursSum) {
+  // Zones: DST in both hemispheres and at different local hours; Lord Howe (30-minute DST)
+  // and Kolkata (+5:30) have edges off whole UTC hours and are refused by MakeBuckets.
+  const char* kZones[] = {"UTC", "America/New_York", "Europe/London", "Australia/Sydney",
+                          "America/Sao_Paulo", "Pacific/Auckland", "Australia/Lord_Howe",
+                          "Asia/Kolkata", "-8", "+13"};
+  std::vector<TimeZone> zones;
+  for (const char* z : kZones) zones.push_back(TimeZone::Parse(z).value());
+  const Unit kUnits[] = {Unit::kHour, Unit::kDay, Unit::kWeek, Unit::kMweek, Unit::kMonth};
+  const int64_t kMaxUnits[] = {2000, 450, 70, 70, 16};
+
+  std::mt19937_64 rng(20261125);
+  int cases = 0, refused = 0, with_fallback = 0;
+  size_t hour_records = 0, rollup_records = 0, months = 0, days = 0;
+  while (cases < 10000) {
+    const Dataset d = MakeDataset(rng);
+    if (d.records.empty()) continue;
+    for (int r = 0; r < 20; ++r) {
+      const size_t u = rng() % 5;
+      const size_t z = rng() % zones.size();
+      const int64_t ref = d.first_hour - 20 * kSecondsPerDay +
+                          static_cast<int64_t>(rng() % static_cast<uint64_t>(
+                              d.last_hour - d.first_hour + 40 * kSecondsPerDay));
+      const int64_t units = 1 + static_cast<int64_t>(rng() % kMaxUnits[u]);
+      Result<std::vector<Bucket>> buckets = MakeBuckets(kUnits[u], zones[z], ref, units);
+      if (!buckets.ok()) {
+        ++refused;
+        continue;
+      }
+      const HourRange range = RangeOfBuckets(buckets.value());
+      // W: before, inside or after the data (kNoArchiveDays: nothing archived).
+      const int64_t w = rng() % 8 == 0 ? kNoArchiveDays
+                                       : (d.first_hour / kSecondsPerDay) - 5 +
+                                             static_cast<int64_t>(rng() % static_cast<uint64_t>(
+                                                 (d.last_hour - d.first_hour) / kSecondsPerDay + 10));
+
+      std::vector<std::string> hour_keys;
+      ASSERT_TRUE(ArchiveSubtotalKeys(d.total, range, w, "c", "u", "jehiah", &hour_keys).ok());
+      // The sums keep views into the bodies: they live as long as the sums.
+      const std::string hour_body = Mget(d, hour_keys);
+      BreakdownSum by_hours(range, w);
+      ASSERT_TRUE(by_hours.AddArchive(hour_body, kPrefix).ok());
+
+      std::vector<PlannedRecord> plan;
+      ASSERT_TRUE(PlanSubtotalRecords(d.total, range, w, false, &plan).ok());
+      ASSERT_EQ(PlannedKeys(plan, kPrefix), hour_keys);  // the hour-only plan is today's
+      ASSERT_TRUE(PlanSubtotalRecords(d.total, range, w, true, &plan).ok());
+      const std::string first = Mget(d, PlannedKeys(plan, kPrefix));
+      std::unordered_set<std::string_view> found;
+      CollectTokens(first, kPrefix, &found);
+      const std::vector<std::string> fallback = FallbackKeys(plan, found, kPrefix);
+      const std::string second = Mget(d, fallback);
+      BreakdownSum by_rollups(range, w, /*rollups=*/true);
+      ASSERT_TRUE(by_rollups.AddArchive(first, kPrefix).ok());
+      ASSERT_TRUE(by_rollups.AddArchive(second, kPrefix).ok());
+
+      ASSERT_EQ(Sums(by_rollups), Sums(by_hours))
+          << "case " << cases << ": zone " << kZones[z] << " unit " << UnitName(kUnits[u]) << " units "
+          << units << " ref " << ref << " w " << w;
+      ++cases;
+      with_fallback += fallback.empty() ? 0 : 1;
+      if (fallback.empty()) {  // what rollups save where the archive has them all
+        hour_records += hour_keys.size();
+        rollup_records += plan.size();
+      }
+      for (const PlannedRecord& p : plan) {
+        months += p.token.size() == kMonthTokenSize;
+        days += p.token.size() == kDayTokenSize;
+      }
+    }
+  }
+  // The cases exercised what they are meant to: refused zones, month and day records, and
+  // archives lacking rollups.
+  EXPECT_GT(refused, 500);
+  EXPECT_GT(months, 1000u);
+  EXPECT_GT(days, 10000u);
+  EXPECT_GT(with_fallback, 1000);
+  EXPECT_LT(rollup_records * 3, hour_records);
+  std::printf("%d cases (%d ranges refused); where no rollup was missing: %zu hour records, %zu with "
+              "rollups; %zu month and %zu day records planned; %d cases fell back to hours\n",
+              cases, refused, hour_records, rollup_records, months, days, with_fallback);
+}
+
+}  // namespace
+}  // namespace clickatron

@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# The read plan's benchmark (docs/benchmarks.md#api-read-plan): breakdowns of a key with 5
+# years of hourly history read through day and month rollups or hour by hour, with and
+# without the archive answer cache, and Zipf-popular /series — beside nginx and the archive's
+# own /get in the same run.
+#
+#   tests/bench/api_read_plan_load.sh [BUILD_DIR] [BASE_BUILD_DIR]   (default build/release)
+#
+# BASE_BUILD_DIR (optional): another build's clickatron-api (e.g. main's) run on the same
+# hour-only archive, for a before/after in the same run. Environment: BENCH_DIR (data;
+# default /tmp/clickatron-api-read-plan-bench), DURATION (wrk seconds per run; 5),
+# CONNECTIONS (32), RUNS (default "nginx archive latency series breakdown nginx2").
+#
+# Data: tests/bench/api_read_plan_gen.py (once). Servers: nginx (one worker, `return 200`);
+# two clickatron-archive on the same file, one whose manifest says `rollups = 1`, one
+# without; one clickatron-realtime with today's hours; and the APIs
+#   rollups   rollups + cache (the default)     rollups-nc   rollups, query-cache-mb = 0
+#   hours     hour-only + cache                 hours-nc     hour-only, query-cache-mb = 0
+#   base      BASE_BUILD_DIR's API on the hour-only archive (if given)
+# Runs: `latency` = wrk -c1 on /breakdown of bench|long over 1 year (unit=month&units=12)
+# and all time (unit=month&units=61) per API: p50/p99 of one query at a time;
+# `series` = wrk -cCONNECTIONS /series?unit=day&units=30&timezone=America/New_York on Zipf
+# keys; `breakdown` = wrk -cCONNECTIONS /breakdown of bench|long over 30 days (unit=day&units=30).
+# Everything on 127.0.0.1, bounded by DURATION, stopped at exit.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+. "$root/tests/bench/nginx_ceiling.sh"
+build=${1:-build/release}
+base_build=${2:-}
+bench_dir=${BENCH_DIR:-/tmp/clickatron-api-read-plan-bench}
+duration=${DURATION:-5}
+connections=${CONNECTIONS:-32}
+runs=${RUNS:-nginx archive latency series breakdown nginx2}
+bin="$root/$build/bin"
+lua="$root/tests/bench/api_read_plan_wrk.lua"
+
+for b in clickatron-api clickatron-archive clickatron-realtime; do
+  [[ -x "$bin/$b" ]] || { echo "api_read_plan_load: build $bin/$b first" >&2; exit 1; }
+done
+command -v wrk >/dev/null || { echo "api_read_plan_load: wrk is not installed (ops/install-deps)" >&2; exit 1; }
+command -v nginx >/dev/null || { echo "api_read_plan_load: nginx is not installed (ops/install-deps)" >&2; exit 1; }
+[[ -s "$bench_dir/ref.txt" ]] || python3 "$root/tests/bench/api_read_plan_gen.py" "$bench_dir"
+ref=$(cat "$bench_dir/ref.txt")
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+run_dir=$(mktemp -d /tmp/api-read-plan.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done
+  rm -rf "$run_dir"
+}
+trap cleanup EXIT
+wait_ping() {  # PORT PID LOG
+  for _ in $(seq 1 600); do
+    curl -sf "http://127.0.0.1:$1/ping" >/dev/null 2>&1 && return 0
+    kill -0 "$2" 2>/dev/null || { cat "$3" >&2; exit 1; }
+    sleep 0.1
+  done
+  echo "api_read_plan_load: server on port $1 did not start" >&2
+  exit 1
+}
+
+nginx_port=$(free_port)
+start_nginx_ceiling "$run_dir/nginx" "$nginx_port"
+pids+=("$nginx_pid")
+
+declare -A archive_port
+for a in rollups hours; do
+  archive_port[$a]=$(free_port)
+  "$bin/clickatron-archive" --db-file "$bench_dir/$a/shard-0.csv" --port "${archive_port[$a]}" \
+    2> "$run_dir/archive-$a.log" &
+  pids+=($!)
+  wait_ping "${archive_port[$a]}" $! "$run_dir/archive-$a.log"
+done
+archive_pid=${pids[1]}
+
+realtime_port=$(free_port)
+mkdir -p "$run_dir/rt"
+"$bin/clickatron-realtime" --data-dir "$run_dir/rt" --port "$realtime_port" 2> "$run_dir/realtime.log" &
+realtime_pid=$!
+pids+=("$realtime_pid")
+wait_ping "$realtime_port" "$realtime_pid" "$run_dir/realtime.log"
+split -l 20000 "$bench_dir/realtime.csv" "$run_dir/rt-batch."
+seq=0
+for f in "$run_dir"/rt-batch.*; do
+  seq=$((seq + 1))
+  curl -sf -H 'X-Clickatron-Sender: be4c000000000001' --data-binary @"$f" \
+    "http://127.0.0.1:$realtime_port/incr?source=bench&seq=$seq" >/dev/null
+done
+
+declare -A api_port api_pid
+start_api() {  # NAME BIN ARCHIVE EXTRA_CONFIG
+  local name=$1 api_bin=$2 archive=$3 extra=$4
+  api_port[$name]=$(free_port)
+  printf 'port = %s\nrealtime = 127.0.0.1:%s\narchive = 127.0.0.1:%s\noplog-dir = %s\nnode-id = bench%s\n%s' \
+    "${api_port[$name]}" "$realtime_port" "${archive_port[$archive]}" "$run_dir/oplog-$name" "$name" \
+    "$extra" > "$run_dir/api-$name.conf"
+  "$api_bin" --config "$run_dir/api-$name.conf" 2> "$run_dir/api-$name.log" &
+  api_pid[$name]=$!
+  pids+=($!)
+  wait_ping "${api_port[$name]}" "${api_pid[$name]}" "$run_dir/api-$name.log"
+}
+apis="rollups rollups-nc hours hours-nc"
+start_api rollups "$bin/clickatron-api" rollups ""
+start_api rollups-nc "$bin/clickatron-api" rollups $'query-cache-mb = 0\n'
+start_api hours "$bin/clickatron-api" hours ""
+start_api hours-nc "$bin/clickatron-api" hours $'query-cache-mb = 0\n'
+if [[ -n "$base_build" ]]; then
+  start_api base "$root/$base_build/bin/clickatron-api" hours ""
+  apis+=" base"
+fi
+
+# Every API gives the same answers.
+check() {
+  local q=$1 first="" a body
+  for a in $apis; do
+    body=$(curl -sf "http://127.0.0.1:${api_port[$a]}$q")
+    [[ -z "$first" ]] && first=$body
+    [[ "$body" == "$first" ]] || { echo "api_read_plan_load: $a answers $q differently" >&2; exit 1; }
+  done
+}
+for units in 12 61; do check "/breakdown?ns=bench&key=long&sub=c&unit=month&units=$units&unit_reference_ts=$ref"; done
+check "/breakdown?ns=bench&key=long&sub=c&unit=day&units=30&unit_reference_ts=$ref&timezone=America%2FNew_York"
+check "/series?ns=bench&key=z00001&unit=day&units=30&timezone=America%2FNew_York&unit_reference_ts=$ref"
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+# run NAME PORT MODE CONNECTIONS PID: one wrk run and its summary line (the API's CPU/request)
+run() {
+  local name=$1 port=$2 mode=$3 conns=$4 pid=$5 before out reqs
+  before=$(cpu_ticks "$pid")
+  out=$(API_MODE=$mode API_KEYS="$bench_dir/zipf.txt" API_REF=$ref wrk -t1 -c"$conns" -d"${duration}s" \
+        --latency -s "$lua" "http://127.0.0.1:$port/")
+  reqs=$(awk '/requests in/ {print $1}' <<< "$out")
+  printf "%-34s %8s req/s  p50 %-8s p99 %-8s non-2xx %-6s CPU/req %sus\n" "$name" \
+    "$(awk '/^Requests\/sec:/ {printf "%d", $2}' <<< "$out")" "$(awk '$1 == "50%" {print $2}' <<< "$out")" \
+    "$(awk '$1 == "99%" {print $2}' <<< "$out")" "$(awk '/Non-2xx/ {print $5}' <<< "$out" | grep . || echo 0)" \
+    "$(echo "($(cpu_ticks "$pid") - $before) * 1000000 / $hz / ($reqs + 1)" | bc)"
+}
+cache_line() {  # NAME: the API's archive cache figures
+  curl -sf "http://127.0.0.1:${api_port[$1]}/stats" | python3 -c '
+import json, sys
+q = json.load(sys.stdin)["data"]["queries"]; c = q["archive_cache"]; p = q["plan"]
+hits = c["hits"] / max(1, c["hits"] + c["misses"])
+print(f"  {sys.argv[1]}: archive cache {c[\"entries\"]} entries {c[\"bytes\"] / 2**20:.1f} MiB hit rate {hits:.3f};"
+      f" plan: archive {p[\"archive_requests\"]} (cache {p[\"archive_cache_answers\"]}), realtime {p[\"realtime_requests\"]},"
+      f" months {p[\"month_records\"]} days {p[\"day_records\"]} hours {p[\"hour_records\"]}")' "$1"
+  echo "  $1: RSS $(awk '/VmRSS/ {print $2, $3}' "/proc/${api_pid[$1]}/status")"
+}
+
+echo "== clickatron-api read-plan benchmark"
+echo "machine: $(nproc) cores; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "archive: $(wc -l < "$bench_dir/rollups/shard-0.csv") records, $(stat -c %s "$bench_dir/rollups/shard-0.csv") bytes, W = 2024-06-29; ref = $ref"
+for r in $runs; do
+  case $r in
+    nginx|nginx2) run "nginx (ceiling)" "$nginx_port" nginx "$connections" "$nginx_pid" ;;
+    archive) run "archive /get (Zipf series keys)" "${archive_port[rollups]}" archive "$connections" "$archive_pid" ;;
+    latency)
+      for a in $apis; do
+        run "api-$a /breakdown 1 year -c1" "${api_port[$a]}" year 1 "${api_pid[$a]}"
+        run "api-$a /breakdown all time -c1" "${api_port[$a]}" alltime 1 "${api_pid[$a]}"
+      done ;;
+    series)
+      for a in $apis; do run "api-$a /series Zipf -c$connections" "${api_port[$a]}" series "$connections" "${api_pid[$a]}"; done ;;
+    breakdown)
+      for a in $apis; do run "api-$a /breakdown 30d -c$connections" "${api_port[$a]}" breakdown "$connections" "${api_pid[$a]}"; done ;;
+    *) echo "api_read_plan_load: unknown run '$r'" >&2; exit 1 ;;
+  esac
+done
+for a in $apis; do cache_line "$a"; done

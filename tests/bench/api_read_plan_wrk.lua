@@ -1,0 +1,28 @@
+-- wrk script of the read-plan benchmark (tests/bench/api_read_plan_load.sh).
+-- API_MODE = series (Zipf keys from API_KEYS, 30 New York days) | archive (the archive's own
+-- /get of the same keys' total records) | year | alltime | breakdown (bench|long: 12 months,
+-- 61 months, 30 days) | nginx; API_REF = unit_reference_ts.
+local mode = os.getenv("API_MODE") or "series"
+local ref = os.getenv("API_REF")
+local keys = {}
+for line in io.lines(os.getenv("API_KEYS")) do
+  keys[#keys + 1] = line
+end
+local n = #keys
+math.randomseed(os.time() + n)
+
+request = function()
+  if mode == "series" then
+    return wrk.format("GET", "/series?ns=bench&key=" .. keys[math.random(n)] ..
+      "&unit=day&units=30&timezone=America%2FNew_York&unit_reference_ts=" .. ref)
+  elseif mode == "archive" then
+    return wrk.format("GET", "/get?key=bench%7C" .. keys[math.random(n)])
+  elseif mode == "year" then
+    return wrk.format("GET", "/breakdown?ns=bench&key=long&sub=c&unit=month&units=12&limit=10&unit_reference_ts=" .. ref)
+  elseif mode == "alltime" then
+    return wrk.format("GET", "/breakdown?ns=bench&key=long&sub=c&unit=month&units=61&limit=10&unit_reference_ts=" .. ref)
+  elseif mode == "breakdown" then
+    return wrk.format("GET", "/breakdown?ns=bench&key=long&sub=c&unit=day&units=30&limit=10&unit_reference_ts=" .. ref)
+  end
+  return wrk.format("GET", "/")
+end

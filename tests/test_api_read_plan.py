@@ -1,0 +1,203 @@
+"""The plan of a query (docs/api-read.md#the-plan-of-a-query): day and month rollup records
+read in place of hours when the archive's generation carries them, tiers asked only when the
+range needs their hours, and archive answers cached per generation — without a publish ever
+making an answer that mixes two generations.
+
+The archive files here are written directly (sorted `key,value` lines and a manifest beside
+them, docs/formats.md#manifest): the archive serves any sorted file, so a test can say
+exactly which rollup records exist.
+"""
+import os
+import random
+import threading
+import time
+
+from harness import free_port, get, wait_until
+from test_api_read import Cluster
+from ymdh import encode as ymdh_encode
+
+SUBKEYS = ["US", "JP", "DE", "h0aMB8AuNw4="]
+START = 1326589200   # 2012-01-15 01:00 UTC
+END = 1334966400     # 2012-04-21 00:00 UTC
+LAST_DAY = "2012-04-30"
+
+
+def records(step, scale, drop=()):
+    """Records of u|k with an hour every `step` hours from START to END, subtotals of
+    namespace c (count per subkey: scale * (1 + hour % 7 ...)), their day and month rollups
+    except the tokens in drop, and a lookup record for the hashed subkey."""
+    hours = {}
+    for ts in range(START, END, step * 3600):
+        token = ymdh_encode(ts)
+        cols = {s: scale * (1 + (ts // 3600 + i) % 7) for i, s in enumerate(SUBKEYS) if (ts // 3600 + i) % 5}
+        hours[token] = cols
+    lines = {"u|k": " ".join(f"{t}:{sum(c.values())}" for t, c in sorted(hours.items()))}
+    rollups = {}
+    for token, cols in hours.items():
+        lines[f"c.u|k.{token}"] = cols
+        for period in (token[:2], token[:3]):
+            r = rollups.setdefault(period, {})
+            for s, n in cols.items():
+                r[s] = r.get(s, 0) + n
+    for period, cols in rollups.items():
+        if period not in drop:
+            lines[f"c.u|k.{period}"] = cols
+    lines["_l|h0aMB8AuNw4="] = "http://www.facebook.com/"
+    out = []
+    for key in sorted(lines, key=lambda k: k.encode()):
+        v = lines[key]
+        if isinstance(v, dict):
+            v = " ".join(f"{s}:{n}" for s, n in sorted(v.items(), key=lambda kv: kv[0].encode()))
+        out.append(f"{key},{v}\n")
+    return "".join(out)
+
+
+def write_generation(path, generation, text, rollups):
+    path.mkdir(parents=True)
+    (path / "shard-0.csv").write_text(text)
+    (path / "manifest").write_text(f"generation = {generation}\nlast_day = {LAST_DAY}\n"
+                                   f"rollups = {1 if rollups else 0}\n")
+    return path / "shard-0.csv"
+
+
+def stats(cluster):
+    return get(cluster.port, "/stats").json()["data"]["queries"]
+
+
+def random_queries(n, seed):
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        unit, most = rng.choice([("day", 120), ("week", 20), ("mweek", 20), ("month", 5), ("hour", 900)])
+        tz = rng.choice(["UTC", "America/New_York", "Europe/London", "-8", "Australia/Sydney"])
+        ref = rng.randrange(START - 10 * 86400, END + 10 * 86400)
+        out.append(f"/breakdown?ns=u&key=k&sub=c&unit={unit}&units={rng.randint(1, most)}"
+                   f"&unit_reference_ts={ref}&timezone={tz}&limit={rng.randint(1, 5)}")
+    return out
+
+
+def test_rollups_answer_exactly_as_hours(procs, tmp_path):
+    """The same records served twice: with `rollups = 1` (a day and a month record missing,
+    so the API falls back to their hours) and with `rollups = 0` (hours only). 300 random
+    breakdowns in zones with DST answer identically, and /stats shows each plan."""
+    text = records(step=3, scale=1, drop=("c2", "c1u", "c44"))
+    with_rollups = write_generation(tmp_path / "a" / "gen", "g-rollups", text, True)
+    hours_only = write_generation(tmp_path / "b" / "gen", "g-hours", text, False)
+    (tmp_path / "a").mkdir(exist_ok=True)
+    a = Cluster(procs, tmp_path / "a", [[with_rollups]])
+    b = Cluster(procs, tmp_path / "b", [[hours_only]])
+    queries = random_queries(300, 7)
+    queries.append("/breakdown?ns=u&key=k&sub=c&unit=month&units=6&unit_reference_ts=1335000000")
+    for q in queries:
+        ra, rb = a.query(q), b.query(q)
+        assert ra.status == 200 and rb.status == 200, (q, ra, rb)
+        assert ra.json()["data"] == rb.json()["data"], q
+    whole = a.query(queries[-1]).json()["data"]["breakdown"]
+    assert {e["subkey"] for e in whole} == {"US", "JP", "DE", "http://www.facebook.com/"}
+    sa, sb = stats(a)["plan"], stats(b)["plan"]
+    assert sa["month_records"] > 0 and sa["day_records"] > 0 and sa["rollup_fallbacks"] > 0, sa
+    assert sb["month_records"] == 0 and sb["day_records"] == 0 and sb["rollup_fallbacks"] == 0, sb
+    assert sa["hour_records"] * 3 < sb["hour_records"], (sa, sb)
+    # Every range is at or before W (2012-04-30): realtime was asked only before W was known.
+    assert sa["realtime_skipped"] >= len(queries) - 2, sa
+    assert stats(a)["archive_cache"]["hits"] > 0
+
+
+def test_a_range_after_the_watermark_asks_only_realtime(procs, tmp_path):
+    text = records(step=24, scale=1)
+    db = write_generation(tmp_path / "gen", "g1", text, True)
+    cluster = Cluster(procs, tmp_path, [[db]])
+    now = int(time.time())
+    hour = ymdh_encode(now // 3600 * 3600)
+    cluster.incr_realtime([f"u|k.{hour},4", f"c.u|k.US.{hour},4"])
+    q = "/series?ns=u&key=k&unit=hour&units=2"
+
+    def skipped():
+        # A query learns W and confirms the generation; the next one within the second skips
+        # the archive (a loaded machine may take longer: then it asks, and the next skips).
+        before = stats(cluster)["plan"]
+        r = cluster.query(q)
+        assert r.status == 200, r
+        assert sum(v["value"] for v in r.json()["data"]["series"]) == 4
+        after = stats(cluster)["plan"]
+        return (after["archive_skipped"] == before["archive_skipped"] + 1 and
+                after["archive_requests"] == before["archive_requests"])
+    wait_until(skipped)
+
+
+def doubled(data):
+    """An answer with every count doubled: generation g2's answer from g1's."""
+    if isinstance(data, dict):
+        return {k: (v * 2 if k in ("value", "total") and isinstance(v, int) else doubled(v))
+                for k, v in data.items()}
+    if isinstance(data, list):
+        return [doubled(v) for v in data]
+    return data
+
+
+def test_a_publish_under_load_never_mixes_generations(procs, tmp_path):
+    """Two generations with the same last day whose every count differs (g2 = 2 x g1): while
+    the archive flips between them under query load, every /breakdown and /series answer is
+    exactly one generation's — never a sum from both. A breakdown reads its index and
+    several /mget batches; the 40 queries' ranges differ, so the cache misses and the API
+    meets each new generation mid-query."""
+    g1 = write_generation(tmp_path / "g1", "g1", records(step=1, scale=1), False)
+    g2 = write_generation(tmp_path / "g2", "g2", records(step=1, scale=2), False)
+    live = tmp_path / "live"
+    os.symlink(g1.parent, live)
+    cluster = Cluster(procs, tmp_path, [[live / "shard-0.csv"]])
+    archive_port = cluster.archive[0][0][1]
+    rng = random.Random(3)
+    queries = []
+    for _ in range(20):
+        ref = rng.randrange(START + 70 * 86400, END)
+        queries.append(f"/breakdown?ns=u&key=k&sub=c&unit=day&units={rng.randint(40, 70)}"
+                       f"&unit_reference_ts={ref}&limit=10&timezone=America/New_York")
+        queries.append(f"/series?ns=u&key=k&unit=hour&units={rng.randint(100, 900)}&unit_reference_ts={ref}")
+    expected = []
+    for q in queries:  # each answer under g1, before any publish
+        r = cluster.query(q)
+        assert r.status == 200, r
+        data = r.json()["data"]
+        assert doubled(data) != data
+        expected.append((data, doubled(data)))
+
+    stop = threading.Event()
+    answers, problems = [0, 0], []
+
+    def load(offset):
+        i = offset
+        while not stop.is_set():
+            q = queries[i % len(queries)]
+            i += 1
+            r = cluster.query(q)
+            if r.status == 503 and r.json()["status_txt"] == "ARCHIVE_UNAVAILABLE":
+                continue  # a breakdown whose generation changed three times: named, allowed
+            data = r.json()["data"] if r.status == 200 else None
+            if data not in expected[queries.index(q)]:
+                problems.append((q, r.status, r.body[:300]))
+            answers[0 if data == expected[queries.index(q)][0] else 1] += 1
+
+    threads = [threading.Thread(target=load, args=(k * 7,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        for n in range(30):
+            flip(live, (g2 if n % 2 == 0 else g1).parent, archive_port)
+            time.sleep(0.1)  # load between publishes, not a synchronisation
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert not problems, problems[:3]
+    assert answers[0] > 0 and answers[1] > 0, answers  # both generations answered
+    assert stats(cluster)["archive_cache"]["generation_changes"] >= 2
+
+
+def flip(live, target, archive_port):
+    """Points the `live` symlink at target atomically and reloads the archive."""
+    tmp = live.parent / "live.new"
+    os.symlink(target, tmp)
+    os.replace(tmp, live)
+    r = get(archive_port, "/reload")
+    assert r.status == 200, r
