@@ -19,6 +19,7 @@ constexpr std::string_view kKeys[] = {
     "data-dir",         // realtime
     "day",              // rebuild
     "db-file",          // archive
+    "executor",         // rebuild
     "field-separator",  // archive
     "fwmatch-limit",    // realtime, archive
     "help",             // every program
@@ -46,8 +47,14 @@ constexpr std::string_view kKeys[] = {
     "realtime",         // api, rebuild: one line per realtime shard
     "replace",          // rebuild
     "request-timeout-ms",  // api, realtime, archive
+    "shard",            // rebuild
+    "slurm-partition",  // rebuild
+    "slurm-requeue-exit",  // rebuild
+    "slurm-retries",    // rebuild
     "source-lease-ms",  // realtime
     "sync-interval",    // realtime
+    "task",             // rebuild
+    "task-report",      // rebuild
     "threads",          // archive
     "through",          // rebuild
     "timeout-ms",       // rebuild

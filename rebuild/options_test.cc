@@ -103,5 +103,27 @@ TEST(ParseOptions, TheClusterLayoutComesFromTheConfig) {
   EXPECT_EQ(plain.archive_shards, 1u);  // neither given
 }
 
+TEST(ParseOptions, ExecutorAndTaskFlagsAreChecked) {
+  EXPECT_EQ(Error({"import", "--work", "w", "--input", "x", "--executor", "slurm"}),
+            "--executor slurm is for nightly (import runs where it is started)");
+  EXPECT_EQ(Error({"merge", "--work", "w", "--executor", "pbs"}), "--executor must be local or slurm, not 'pbs'");
+  EXPECT_EQ(Error({"merge", "--work", "w", "--shard", "1"}), "--shard 1 is not an archive shard (0..0)");
+  EXPECT_EQ(Error({"merge", "--work", "w", "--archive-shards", "3", "--shard=-2"}),
+            "--shard -2 is not an archive shard (0..2)");
+  EXPECT_EQ(Error({"compact", "--work", "w", "--before", "2013-01-01", "--shard", "0"}),
+            "--shard is for export (a realtime shard) and merge (an archive shard)");
+  EXPECT_EQ(Error({"merge", "--work", "w", "--task", "a/b"}), "--task 'a/b': letters, digits, '-' and '_' only");
+  EXPECT_EQ(Error({"merge", "--work", "w", "--slurm-retries", "101"}), "--slurm-retries must be 0..100");
+  Options o;
+  bool help = false;
+  ASSERT_TRUE(Parse({"merge", "--work", "w", "--archive-shards", "3", "--shard", "2", "--task", "merge-0-2"}, &o, &help)
+                  .ok());
+  EXPECT_EQ(o.shard, 2);
+  EXPECT_EQ(o.task, "merge-0-2");
+  EXPECT_EQ(o.executor, "local");
+  EXPECT_EQ(o.slurm_retries, 2u);
+  EXPECT_EQ(o.slurm_requeue_exit, 42u);
+}
+
 }  // namespace
 }  // namespace clickatron::rebuild
