@@ -15,6 +15,7 @@ constexpr std::string_view kKeys[] = {
     "backup",           // rebuild
     "before",           // rebuild
     "cache-mb",         // realtime
+    "chunks",           // rebuild
     "config",           // every program (the file itself)
     "data-dir",         // realtime
     "day",              // rebuild
@@ -39,6 +40,7 @@ constexpr std::string_view kKeys[] = {
     "node-id",          // api
     "oplog-dir",        // api
     "oplog-sync",       // api
+    "output",           // rebuild
     "populate",         // archive
     "port",             // api, realtime, archive
     "power-safe",       // realtime

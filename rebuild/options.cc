@@ -47,7 +47,9 @@ void DeclareOptions(config::OptionLoader* loader, Options* out, TextFlags* text)
       ("before", po::value(&text->before), "compact: months ending before this day")
       ("through", po::value(&text->through),
        "release: last day to release; nightly: last day to archive (default today UTC - 2)")
-      ("executor", po::value(&out->executor), "nightly: local (default) or slurm")
+      ("executor", po::value(&out->executor), "nightly, import: local (default) or slurm")
+      ("chunks", po::value(&out->chunks), "split, import on slurm: chunks of the input (default 4)")
+      ("output", po::value(&out->output), "split: directory for the chunks")
       ("slurm-partition", po::value(&out->slurm_partition), "slurm: sbatch --partition")
       ("slurm-retries", po::value(&out->slurm_retries), "slurm: retries of a failed task (default 2)")
       ("slurm-requeue-exit", po::value(&out->slurm_requeue_exit),
@@ -108,6 +110,7 @@ Status CheckNeeds(const Command& command, const Options& o) {
       {kNeedsCluster, !o.realtime.empty(), "realtime shards (realtime = host:port lines in --config)"},
       {kNeedsBefore, o.before != 0, "--before YYYY-MM-DD"},
       {kNeedsThrough, o.through != 0, "--through YYYY-MM-DD"},
+      {kNeedsOutput, !o.output.empty(), "--output DIR"},
   };
   for (const Check& c : checks) {
     if ((command.needs & c.need) && !c.present) return Status::Error(std::string(command.name) + " needs " + c.what);
@@ -120,9 +123,13 @@ Status CheckTaskFlags(const Options& o) {
   if (o.executor != "local" && o.executor != "slurm") {
     return Status::Error("--executor must be local or slurm, not '" + o.executor + "'");
   }
-  if (o.executor == "slurm" && o.command != "nightly") {
-    return Status::Error("--executor slurm is for nightly (" + o.command + " runs where it is started)");
+  if (o.executor == "slurm" && o.command != "nightly" && o.command != "import") {
+    return Status::Error("--executor slurm is for nightly and import (" + o.command + " runs where it is started)");
   }
+  if (o.executor == "slurm" && o.command == "import" && o.input == "-") {
+    return Status::Error("import --executor slurm needs --input FILE on the shared directory, not standard input");
+  }
+  if (o.chunks < 1 || o.chunks > 4096) return Status::Error("--chunks must be 1..4096");
   if (o.slurm_retries > 100) return Status::Error("--slurm-retries must be 0..100");
   if (o.slurm_requeue_exit > 255) return Status::Error("--slurm-requeue-exit must be 0..255");
   if (o.shard != -1) {

@@ -34,7 +34,7 @@ TEST(Commands, EachNameOnceAndFoundByName) {
     EXPECT_EQ(FindCommand(c.name), &c);
   }
   EXPECT_EQ(names, (std::set<std::string>{"import", "merge", "publish", "export", "segment", "late", "nightly",
-                                          "compact", "release"}));
+                                          "compact", "release", "split"}));
   EXPECT_EQ(FindCommand("frobnicate"), nullptr);
 }
 
@@ -104,8 +104,15 @@ TEST(ParseOptions, TheClusterLayoutComesFromTheConfig) {
 }
 
 TEST(ParseOptions, ExecutorAndTaskFlagsAreChecked) {
-  EXPECT_EQ(Error({"import", "--work", "w", "--input", "x", "--executor", "slurm"}),
-            "--executor slurm is for nightly (import runs where it is started)");
+  EXPECT_EQ(Error({"import", "--work", "w", "--input", "-", "--executor", "slurm", "--chunks", "2"}),
+            "import --executor slurm needs --input FILE on the shared directory, not standard input");
+  EXPECT_EQ(Error({"import", "--work", "w", "--input", "-", "--executor", "slurm"}),
+            "import --executor slurm needs --input FILE on the shared directory, not standard input");
+  EXPECT_EQ(Error({"compact", "--work", "w", "--before", "2013-01-01", "--executor", "slurm"}),
+            "--executor slurm is for nightly and import (compact runs where it is started)");
+  EXPECT_EQ(Error({"split", "--work", "w", "--input", "x", "--output", "o", "--chunks", "0"}),
+            "--chunks must be 1..4096");
+  EXPECT_EQ(Error({"split", "--work", "w", "--input", "x"}), "split needs --output DIR");
   EXPECT_EQ(Error({"merge", "--work", "w", "--executor", "pbs"}), "--executor must be local or slurm, not 'pbs'");
   EXPECT_EQ(Error({"merge", "--work", "w", "--shard", "1"}), "--shard 1 is not an archive shard (0..0)");
   EXPECT_EQ(Error({"merge", "--work", "w", "--archive-shards", "3", "--shard=-2"}),

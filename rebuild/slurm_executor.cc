@@ -30,7 +30,7 @@ constexpr auto kPollInterval = std::chrono::milliseconds(500);
 constexpr int kSqueueFailuresTolerated = 120;  // about a minute of a controller not answering
 constexpr size_t kRunsKept = 10;               // DIR/slurm/<run> directories kept
 // The steps of a graph, in the order they run (and are reported).
-constexpr const char* kSteps[] = {"export", "segment", "late", "compact", "merge", "publish", "release"};
+constexpr const char* kSteps[] = {"split", "import", "export", "segment", "late", "compact", "merge", "publish", "release"};
 
 struct Task {
   std::string name;   // export-2013-05-10-0: the --task name, the file names in the run directory
@@ -187,7 +187,11 @@ class Graph {
 };
 
 std::vector<std::string> Graph::Command(const std::string& task, size_t i, const std::vector<std::string>& args) const {
-  std::vector<std::string> argv = {bin_, args[0], "--work", work_, "--config", config_, "--executor", "local"};
+  std::vector<std::string> argv = {bin_, args[0], "--work", work_, "--executor", "local"};
+  if (!config_.empty()) {
+    argv.push_back("--config");
+    argv.push_back(config_);
+  }
   argv.insert(argv.end(), args.begin() + 1, args.end());
   for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
            {"--archive-shards", std::to_string(o_.archive_shards)},
@@ -333,7 +337,7 @@ Status Graph::Wait() {
       }
     }
     if (const std::string line = ProgressLine(); line != last_line) {
-      std::printf("nightly on slurm: %s\n", line.c_str());
+      std::printf("%s on slurm: %s\n", o_.command.c_str(), line.c_str());
       std::fflush(stdout);
       last_line = line;
     }
@@ -375,8 +379,8 @@ void Graph::PrintSummary() {
     if (count == 0) continue;
     std::string nodes;
     for (const std::string& n : totals.nodes) nodes += (nodes.empty() ? "" : ",") + n;
-    std::printf("nightly on slurm: %s: %zu task(s) on %s: %s records, %s, %.2f s CPU, max RSS %s%s\n", step, count,
-                nodes.c_str(), HumanCount(totals.records).c_str(), HumanBytes(totals.bytes).c_str(),
+    std::printf("%s on slurm: %s: %zu task(s) on %s: %s records, %s, %.2f s CPU, max RSS %s%s\n",
+                o_.command.c_str(), step, count, nodes.c_str(), HumanCount(totals.records).c_str(), HumanBytes(totals.bytes).c_str(),
                 totals.cpu_seconds, HumanBytes(totals.max_rss_kb * 1024).c_str(),
                 retries ? (", " + std::to_string(retries) + " retried attempt(s)").c_str() : "");
   }
@@ -386,6 +390,7 @@ void Graph::PrintSummary() {
 // Refuses to start while the graph of an earlier run still has jobs in Slurm; keeps the
 // newest kRunsKept run directories.
 Status CheckEarlierRuns(const WorkDir& work) {
+  if (Status s = MakeDirs(work.Path("slurm")); !s.ok()) return s;
   Result<std::vector<std::string>> runs = ListDir(work.Path("slurm"));
   if (!runs.ok()) return runs.status();
   if (!runs->empty()) {
@@ -439,7 +444,6 @@ Status RunNightlyOnSlurm(const Options& options, WorkDir* work, const std::vecto
   if (!root.ok()) return root.status();
   Result<std::string> config = AbsolutePath(options.config, "--config");
   if (!config.ok()) return config.status();
-  if (Status s = MakeDirs(work->Path("slurm")); !s.ok()) return s;
   if (Status s = CheckEarlierRuns(*work); !s.ok()) return s;
   Result<std::vector<SegmentInfo>> segments = work->Segments();
   if (!segments.ok()) return segments.status();
@@ -491,11 +495,60 @@ Status RunNightlyOnSlurm(const Options& options, WorkDir* work, const std::vecto
   } while (done < days.size());
 
   if (Status s = work->ShareLock(); !s.ok()) return s;
-  std::printf("nightly on slurm: %zu job(s) in %s (scripts, logs, exit files, reports)\n", graph.size(), run.c_str());
+  std::printf("nightly on slurm: %zu job(s) in %s (scripts, logs, exit files, reports)\n", graph.size(),
+              run.c_str());
   std::fflush(stdout);
   if (Status s = graph.Submit(); !s.ok()) return s;
   if (Status s = graph.Wait(); !s.ok()) return s;
   graph.PrintSummary();
+  return Status::OK();
+}
+
+Status RunImportOnSlurm(const Options& options, WorkDir* work) {
+  Progress progress("import on slurm");
+  Result<std::string> bin = SelfPath();
+  if (!bin.ok()) return bin.status();
+  Result<std::string> root = AbsolutePath(work->root(), "--work");
+  if (!root.ok()) return root.status();
+  Result<std::string> input = AbsolutePath(options.input, "--input");
+  if (!input.ok()) return input.status();
+  std::string config;
+  if (!options.config.empty()) {
+    Result<std::string> c = AbsolutePath(options.config, "--config");
+    if (!c.ok()) return c.status();
+    config = *c;
+  }
+  if (Status s = CheckEarlierRuns(*work); !s.ok()) return s;
+  const std::string id = WorkDir::NewId();
+  const std::string run = *root + "/slurm/" + id;
+  const std::string chunks = *root + "/bulk/" + id;
+  if (Status s = MakeDirs(run); !s.ok()) return s;
+  Graph graph(options, *bin, *root, config, run);
+  const size_t split = graph.Add("split", "split",
+                                 {{"split", "--input", *input, "--output", chunks, "--chunks",
+                                   std::to_string(options.chunks)}}, {});
+  std::vector<size_t> imports;
+  for (uint32_t i = 0; i < options.chunks; ++i) {
+    imports.push_back(graph.Add("import-" + std::to_string(i), "import",
+                                {{"import", "--input", chunks + "/chunk-" + std::to_string(i) + ".csv", "--max-errors",
+                                  std::to_string(options.max_errors)}}, {split}));
+  }
+  std::vector<size_t> merges;
+  for (uint32_t k = 0; k < options.archive_shards; ++k) {
+    merges.push_back(graph.Add("merge-" + std::to_string(k), "merge", {{"merge", "--shard", std::to_string(k)}},
+                               imports));
+  }
+  graph.Add("merge-all", "merge", {{"merge"}}, merges);
+
+  if (Status s = work->ShareLock(); !s.ok()) return s;
+  std::printf("import on slurm: %zu job(s) in %s (scripts, logs, exit files, reports)\n", graph.size(), run.c_str());
+  std::fflush(stdout);
+  if (Status s = graph.Submit(); !s.ok()) return s;
+  if (Status s = graph.Wait(); !s.ok()) return s;
+  graph.PrintSummary();
+  if (Status s = RemoveAll(chunks); !s.ok()) return s;
+  progress.Summary("done: " + *input + " imported in " + std::to_string(options.chunks) + " chunk(s) and merged into " +
+                   std::to_string(options.archive_shards) + " shard(s)");
   return Status::OK();
 }
 

@@ -29,6 +29,18 @@
 // for good (or was cancelled, or vanished) cancels the rest of the graph and makes the
 // night fail naming the task, its node, its attempts and its log, with the log's last
 // lines. A graph of an earlier run still pending or running makes a new run refuse to start.
+//
+// A bulk load (`import --input FILE --executor slurm --chunks N`) is the graph
+//
+//   split         split --input FILE --output DIR/bulk/<run> --chunks N   (split.cc: by day)
+//   import-I      import --input DIR/bulk/<run>/chunk-I.csv         one per chunk, after split
+//   merge-K       merge --shard K                                   one per archive shard, after import-*
+//   merge-all     merge (takes the pieces)                          after merge-*
+//
+// whose segments and merged files are those of one local `import` and `merge` of FILE, the
+// lookups aside (one lookups segment per chunk; the merge deduplicates them). Each chunk is
+// an import of its own (identified by its bytes), so running the same load again is a no-op
+// per chunk; --max-errors applies to each chunk.
 #pragma once
 
 #include <vector>
@@ -43,5 +55,9 @@ namespace clickatron::rebuild {
 // Archives `days` (oldest first, through `through`) as the local nightly's step 2 does,
 // on Slurm. REQUIRES: work opened with Open() (the lock is turned shared here).
 Status RunNightlyOnSlurm(const Options& options, WorkDir* work, const std::vector<Day>& days, Day through);
+
+// `import --executor slurm`: the bulk load above, then DIR/bulk/<run> removed.
+// REQUIRES: work opened with Open().
+Status RunImportOnSlurm(const Options& options, WorkDir* work);
 
 }  // namespace clickatron::rebuild

@@ -189,3 +189,42 @@ def test_a_failed_task_is_retried_or_fails_the_night_naming_it_and_the_next_run_
     assert archive_files(cluster.work) == archive_files(ref)
     assert [cluster.slot_state(port, DAY0) for port in cluster.rt_ports] == ["released", "released"]
     assert [cluster.slot_state(port, DAY0 + 1) for port in cluster.rt_ports] == ["open", "open"]
+
+
+def test_bulk_load_on_slurm_merges_to_the_same_files_as_a_local_import(tmp_path, slurm):
+    """`import --executor slurm`: split by day, chunks imported in parallel on both nodes,
+    merged per shard: the merged files of one local import and merge, byte for byte."""
+    import random
+    days = [DAY0 + d for d in range(6)]
+    counts, lookups = records_for(days, users=50, seed=3)
+    lines = [f"{k},{v}" for k, v in counts.items()] + [f"{k},{orig}" for (_, k), orig in lookups.items()]
+    random.Random(9).shuffle(lines)
+    seed = open(os.path.join(os.path.dirname(__file__), "golden", "seed-example", "history.csv")).read()
+    history = tmp_path / "history.csv"
+    history.write_text(seed + "\n".join(lines) + "\n")
+
+    local = tmp_path / "local"
+    rebuild("import", "--work", local, "--input", history, "--archive-shards", 2)
+    rebuild("merge", "--work", local, "--archive-shards", 2)
+
+    work = tmp_path / "slurm-work"
+    r = rebuild("import", "--work", work, "--input", history, "--archive-shards", 2, "--executor", "slurm",
+                "--chunks", 3, timeout=240)
+    out = r.stdout.decode()
+    assert "split 1/1, import 3/3, merge 3/3 tasks done" in out, out
+    assert "import on slurm: done:" in out, out
+    merged = {p.name: p.read_bytes() for p in (work / "merged").iterdir() if p.name != "meta"}
+    assert merged == {p.name: p.read_bytes() for p in (local / "merged").iterdir() if p.name != "meta"}
+    assert sorted(merged) == ["shard-0.csv", "shard-1.csv"]
+    # Every generated day is a segment of its own, as a local import makes them.
+    spans = sorted(p.name.split(".")[0] for p in (work / "segments").iterdir())
+    assert [s for s in spans if s.startswith("2013")] == [day_text(d) for d in days]
+    assert {v["node"] for v in reports(work).values()} == {"n1", "n2"}
+    assert not (work / "bulk").exists() or not list((work / "bulk").iterdir())
+
+    # The same load again: every chunk is already imported, the merge is up to date.
+    r = rebuild("import", "--work", work, "--input", history, "--archive-shards", 2, "--executor", "slurm",
+                "--chunks", 3, timeout=240)
+    assert {p.name: p.read_bytes() for p in (work / "merged").iterdir() if p.name != "meta"} == merged
+    logs = "".join(p.read_text() for p in runs(work)[-1].glob("import-*.log"))
+    assert logs.count("already imported") == 3, logs
