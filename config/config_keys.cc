@@ -15,10 +15,12 @@ constexpr std::string_view kKeys[] = {
     "backup",           // rebuild
     "before",           // rebuild
     "cache-mb",         // realtime
+    "chunks",           // rebuild
     "config",           // every program (the file itself)
     "data-dir",         // realtime
     "day",              // rebuild
     "db-file",          // archive
+    "executor",         // rebuild
     "field-separator",  // archive
     "fwmatch-limit",    // realtime, archive
     "help",             // every program
@@ -38,6 +40,7 @@ constexpr std::string_view kKeys[] = {
     "node-id",          // api
     "oplog-dir",        // api
     "oplog-sync",       // api
+    "output",           // rebuild
     "populate",         // archive
     "port",             // api, realtime, archive
     "power-safe",       // realtime
@@ -49,9 +52,15 @@ constexpr std::string_view kKeys[] = {
     "request-timeout-ms",  // api, realtime, archive
     "require-secret-for-reads",  // realtime, archive
     "secret-file",      // api, realtime, archive, rebuild (config/cluster_secret.h)
+    "shard",            // rebuild
+    "slurm-partition",  // rebuild
+    "slurm-requeue-exit",  // rebuild
+    "slurm-retries",    // rebuild
     "source-lease-ms",  // realtime
     "stats-secret",     // api
     "sync-interval",    // realtime
+    "task",             // rebuild
+    "task-report",      // rebuild
     "threads",          // archive
     "through",          // rebuild
     "timeout-ms",       // rebuild

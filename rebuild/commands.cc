@@ -16,6 +16,7 @@ constexpr Command kCommands[] = {
     {"nightly", RunNightly, "--config FILE [--through YYYY-MM-DD | --day YYYY-MM-DD]", kNeedsCluster},
     {"compact", RunCompact, "--before YYYY-MM-DD", kNeedsBefore},
     {"release", RunRelease, "--config FILE --through YYYY-MM-DD", kNeedsCluster | kNeedsThrough},
+    {"split", RunSplit, "--input FILE --output DIR [--chunks N]", kNeedsInput | kNeedsOutput},
 };
 
 }  // namespace

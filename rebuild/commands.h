@@ -24,6 +24,7 @@ Status RunPublish(const Options& options, WorkDir* work);
 Status RunRelease(const Options& options, WorkDir* work);
 Status RunLate(const Options& options, WorkDir* work);
 Status RunNightly(const Options& options, WorkDir* work);
+Status RunSplit(const Options& options, WorkDir* work);
 
 // What a command cannot run without; ParseOptions refuses a command line that lacks it.
 enum Need : unsigned {
@@ -32,6 +33,7 @@ enum Need : unsigned {
   kNeedsCluster = 4,   // --config with realtime shards
   kNeedsBefore = 8,    // --before
   kNeedsThrough = 16,  // --through
+  kNeedsOutput = 32,   // --output DIR
 };
 
 struct Command {

@@ -7,7 +7,8 @@
 // line must be the `#END` footer matching them (keyformat/footer.h), else the export is
 // refused and the step fails naming the shard. Only a verified file is fsynced and renamed into place,
 // so a file that exists is complete; re-running skips shards whose file is already there
-// (checked again against its footer).
+// (checked again against its footer). `--shard N` does realtime shard N only (a task of the
+// Slurm executor, slurm_executor.h).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -48,9 +49,14 @@ Status RunExport(const Options& options, WorkDir* work) {
   const std::string dir = ExportDir(*work, day);
   if (Status s = MakeDirs(dir); !s.ok()) return s;
   Progress progress("export " + FormatDay(day));
-  std::vector<uint64_t> records(options.realtime.size(), 0);
-  std::vector<bool> fetched(options.realtime.size(), false);
-  Status result = RunTasks(options.realtime.size(), options.jobs, [&](size_t n) -> Status {
+  std::vector<size_t> selected;
+  for (size_t n = 0; n < options.realtime.size(); ++n) {
+    if (options.shard < 0 || size_t(options.shard) == n) selected.push_back(n);
+  }
+  std::vector<uint64_t> records(selected.size(), 0);
+  std::vector<bool> fetched(selected.size(), false);
+  Status result = RunTasks(selected.size(), options.jobs, [&](size_t i) -> Status {
+    const size_t n = selected[i];
     const net::HostPort& to = options.realtime[n];
     const std::string path = ExportPath(*work, day, uint32_t(n));
     const std::string what = "realtime shard " + std::to_string(n) + " (" + to.ToString() + ")";
@@ -64,7 +70,7 @@ Status RunExport(const Options& options, WorkDir* work) {
                            ClippedLine(closed->body, 200));
     }
     if (Exists(path)) {
-      Status s = VerifyExportFile(path, &records[n]);
+      Status s = VerifyExportFile(path, &records[i]);
       if (s.ok()) return s;
       std::fprintf(stderr, "clickatron-rebuild: %s: fetching again\n", s.message().c_str());
     }
@@ -79,8 +85,8 @@ Status RunExport(const Options& options, WorkDir* work) {
       return fail("HTTP " + std::to_string(got->response.status) + ": " + ClippedLine(got->error_body, 200));
     }
     if (Status s = RenameDurable(tmp, path); !s.ok()) return s;
-    records[n] = got->records;
-    fetched[n] = true;
+    records[i] = got->records;
+    fetched[i] = true;
     return Status::OK();
   });
   if (!result.ok()) return result;
@@ -90,8 +96,9 @@ Status RunExport(const Options& options, WorkDir* work) {
     got += fetched[n];
   }
   progress.Add(total, 0);
-  progress.Summary(std::to_string(total) + " records from " + std::to_string(records.size()) +
-                   " realtime shard(s), " + std::to_string(got) + " fetched, " +
+  const std::string from = options.shard < 0 ? std::to_string(records.size()) + " realtime shard(s)"
+                                            : "realtime shard " + std::to_string(options.shard);
+  progress.Summary(std::to_string(total) + " records from " + from + ", " + std::to_string(got) + " fetched, " +
                    std::to_string(records.size() - got) + " already there, footers verified");
   return Status::OK();
 }

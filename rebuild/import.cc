@@ -11,6 +11,9 @@
 // The same input again is a no-op; an input whose days already have segments from
 // anywhere else is refused unless --replace, which replaces those days' segments (a day
 // already folded into a month segment by `compact` cannot be replaced alone).
+//
+// `--executor slurm` loads a large history as a graph of Slurm jobs instead
+// (slurm_executor.h: split by day, the chunks imported in parallel, merged per shard).
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -27,6 +30,7 @@
 #include "rebuild/progress.h"
 #include "rebuild/record_sorter.h"
 #include "rebuild/segment_sink.h"
+#include "rebuild/slurm_executor.h"
 #include "rebuild/work_dir.h"
 
 namespace clickatron::rebuild {
@@ -168,6 +172,7 @@ std::string ImportSummary(const SorterStats& st, const std::vector<Day>& days, u
 }  // namespace
 
 Status RunImport(const Options& options, WorkDir* work) {
+  if (options.executor == "slurm") return RunImportOnSlurm(options, work);
   Result<std::vector<SegmentInfo>> existing = work->Segments();
   if (!existing.ok()) return existing.status();
   if (Status s = CheckShardCount(*existing, options.archive_shards); !s.ok()) return s;

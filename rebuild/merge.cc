@@ -4,12 +4,21 @@
 // The result is written to DIR/merged.tmp-<id>/ and swapped in whole, with a `meta` that
 // names the exact segment set it came from (`inputs`, an XXH64 over segment names and
 // checksums). Running merge again on the same segment set is a no-op.
+//
+// `merge --shard K` (a task of the Slurm executor, slurm_executor.h) merges archive shard
+// K only, into DIR/merging/<inputs>/shard-K.csv (a temp name renamed into place) and then
+// shard-K.meta (its summary, written last: the mark that the piece is whole). A plain
+// `merge` takes every whole piece of the same segment set as it is instead of merging
+// that shard again (the bytes are the same: one function merges a shard either way), and
+// drops DIR/merging once merged/ is swapped in.
 #include <algorithm>
 #include <cstdio>
-#include <mutex>
+#include <atomic>
+#include <optional>
 
 #include "base/durable_file.h"
 #include "keyformat/hex64.h"
+#include "keyformat/key_value.h"
 #include "keyformat/ymdh.h"
 #include "rebuild/commands.h"
 #include "rebuild/file.h"
@@ -21,6 +30,112 @@
 #include "rebuild/work_dir.h"
 
 namespace clickatron::rebuild {
+namespace {
+
+// One archive shard merged: its file's summary, the merge's counts, the collision lines.
+struct ShardMerge {
+  FileSummary file;
+  MergeStats stats;
+  RollupStats rollups;
+  std::vector<std::string> collisions;
+};
+
+std::string PiecePath(const std::string& pieces, uint32_t k) { return pieces + "/" + MergedFileName(k); }
+std::string PieceMetaPath(const std::string& pieces, uint32_t k) {
+  return pieces + "/shard-" + std::to_string(k) + ".meta";
+}
+
+Status WritePieceMeta(const std::string& pieces, uint32_t k, const ShardMerge& m) {
+  KeyValueText f;
+  AddFileSummary(k, m.file, &f);
+  f.Add("records_in", std::to_string(m.stats.records_in));
+  f.Add("bytes_in", std::to_string(m.stats.bytes_in));
+  f.Add("collisions", std::to_string(m.stats.collisions));
+  f.Add("rollup_days", std::to_string(m.rollups.days));
+  f.Add("rollup_months", std::to_string(m.rollups.months));
+  f.Add("rollups_limited", std::to_string(m.rollups.limited));
+  for (const std::string& c : m.collisions) f.Add("collision", c);
+  return WriteFileAtomic(PieceMetaPath(pieces, k), f.Format());
+}
+
+// The whole piece of shard k (its meta, and a file of the size it names), or nullopt.
+std::optional<ShardMerge> ReadPiece(const std::string& pieces, uint32_t k) {
+  if (!Exists(PieceMetaPath(pieces, k))) return std::nullopt;
+  Result<KeyValueText> meta = ReadKeyValueFile(PieceMetaPath(pieces, k));
+  if (!meta.ok()) return std::nullopt;
+  Result<FileSummary> file = FileSummaryOf(*meta, k);
+  ShardMerge m;
+  if (!file.ok() || !ParseCount(meta->Get("records_in"), &m.stats.records_in) ||
+      !ParseCount(meta->Get("bytes_in"), &m.stats.bytes_in) ||
+      !ParseCount(meta->Get("collisions"), &m.stats.collisions) ||
+      !ParseCount(meta->Get("rollup_days"), &m.rollups.days) ||
+      !ParseCount(meta->Get("rollup_months"), &m.rollups.months) ||
+      !ParseCount(meta->Get("rollups_limited"), &m.rollups.limited) || FileSize(PiecePath(pieces, k)) != file->bytes) {
+    return std::nullopt;
+  }
+  m.file = *file;
+  m.collisions = meta->GetAll("collision");
+  return m;
+}
+
+// Merges archive shard k of every segment into path.
+Status MergeShard(const std::vector<SegmentInfo>& segments, uint32_t k, const std::string& path,
+                  unsigned read_threads, Progress* progress, ShardMerge* m) {
+  std::vector<std::string> paths;
+  for (const SegmentInfo& seg : segments) paths.push_back(seg.ShardPath(k));
+  SortedFileWriter out;
+  if (Status s = out.Open(path, /*with_footer=*/false); !s.ok()) return s;
+  auto on_collision = [&](const std::string& text) {
+    m->collisions.push_back(text);
+    std::fprintf(stderr, "clickatron-rebuild: shard %u: %s\n", k, text.c_str());
+  };
+  uint64_t shard_bytes = 0;
+  auto on_progress = [&](uint64_t bytes) {
+    progress->Add(0, bytes - shard_bytes);
+    shard_bytes = bytes;
+    progress->Tick();
+  };
+  // Day and month rollups of every subtotal key (docs/formats.md#rollup-records).
+  RollupWriter with_rollups(&out);
+  if (Status s = MergeSegments(paths, &with_rollups, &m->stats, on_collision, on_progress, read_threads); !s.ok()) {
+    return s;
+  }
+  if (Status s = with_rollups.Finish(); !s.ok()) return s;
+  m->rollups = with_rollups.stats();
+  if (Status s = out.Finish(); !s.ok()) return s;
+  m->file = out.summary();
+  return Status::OK();
+}
+
+// `merge --shard K`: the piece of shard K (see the top of this file).
+Status MergeOnePiece(const Options& options, WorkDir* work, const std::vector<SegmentInfo>& segments,
+                     const std::string& inputs, Progress* progress) {
+  const uint32_t k = uint32_t(options.shard);
+  const std::string pieces = work->Path("merging/" + inputs);
+  if (std::optional<ShardMerge> done = ReadPiece(pieces, k)) {
+    progress->Summary("shard " + std::to_string(k) + " is already merged from the " +
+                      std::to_string(segments.size()) + " segment(s) (" + PiecePath(pieces, k) + "), nothing to do");
+    return Status::OK();
+  }
+  if (Status s = MakeDirs(pieces); !s.ok()) return s;
+  const std::string tmp = PiecePath(pieces, k) + ".tmp-" + WorkDir::NewId();
+  ShardMerge m;
+  Status s = MergeShard(segments, k, tmp, std::max<unsigned>(1, options.jobs), progress, &m);
+  if (s.ok()) s = RenameDurable(tmp, PiecePath(pieces, k));
+  if (!s.ok()) {
+    RemoveAll(tmp);
+    return s;
+  }
+  if (Status w = WritePieceMeta(pieces, k, m); !w.ok()) return w;
+  progress->Add(m.stats.records_in, 0);
+  progress->Summary("shard " + std::to_string(k) + " of " + std::to_string(segments.size()) + " segment(s) → " +
+                    PiecePath(pieces, k) + ": " + std::to_string(m.file.records) + " records, " +
+                    HumanBytes(m.file.bytes) + ", " + std::to_string(m.file.columns) + " data points" +
+                    (m.stats.collisions ? ", " + std::to_string(m.stats.collisions) + " HASH COLLISION(S)" : ""));
+  return Status::OK();
+}
+
+}  // namespace
 
 std::string SegmentSetFingerprint(const std::vector<SegmentInfo>& segments) {
   XXH64_state_t st;
@@ -54,6 +169,8 @@ Status RunMerge(const Options& options, WorkDir* work) {
     return Status::OK();
   }
 
+  if (options.shard >= 0) return MergeOnePiece(options, work, *segments, inputs, &progress);
+
   const std::string tmp = work->Path("merged.tmp-" + WorkDir::NewId());
   if (Status s = MakeDirs(tmp); !s.ok()) return s;
   MergedInfo info;
@@ -63,42 +180,32 @@ Status RunMerge(const Options& options, WorkDir* work) {
   info.days = ExportedDays(*segments);
   info.late = LateMarks(*segments);
   info.files.resize(shards);
+  std::vector<ShardMerge> merges(shards);
   std::vector<MergeStats> stats(shards);
   std::vector<RollupStats> rollups(shards);
-  std::mutex mu;
-  std::vector<std::string> collisions;
-  std::vector<uint64_t> shard_bytes(shards, 0);
+  const std::string pieces = work->Path("merging/" + inputs);
+  std::atomic<size_t> taken{0};
   // Jobs beyond one per shard read the inputs ahead.
   const unsigned read_threads = std::max<unsigned>(1, options.jobs / std::min<uint32_t>(shards, options.jobs));
   Status result = RunTasks(shards, options.jobs, [&](size_t k) -> Status {
-    std::vector<std::string> paths;
-    for (const SegmentInfo& seg : *segments) paths.push_back(seg.ShardPath(uint32_t(k)));
-    SortedFileWriter out;
-    if (Status s = out.Open(tmp + "/" + MergedFileName(uint32_t(k)), /*with_footer=*/false); !s.ok()) return s;
-    auto on_collision = [&](const std::string& text) {
-      std::lock_guard<std::mutex> lock(mu);
-      collisions.push_back(text);
-      std::fprintf(stderr, "clickatron-rebuild: shard %zu: %s\n", k, text.c_str());
-    };
-    auto on_progress = [&](uint64_t bytes) {
-      progress.Add(0, bytes - shard_bytes[k]);
-      shard_bytes[k] = bytes;
-      progress.Tick();
-    };
-    // Day and month rollups of every subtotal key (docs/formats.md#rollup-records).
-    RollupWriter with_rollups(&out);
-    if (Status s = MergeSegments(paths, &with_rollups, &stats[k], on_collision, on_progress, read_threads); !s.ok()) {
-      return s;
+    const std::string path = tmp + "/" + MergedFileName(uint32_t(k));
+    if (std::optional<ShardMerge> piece = ReadPiece(pieces, uint32_t(k))) {
+      merges[k] = std::move(*piece);
+      ++taken;
+      return RenameDurable(PiecePath(pieces, uint32_t(k)), path);
     }
-    if (Status s = with_rollups.Finish(); !s.ok()) return s;
-    rollups[k] = with_rollups.stats();
-    if (Status s = out.Finish(); !s.ok()) return s;
-    info.files[k] = out.summary();
-    return Status::OK();
+    return MergeShard(*segments, uint32_t(k), path, read_threads, &progress, &merges[k]);
   });
   if (!result.ok()) {
     RemoveAll(tmp);
     return result;
+  }
+  std::vector<std::string> collisions;
+  for (uint32_t k = 0; k < shards; ++k) {
+    info.files[k] = merges[k].file;
+    stats[k] = merges[k].stats;
+    rollups[k] = merges[k].rollups;
+    collisions.insert(collisions.end(), merges[k].collisions.begin(), merges[k].collisions.end());
   }
   uint64_t records = 0, bytes = 0, columns = 0;
   RollupStats rolled;
@@ -112,7 +219,7 @@ Status RunMerge(const Options& options, WorkDir* work) {
     columns += info.files[k].columns;
     progress.Add(stats[k].records_in, 0);
   }
-  progress.Add(0, total_in - progress.bytes());
+  if (progress.bytes() < total_in) progress.Add(0, total_in - progress.bytes());
   if (!collisions.empty()) {
     std::string text;
     for (const std::string& c : collisions) text += c + "\n";
@@ -128,6 +235,7 @@ Status RunMerge(const Options& options, WorkDir* work) {
   }
   if (Status s = RenameDurable(tmp, merged); !s.ok()) return s;
   if (Status s = RemoveAll(old); !s.ok()) return s;
+  if (Status s = RemoveAll(work->Path("merging")); !s.ok()) return s;
 
   std::string text = std::to_string(segments->size()) + " segment(s) → " + std::to_string(shards) +
                      " shard file(s): " + std::to_string(records) + " records, " + HumanBytes(bytes) +
@@ -136,6 +244,7 @@ Status RunMerge(const Options& options, WorkDir* work) {
                      (rolled.limited ? ", " + std::to_string(rolled.limited) + " left out at a limit" : "") +
                      "), last day " + info.last_day;
   if (info.collisions) text += ", " + std::to_string(info.collisions) + " HASH COLLISION(S) (see merged/collisions.txt)";
+  if (taken) text += ", " + std::to_string(taken) + " shard(s) merged by merge --shard";
   progress.Summary(text);
   return Status::OK();
 }

@@ -15,6 +15,9 @@
 //      API (late.cc); compact, merge, publish, release through the group's last day;
 //   3. POST /late/release to every API merged (ReleaseLate).
 //
+// With --executor slurm, step 2 runs as a graph of Slurm jobs (slurm_executor.h); steps 0,
+// 1 and 3 run here either way.
+//
 // Every step is idempotent and checks what is already done, so after a failure or a kill
 // the next run (the same command, or the next night's) completes the work: closing is
 // idempotent, an export on disk is re-verified and kept, a segmented day is skipped, a
@@ -30,6 +33,7 @@
 #include "rebuild/late.h"
 #include "rebuild/progress.h"
 #include "rebuild/publish.h"
+#include "rebuild/slurm_executor.h"
 #include "rebuild/tasks.h"
 #include "rebuild/work_dir.h"
 
@@ -66,6 +70,47 @@ Status RunStep(const char* command, const Options& options, WorkDir* work) {
   return Status::OK();
 }
 
+// Step 2 on this machine. False when there was nothing to archive (the summary printed).
+Result<bool> ArchiveDays(const Options& options, WorkDir* work, const std::vector<Day>& days, Day through,
+                         Progress* progress) {
+  size_t done = 0;
+  do {
+    const size_t end = std::min(days.size(), done + size_t(kRingSlots));
+    const Day group_last = end > done ? days[end - 1] : through;
+    for (size_t i = done; i < end; ++i) {
+      Options day = options;
+      day.day = days[i];
+      if (Status s = RunStep("export", day, work); !s.ok()) return s;
+      if (Status s = RunStep("segment", day, work); !s.ok()) return s;
+    }
+    done = end;
+    if (done == days.size()) {
+      Options late = options;
+      late.through = through;
+      if (Status s = RunStep("late", late, work); !s.ok()) return s;
+    }
+    Result<std::vector<SegmentInfo>> segments = work->Segments();
+    if (!segments.ok()) return segments.status();
+    if (segments->empty()) {
+      progress->Summary("done: nothing to archive (no segment, no day held by a realtime shard through " +
+                       FormatDay(through) + ")");
+      return false;
+    }
+    Options compact = options;
+    compact.before = group_last;
+    if (Status s = RunStep("compact", compact, work); !s.ok()) return s;
+    if (Status s = RunStep("merge", options, work); !s.ok()) return s;
+    if (Status s = RunStep("publish", options, work); !s.ok()) return s;
+    Result<std::optional<Manifest>> published = LiveManifest(*work);
+    if (!published.ok()) return published.status();
+    Options release = options;
+    release.through = std::min<Day>(group_last, Day(*ParseDay((*published)->last_day)));
+    if (Status s = RunStep("release", release, work); !s.ok()) return s;
+  } while (done < days.size());
+
+  return true;
+}
+
 }  // namespace
 
 Status RunNightly(const Options& options, WorkDir* work) {
@@ -98,40 +143,20 @@ Status RunNightly(const Options& options, WorkDir* work) {
   }
 
   // 2. The days, a group at a time; the late data with the last group.
-  size_t done = 0;
-  do {
-    const size_t end = std::min(days.size(), done + size_t(kRingSlots));
-    const Day group_last = end > done ? days[end - 1] : through;
-    for (size_t i = done; i < end; ++i) {
-      Options day = options;
-      day.day = days[i];
-      if (Status s = RunStep("export", day, work); !s.ok()) return s;
-      if (Status s = RunStep("segment", day, work); !s.ok()) return s;
-    }
-    done = end;
-    if (done == days.size()) {
-      Options late = options;
-      late.through = through;
-      if (Status s = RunStep("late", late, work); !s.ok()) return s;
-    }
+  if (options.executor == "slurm") {
     Result<std::vector<SegmentInfo>> segments = work->Segments();
     if (!segments.ok()) return segments.status();
-    if (segments->empty()) {
+    if (days.empty() && segments->empty()) {
       progress.Summary("done: nothing to archive (no segment, no day held by a realtime shard through " +
                        FormatDay(through) + ")");
       return Status::OK();
     }
-    Options compact = options;
-    compact.before = group_last;
-    if (Status s = RunStep("compact", compact, work); !s.ok()) return s;
-    if (Status s = RunStep("merge", options, work); !s.ok()) return s;
-    if (Status s = RunStep("publish", options, work); !s.ok()) return s;
-    Result<std::optional<Manifest>> published = LiveManifest(*work);
-    if (!published.ok()) return published.status();
-    Options release = options;
-    release.through = std::min<Day>(group_last, Day(*ParseDay((*published)->last_day)));
-    if (Status s = RunStep("release", release, work); !s.ok()) return s;
-  } while (done < days.size());
+    if (Status s = RunNightlyOnSlurm(options, work, days, through); !s.ok()) return s;
+  } else {
+    Result<bool> archived = ArchiveDays(options, work, days, through, &progress);
+    if (!archived.ok()) return archived.status();
+    if (!*archived) return Status::OK();
+  }
 
   // 3. The APIs may drop the late entries the live generation holds.
   Result<std::optional<Manifest>> published = LiveManifest(*work);

@@ -1,5 +1,6 @@
 #include "rebuild/options.h"
 
+#include <cctype>
 #include <iostream>
 
 #include "base/wall_clock.h"
@@ -45,7 +46,17 @@ void DeclareOptions(config::OptionLoader* loader, Options* out, TextFlags* text)
       ("day", po::value(&text->day), "export/segment: the day, YYYY-MM-DD; nightly: as --through")
       ("before", po::value(&text->before), "compact: months ending before this day")
       ("through", po::value(&text->through),
-       "release: last day to release; nightly: last day to archive (default today UTC - 2)");
+       "release: last day to release; nightly: last day to archive (default today UTC - 2)")
+      ("executor", po::value(&out->executor), "nightly, import: local (default) or slurm")
+      ("chunks", po::value(&out->chunks), "split, import on slurm: chunks of the input (default 4)")
+      ("output", po::value(&out->output), "split: directory for the chunks")
+      ("slurm-partition", po::value(&out->slurm_partition), "slurm: sbatch --partition")
+      ("slurm-retries", po::value(&out->slurm_retries), "slurm: retries of a failed task (default 2)")
+      ("slurm-requeue-exit", po::value(&out->slurm_requeue_exit),
+       "slurm: the cluster's RequeueExit code (default 42; 0 = none)")
+      ("shard", po::value(&out->shard), "export: one realtime shard; merge: one archive shard")
+      ("task", po::value(&out->task), "run as task NAME of a Slurm graph (set by the executor)")
+      ("task-report", po::value(&out->task_report), "write records, bytes, CPU, peak RSS to FILE at the end");
   config::AddClusterLayoutOptions(loader);
   loader->AddPositional("command", po::value(&out->command), 1);
 }
@@ -99,9 +110,41 @@ Status CheckNeeds(const Command& command, const Options& o) {
       {kNeedsCluster, !o.realtime.empty(), "realtime shards (realtime = host:port lines in --config)"},
       {kNeedsBefore, o.before != 0, "--before YYYY-MM-DD"},
       {kNeedsThrough, o.through != 0, "--through YYYY-MM-DD"},
+      {kNeedsOutput, !o.output.empty(), "--output DIR"},
   };
   for (const Check& c : checks) {
     if ((command.needs & c.need) && !c.present) return Status::Error(std::string(command.name) + " needs " + c.what);
+  }
+  return Status::OK();
+}
+
+// --executor, --shard and --task: which commands take them, and their ranges.
+Status CheckTaskFlags(const Options& o) {
+  if (o.executor != "local" && o.executor != "slurm") {
+    return Status::Error("--executor must be local or slurm, not '" + o.executor + "'");
+  }
+  if (o.executor == "slurm" && o.command != "nightly" && o.command != "import") {
+    return Status::Error("--executor slurm is for nightly and import (" + o.command + " runs where it is started)");
+  }
+  if (o.executor == "slurm" && o.command == "import" && o.input == "-") {
+    return Status::Error("import --executor slurm needs --input FILE on the shared directory, not standard input");
+  }
+  if (o.chunks < 1 || o.chunks > 4096) return Status::Error("--chunks must be 1..4096");
+  if (o.slurm_retries > 100) return Status::Error("--slurm-retries must be 0..100");
+  if (o.slurm_requeue_exit > 255) return Status::Error("--slurm-requeue-exit must be 0..255");
+  if (o.shard != -1) {
+    const uint64_t count = o.command == "export" ? o.realtime.size() : o.command == "merge" ? o.archive_shards : 0;
+    if (count == 0) return Status::Error("--shard is for export (a realtime shard) and merge (an archive shard)");
+    if (o.shard < 0 || uint64_t(o.shard) >= count) {
+      return Status::Error("--shard " + std::to_string(o.shard) + " is not " +
+                           (o.command == "export" ? "a realtime" : "an archive") + " shard (0.." +
+                           std::to_string(count - 1) + ")");
+    }
+  }
+  for (char c : o.task) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') {
+      return Status::Error("--task '" + o.task + "': letters, digits, '-' and '_' only");
+    }
   }
   return Status::OK();
 }
@@ -136,6 +179,7 @@ Status ParseOptions(int argc, const char* const* argv, Options* out, bool* help_
   if (Status s = config::ReadClusterLayout(vm, out); !s.ok()) return s;
   if (Status s = ResolveArchiveShards(vm, out); !s.ok()) return s;
   if (Status s = ReadDays(text, out); !s.ok()) return s;
+  if (Status s = CheckTaskFlags(*out); !s.ok()) return s;
   return CheckNeeds(*command, *out);
 }
 

@@ -34,6 +34,17 @@ struct Options : config::ClusterLayout {  // realtime and archive servers
   bool replace = false;
   uint32_t keep_generations = 3;
   int timeout_ms = 30000;                // HTTP requests other than the export stream
+  // The Slurm executor (slurm_executor.h, docs/operations.md#the-rebuild-on-a-slurm-cluster).
+  std::string executor = "local";        // nightly, import: local | slurm
+  uint32_t chunks = 4;                   // split (and import on slurm): chunks of the input
+  std::string output;                    // split: the directory of the chunks
+  std::string slurm_partition;           // sbatch --partition ("" = the cluster's default)
+  uint32_t slurm_retries = 2;            // attempts of a failed task after its first
+  uint32_t slurm_requeue_exit = 42;      // the cluster's RequeueExit code; 0: no requeue
+  // What one task of a Slurm graph runs on (set by the executor, usable by hand).
+  int64_t shard = -1;                    // export: one realtime shard; merge: one archive shard
+  std::string task;                      // run as task NAME: shared lock, own recovery only
+  std::string task_report;               // FILE: records, bytes, CPU, peak RSS at the end
 };
 
 // Parses argv. On --help (or no command) prints usage to stdout and sets *help_shown.

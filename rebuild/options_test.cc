@@ -34,7 +34,7 @@ TEST(Commands, EachNameOnceAndFoundByName) {
     EXPECT_EQ(FindCommand(c.name), &c);
   }
   EXPECT_EQ(names, (std::set<std::string>{"import", "merge", "publish", "export", "segment", "late", "nightly",
-                                          "compact", "release"}));
+                                          "compact", "release", "split"}));
   EXPECT_EQ(FindCommand("frobnicate"), nullptr);
 }
 
@@ -101,6 +101,35 @@ TEST(ParseOptions, TheClusterLayoutComesFromTheConfig) {
   Options plain;
   ASSERT_TRUE(Parse({"merge", "--work", "w"}, &plain, &help).ok());
   EXPECT_EQ(plain.archive_shards, 1u);  // neither given
+}
+
+TEST(ParseOptions, ExecutorAndTaskFlagsAreChecked) {
+  EXPECT_EQ(Error({"import", "--work", "w", "--input", "-", "--executor", "slurm", "--chunks", "2"}),
+            "import --executor slurm needs --input FILE on the shared directory, not standard input");
+  EXPECT_EQ(Error({"import", "--work", "w", "--input", "-", "--executor", "slurm"}),
+            "import --executor slurm needs --input FILE on the shared directory, not standard input");
+  EXPECT_EQ(Error({"compact", "--work", "w", "--before", "2013-01-01", "--executor", "slurm"}),
+            "--executor slurm is for nightly and import (compact runs where it is started)");
+  EXPECT_EQ(Error({"split", "--work", "w", "--input", "x", "--output", "o", "--chunks", "0"}),
+            "--chunks must be 1..4096");
+  EXPECT_EQ(Error({"split", "--work", "w", "--input", "x"}), "split needs --output DIR");
+  EXPECT_EQ(Error({"merge", "--work", "w", "--executor", "pbs"}), "--executor must be local or slurm, not 'pbs'");
+  EXPECT_EQ(Error({"merge", "--work", "w", "--shard", "1"}), "--shard 1 is not an archive shard (0..0)");
+  EXPECT_EQ(Error({"merge", "--work", "w", "--archive-shards", "3", "--shard=-2"}),
+            "--shard -2 is not an archive shard (0..2)");
+  EXPECT_EQ(Error({"compact", "--work", "w", "--before", "2013-01-01", "--shard", "0"}),
+            "--shard is for export (a realtime shard) and merge (an archive shard)");
+  EXPECT_EQ(Error({"merge", "--work", "w", "--task", "a/b"}), "--task 'a/b': letters, digits, '-' and '_' only");
+  EXPECT_EQ(Error({"merge", "--work", "w", "--slurm-retries", "101"}), "--slurm-retries must be 0..100");
+  Options o;
+  bool help = false;
+  ASSERT_TRUE(Parse({"merge", "--work", "w", "--archive-shards", "3", "--shard", "2", "--task", "merge-0-2"}, &o, &help)
+                  .ok());
+  EXPECT_EQ(o.shard, 2);
+  EXPECT_EQ(o.task, "merge-0-2");
+  EXPECT_EQ(o.executor, "local");
+  EXPECT_EQ(o.slurm_retries, 2u);
+  EXPECT_EQ(o.slurm_requeue_exit, 42u);
 }
 
 }  // namespace

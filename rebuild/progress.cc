@@ -5,6 +5,14 @@
 #include <cstdio>
 
 namespace clickatron::rebuild {
+namespace {
+
+std::atomic<uint64_t> g_summarized_records{0}, g_summarized_bytes{0};
+
+}  // namespace
+
+uint64_t SummarizedRecords() { return g_summarized_records; }
+uint64_t SummarizedBytes() { return g_summarized_bytes; }
 
 std::string HumanBytes(uint64_t bytes) {
   char buf[32];
@@ -69,6 +77,8 @@ void Progress::Summary(const std::string& text) {
       printed_ = false;
     }
   }
+  g_summarized_records += records_;
+  g_summarized_bytes += bytes_;
   const double secs = Seconds();
   std::printf("%s: %s in %.2f s (%.1f MB/s)\n", step_.c_str(), text.c_str(), secs,
               secs > 0 ? double(bytes_) / secs / 1e6 : 0.0);

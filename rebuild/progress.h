@@ -38,6 +38,10 @@ class Progress {
   bool printed_ = false;
 };
 
+// What every Summary of this process counted so far (the task report, task_report.h).
+uint64_t SummarizedRecords();
+uint64_t SummarizedBytes();
+
 // "1.5 GB", "312 MB", "12 KB".
 std::string HumanBytes(uint64_t bytes);
 // "12.4M", "3.1K", "17".

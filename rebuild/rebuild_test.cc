@@ -489,6 +489,47 @@ TEST(WorkDir, TransactionsApplyWholeOrNotAtAll) {
   EXPECT_NE(CheckShardCount(*segs, 2).message().find("written for 1 archive shards, not 2"), std::string::npos);
 }
 
+TEST(WorkDir, TasksShareTheDirectoryAndRecoverOnlyTheirOwnChanges) {
+  TestDir dir;
+  // Changes left by two killed tasks: each with and without COMMIT.
+  fs::create_directories(dir.path() + "/txn/segment-2012-03-27.1");
+  ASSERT_TRUE(MakeSegment(dir.path() + "/txn/segment-2012-03-27.1/2012-03-27.3", "2012-03-27.3", "2012-03-27").ok());
+  std::ofstream(dir.path() + "/txn/segment-2012-03-27.1/COMMIT") << "add 2012-03-27.3\n";
+  fs::create_directories(dir.path() + "/txn/segment-2012-03-2.2/x");  // a name that only starts alike
+  fs::create_directories(dir.path() + "/txn/late-0.3/2012-03-28.4");
+  {
+    WorkDir a(dir.path()), b(dir.path()), again(dir.path()), local(dir.path());
+    ASSERT_TRUE(a.OpenTask("segment-2012-03-27").ok());
+    EXPECT_EQ(a.TxnPrefix(), "segment-2012-03-27.");
+    // Its own committed change is finished, nobody else's is touched.
+    Result<std::vector<SegmentInfo>> segs = a.Segments();
+    ASSERT_TRUE(segs.ok());
+    ASSERT_EQ(segs->size(), 1u);
+    EXPECT_EQ((*segs)[0].name, "2012-03-27.3");
+    EXPECT_TRUE(fs::exists(dir.path() + "/txn/late-0.3"));
+    EXPECT_TRUE(fs::exists(dir.path() + "/txn/segment-2012-03-2.2"));
+    // Another task runs beside it; the same task twice, or a local command, does not.
+    ASSERT_TRUE(b.OpenTask("merge-0-1").ok());
+    EXPECT_NE(again.OpenTask("segment-2012-03-27").message().find("task segment-2012-03-27 is already running"),
+              std::string::npos);
+    EXPECT_NE(local.Open().message().find("in use by another clickatron-rebuild"), std::string::npos);
+    // A task's transaction is named after it.
+    Transaction txn(a);
+    ASSERT_TRUE(txn.Begin().ok());
+    EXPECT_NE(txn.StagingPath("x").find("/txn/segment-2012-03-27."), std::string::npos);
+  }
+  {
+    // A local command holding the directory keeps every task out.
+    WorkDir local(dir.path()), task(dir.path());
+    ASSERT_TRUE(local.Open().ok());
+    EXPECT_NE(task.OpenTask("late-0").message().find("in use by a local clickatron-rebuild"), std::string::npos);
+    // Shared (the Slurm driver while its graph runs): tasks may open it.
+    ASSERT_TRUE(local.ShareLock().ok());
+    EXPECT_TRUE(task.OpenTask("late-0").ok());
+    EXPECT_FALSE(fs::exists(dir.path() + "/txn/late-0.3"));  // recovered by the local Open already
+  }
+}
+
 TEST(MemorySize, ParsesSuffixes) {
   EXPECT_EQ(*ParseMemorySize("2G"), 2ull << 30);
   EXPECT_EQ(*ParseMemorySize("512m"), 512ull << 20);

@@ -152,7 +152,15 @@ Status CheckShardCount(const std::vector<SegmentInfo>& segments, uint32_t shards
 }
 
 WorkDir::~WorkDir() {
+  if (task_lock_fd_ >= 0) ::close(task_lock_fd_);
   if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+Status WorkDir::TakeLock(int operation, const std::string& path, int* fd, const std::string& busy) {
+  *fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (*fd < 0) return ErrnoStatus("open", path);
+  if (::flock(*fd, operation | LOCK_NB) != 0) return Status::Error(busy + " (lock " + path + ")");
+  return Status::OK();
 }
 
 Status WorkDir::Open() {
@@ -160,13 +168,27 @@ Status WorkDir::Open() {
   for (const char* sub : {"", "/segments", "/txn"}) {
     if (Status s = MakeDirs(root_ + sub); !s.ok()) return s;
   }
-  const std::string lock = Path("lock");
-  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock_fd_ < 0) return ErrnoStatus("open", lock);
-  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
-    return Status::Error("work directory " + root_ + " is in use by another clickatron-rebuild (lock " + lock + ")");
-  }
+  const std::string busy = "work directory " + root_ + " is in use by another clickatron-rebuild";
+  if (Status s = TakeLock(LOCK_EX, Path("lock"), &lock_fd_, busy); !s.ok()) return s;
   return Recover();
+}
+
+Status WorkDir::OpenTask(const std::string& task) {
+  if (root_.empty()) return Status::Error("--work is required");
+  for (const char* sub : {"", "/segments", "/txn", "/tasks"}) {
+    if (Status s = MakeDirs(root_ + sub); !s.ok()) return s;
+  }
+  task_ = task;
+  const std::string busy = "work directory " + root_ + " is in use by a local clickatron-rebuild";
+  if (Status s = TakeLock(LOCK_SH, Path("lock"), &lock_fd_, busy); !s.ok()) return s;
+  const std::string twice = "task " + task + " is already running on " + root_;
+  if (Status s = TakeLock(LOCK_EX, Path("tasks/" + task + ".lock"), &task_lock_fd_, twice); !s.ok()) return s;
+  return Recover();
+}
+
+Status WorkDir::ShareLock() {
+  if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_SH) != 0) return ErrnoStatus("flock LOCK_SH", Path("lock"));
+  return Status::OK();
 }
 
 Status WorkDir::Recover() {
@@ -174,7 +196,7 @@ Status WorkDir::Recover() {
   // killed between its two renames has no `merged` and simply runs again).
   Result<std::vector<std::string>> top = ListDir(root_);
   if (!top.ok()) return top.status();
-  for (const std::string& name : *top) {
+  for (const std::string& name : task_.empty() ? *top : std::vector<std::string>()) {
     if (name.starts_with("merged.tmp-") || name.starts_with("merged.old-") || name.starts_with("current.tmp-")) {
       if (Status s = RemoveAll(Path(name)); !s.ok()) return s;
     }
@@ -182,6 +204,7 @@ Status WorkDir::Recover() {
   Result<std::vector<std::string>> txns = ListDir(Path("txn"));
   if (!txns.ok()) return txns.status();
   for (const std::string& name : *txns) {
+    if (!name.starts_with(TxnPrefix())) continue;  // another task's change
     const std::string dir = Path("txn") + "/" + name;
     if (Exists(dir + "/" + kCommitFile)) {
       std::fprintf(stderr, "clickatron-rebuild: finishing interrupted change %s\n", name.c_str());
@@ -222,7 +245,7 @@ Transaction::~Transaction() {
 }
 
 Status Transaction::Begin() {
-  dir_ = work_.Path("txn") + "/" + WorkDir::NewId();
+  dir_ = work_.Path("txn") + "/" + work_.TxnPrefix() + WorkDir::NewId();
   return MakeDirs(dir_);
 }
 

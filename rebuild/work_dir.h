@@ -6,6 +6,9 @@
 //   DIR/txn/<id>/                  a change of the segment set being prepared or applied
 //   DIR/merged/                    shard-K.csv + meta (what `publish` publishes)
 //   DIR/gen/<generation>/          published generations; DIR/current -> gen/<generation>
+//   DIR/merging/<inputs>/          one archive shard's merge done by `merge --shard K` (merge.cc)
+//   DIR/tasks/<task>.lock          flock: one run of each task of a Slurm graph at a time
+//   DIR/slurm/<run>/               a Slurm graph's scripts, logs, exit files (slurm_executor.h)
 //
 // A segment's span is a day (YYYY-MM-DD), a month (YYYY-MM, made by `compact`) or
 // `lookups` (the lookup records of one import, which belong to no day). Its meta says
@@ -29,6 +32,12 @@
 // then the renames happen. Every command first runs Recover(): a transaction with COMMIT
 // is finished, one without is deleted. So a kill -9 anywhere leaves the old set or the new
 // one, and a day is never counted twice.
+//
+// Tasks of a Slurm graph (slurm_executor.h) run at the same time on one shared work
+// directory: each opens it with OpenTask(name), which takes the lock shared (a local
+// command, which takes it exclusive, waits for none of them and is refused while any runs)
+// and recovers only the transactions of that task (named txn/<task>.<id>), so one task's
+// recovery never deletes another's change in progress.
 #pragma once
 
 #include <cstdint>
@@ -79,10 +88,20 @@ class WorkDir {
 
   // Creates the layout if needed, takes the lock, and runs Recover().
   Status Open();
+  // As Open, for task `task` of a Slurm graph: the lock shared, the task's own lock
+  // exclusive (a second run of the same task is refused), and only the task's own
+  // transactions recovered.
+  Status OpenTask(const std::string& task);
+  // After Open: keeps the lock, shared, so that the tasks of a graph can open the directory
+  // while a local command still cannot.
+  Status ShareLock();
+  // The prefix of this process's transaction directories ("" or "<task>.").
+  std::string TxnPrefix() const { return task_.empty() ? "" : task_ + "."; }
   const std::string& root() const { return root_; }
   std::string Path(std::string_view relative) const { return root_ + "/" + std::string(relative); }
 
-  // Finishes committed transactions and deletes unfinished ones and stray temp files.
+  // Finishes committed transactions and deletes unfinished ones and stray temp files; in a
+  // task (OpenTask), only the transactions of that task.
   Status Recover();
 
   // Every segment, by name (so by span: months before their days, lookups last).
@@ -92,8 +111,11 @@ class WorkDir {
   static std::string NewId();
 
  private:
+  Status TakeLock(int operation, const std::string& path, int* fd, const std::string& busy);
   std::string root_;
+  std::string task_;
   int lock_fd_ = -1;
+  int task_lock_fd_ = -1;
 };
 
 // Which segment covers each unit (a day, or "lookups" per source).

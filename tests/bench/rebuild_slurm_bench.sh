@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# A bulk load through the Slurm executor beside the local executor (figures:
+# docs/benchmarks.md#scale).
+#
+#   tests/bench/rebuild_slurm_bench.sh RECORDS DAYS CHUNKS [DIR]
+#
+# Generates DAYS days of RECORDS/DAYS realistic records each (tests/bench/rebuild_gen.cc,
+# users = records per day / 100, a seed per day), then in one run, each under /usr/bin/time:
+#   local:  clickatron-rebuild import --memory 1G --jobs 2, then merge --jobs 2
+#   slurm:  ops/slurm-local up (two nodes of one CPU on this host), then
+#           clickatron-rebuild import --executor slurm --chunks CHUNKS --memory 512M --jobs 1
+#           (split, CHUNKS imports, a merge per archive shard, the last merge)
+# and checks that both merged files are the same bytes (cmp). Prints wall time and peak RSS
+# of each, the Slurm run's per-step summary (tasks, nodes, CPU, peak RSS per task) and the
+# merged bytes per data point. Everything stays in DIR (default /tmp/clickatron-slurm-bench);
+# the private cluster is taken down at the end. Uses a release build:
+#   cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DCLICKATRON_BENCH=ON
+#   cmake --build build/release --target clickatron-rebuild rebuild_gen
+set -euo pipefail
+[[ $# -ge 3 ]] || { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+records=$1 days=$2 chunks=$3
+dir=${4:-/tmp/clickatron-slurm-bench}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${CLICKATRON_BIN:-$root/build/release/bin}
+mkdir -p "$dir"
+input=$dir/input-$records-$days.csv
+per_day=$((records / days))
+if [[ ! -s $input ]]; then
+  echo "generating $days day(s) of $per_day records into $input"
+  for ((d = 0; d < days; d++)); do
+    "$bin/rebuild_gen" --records "$per_day" --users $((per_day / 100 + 1)) --seed $((d + 1)) \
+      --day "$(date -u -d "2012-03-01 + $d days" +%F)"
+  done > "$input.tmp"
+  mv "$input.tmp" "$input"
+fi
+echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB; input $(du -h "$input" | cut -f1), $(wc -l < "$input") lines, $days day(s)"
+echo "load before: $(uptime)"
+
+timed() {  # label command... → prints "label: S s, RSS MB"
+  local label=$1
+  shift
+  /usr/bin/time -f "%e %M %U %S" -o "$dir/time.$label" "$@" > "$dir/out.$label" 2>&1 || { cat "$dir/out.$label"; exit 1; }
+  read -r secs rss user sys < "$dir/time.$label"
+  printf '%-12s %8.2f s wall  %8.2f s CPU  peak RSS %6d MB\n' "$label:" "$secs" "$(echo "$user + $sys" | bc)" $((rss / 1024))
+}
+
+rm -rf "$dir/local" "$dir/slurm-work"
+sync
+timed import "$bin/clickatron-rebuild" import --work "$dir/local" --input "$input" --memory 1G --jobs 2
+timed merge "$bin/clickatron-rebuild" merge --work "$dir/local" --jobs 2
+
+cluster=$dir/cluster
+"$root/ops/slurm-local" down "$cluster" >/dev/null 2>&1 || true
+rm -rf "$cluster"
+eval "$("$root/ops/slurm-local" up "$cluster")"
+trap '"$root/ops/slurm-local" down "$cluster" >/dev/null' EXIT
+sync
+timed slurm "$bin/clickatron-rebuild" import --work "$dir/slurm-work" --input "$input" --memory 512M --jobs 1 \
+  --executor slurm --chunks "$chunks"
+echo "load after: $(uptime)"
+grep -h 'on slurm: [a-z]*: ' "$dir/out.slurm"
+for f in "$dir"/local/merged/shard-*.csv; do
+  cmp "$f" "$dir/slurm-work/merged/$(basename "$f")"
+done
+echo "merged files identical: $(ls "$dir"/local/merged/shard-*.csv | wc -l) shard file(s)"
+meta=$dir/local/merged/meta
+points=$(awk -F' = ' '/^shard\.[0-9]+\.columns/ {s += $2} END {print s}' "$meta")
+bytes=$(awk -F' = ' '/^shard\.[0-9]+\.bytes/ {s += $2} END {print s}' "$meta")
+awk -v p="$points" -v b="$bytes" 'BEGIN { printf "data points %d; merged %d bytes = %.2f B/point\n", p, b, b / p }'
+local_s=$(awk '{s += $1} END {print s}' "$dir/time.import" "$dir/time.merge")
+slurm_s=$(cut -d' ' -f1 "$dir/time.slurm")
+awk -v a="$slurm_s" -v b="$local_s" 'BEGIN {printf "slurm %.2f s / local import+merge %.2f s = %.2fx\n", a, b, a / b}'
