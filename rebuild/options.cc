@@ -176,6 +176,7 @@ Status ParseOptions(int argc, const char* const* argv, Options* out, bool* help_
   if (out->work.empty()) return Status::Error("--work is required");
   if (Status s = ReadMemory(text.memory, &out->memory); !s.ok()) return s;
   if (out->jobs < 1 || out->jobs > 64) return Status::Error("--jobs must be 1..64");
+  out->jobs_given = vm.count("jobs") > 0;
   if (Status s = config::ReadClusterLayout(vm, out); !s.ok()) return s;
   if (Status s = ResolveArchiveShards(vm, out); !s.ok()) return s;
   if (Status s = ReadDays(text, out); !s.ok()) return s;

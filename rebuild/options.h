@@ -30,6 +30,7 @@ struct Options : config::ClusterLayout {  // realtime and archive servers
   uint64_t memory = 1ull << 30;
   uint32_t archive_shards = 0;           // resolved: always >= 1 after parsing
   uint32_t jobs = 1;
+  bool jobs_given = false;               // --jobs was given (publish's gzip uses every core otherwise)
   uint64_t max_errors = 0;
   bool replace = false;
   uint32_t keep_generations = 3;

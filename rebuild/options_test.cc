@@ -91,6 +91,7 @@ TEST(ParseOptions, TheClusterLayoutComesFromTheConfig) {
   EXPECT_EQ(o.api, (std::vector<net::HostPort>{{"127.0.0.1", 8000}}));
   EXPECT_EQ(o.archive_shards, 2u);  // the config's archive lines
   EXPECT_EQ(o.jobs, 2u);            // the command line wins over the file's 4
+  EXPECT_TRUE(o.jobs_given);
   EXPECT_EQ(o.through, Day(*ParseDay("2012-03-26")));
 
   EXPECT_EQ(Error({"merge", "--work", "w", "--config", config, "--archive-shards", "3"}),
@@ -101,6 +102,8 @@ TEST(ParseOptions, TheClusterLayoutComesFromTheConfig) {
   Options plain;
   ASSERT_TRUE(Parse({"merge", "--work", "w"}, &plain, &help).ok());
   EXPECT_EQ(plain.archive_shards, 1u);  // neither given
+  EXPECT_EQ(plain.jobs, 1u);
+  EXPECT_FALSE(plain.jobs_given);  // publish's gzip then uses every core
 }
 
 TEST(ParseOptions, ExecutorAndTaskFlagsAreChecked) {

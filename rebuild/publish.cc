@@ -1,5 +1,6 @@
 // `publish`: DIR/merged → a new generation DIR/gen/<id>/ (shard files + manifest), an
-// optional gzip backup copy, the atomic flip of DIR/current, and the archive servers'
+// optional gzip backup copy (written by the same read that verifies each file, deflated on
+// every core: rebuild/parallel_gzip.h), the atomic flip of DIR/current, and the archive servers'
 // reload, confirmed on each one's /stats. On any failure the previous generation is put
 // back (current flipped back, servers reloaded again): the old generation stays live.
 //
@@ -13,7 +14,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -27,6 +27,7 @@
 #include "rebuild/commands.h"
 #include "rebuild/file.h"
 #include "rebuild/merged.h"
+#include "rebuild/parallel_gzip.h"
 #include "rebuild/progress.h"
 #include "rebuild/publish.h"
 #include "rebuild/tasks.h"
@@ -37,19 +38,24 @@ namespace {
 
 constexpr size_t kIoBuffer = 4 << 20;
 
-// Reads a whole file and checks its size and XXH64 against what merge recorded.
-Status VerifyMergedFile(const std::string& path, const FileSummary& expect, Progress* progress) {
+// Reads a whole file once and checks its size and XXH64 against what merge recorded; with
+// a gz path, the same read feeds a gzip copy of it there (ParallelGzipWriter, on
+// gzip.threads threads), removed again when the check fails.
+Status VerifyMergedFile(const std::string& path, const FileSummary& expect, const std::string& gz,
+                        const ParallelGzipOptions& gzip, Progress* progress) {
   XXH64_state_t st;
   XXH64_reset(&st, 0);
   uint64_t bytes = 0;
-  Status status = ForEachBlock(path, kIoBuffer, [&](std::string_view block) {
+  auto digest = [&](std::string_view block) {
     XXH64_update(&st, block.data(), block.size());
     bytes += block.size();
     progress->Add(0, block.size());
     progress->Tick();
-  });
+  };
+  Status status = gz.empty() ? ForEachBlock(path, kIoBuffer, digest) : GzipFileParallel(path, gz, gzip, digest);
   if (!status.ok()) return status;
   if (bytes != expect.bytes || XXH64_digest(&st) != expect.xxh64) {
+    if (!gz.empty()) ::unlink(gz.c_str());
     return Status::Error(path + " does not match merged/meta (" + std::to_string(bytes) + " bytes, xxh64 " +
                          Hex64(XXH64_digest(&st)) + "; expected " + std::to_string(expect.bytes) + ", " +
                          Hex64(expect.xxh64) + "): run merge again");
@@ -71,42 +77,6 @@ Status LinkOrCopy(const std::string& from, const std::string& to) {
     if (n <= 0) break;
     s = out.Append(std::string_view(buf.data(), size_t(n)));
   }
-  ::close(in);
-  if (s.ok()) s = out.SyncAndClose();
-  return s;
-}
-
-// gzip (RFC 1952) of a file, written durably.
-Status GzipFile(const std::string& from, const std::string& to, Progress* progress) {
-  const int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
-  if (in < 0) return ErrnoStatus("open", from);
-  FileWriter out;
-  Status s = out.Open(to);
-  z_stream z{};
-  if (s.ok() && deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-    s = Status::Error("gzip " + to + ": deflateInit2 failed");
-  }
-  std::vector<char> inbuf(kIoBuffer), outbuf(kIoBuffer);
-  bool eof = false;
-  while (s.ok() && !eof) {
-    const ssize_t n = ::read(in, inbuf.data(), inbuf.size());
-    if (n < 0) {
-      s = ErrnoStatus("read", from);
-      break;
-    }
-    eof = n == 0;
-    progress->Add(0, uint64_t(n));
-    progress->Tick();
-    z.next_in = reinterpret_cast<Bytef*>(inbuf.data());
-    z.avail_in = uInt(n);
-    do {
-      z.next_out = reinterpret_cast<Bytef*>(outbuf.data());
-      z.avail_out = uInt(outbuf.size());
-      deflate(&z, eof ? Z_FINISH : Z_NO_FLUSH);
-      s = out.Append(std::string_view(outbuf.data(), outbuf.size() - z.avail_out));
-    } while (s.ok() && z.avail_out == 0);
-  }
-  deflateEnd(&z);
   ::close(in);
   if (s.ok()) s = out.SyncAndClose();
   return s;
@@ -197,11 +167,20 @@ Result<MergedInfo> ReadPublishable(const WorkDir& work, const Options& options) 
   return merged;
 }
 
+// Where publish's backup copy is being written: BACKUP/.tmp-<generation>-<id>/ until it
+// is complete, then renamed to BACKUP/<generation>/.
+struct BackupWork {
+  std::string tmp;  // "" when there is no backup to write
+  ParallelGzipOptions gzip;
+};
+
 // Step 1: DIR/gen/<generation>/ with the verified merged files (hard-linked) and the
-// manifest, built in a temp directory and renamed into place. Sets *wrote unless it was
-// already there.
+// manifest, built in a temp directory and renamed into place. The read that verifies a
+// file also writes its gzip copy into backup->tmp, when there is one to write (each file
+// is read once). Sets *wrote unless it was already there.
 Status WriteGeneration(const WorkDir& work, const std::string& generation, const MergedInfo& merged,
-                       const std::string& manifest, unsigned jobs, Progress* progress, bool* wrote) {
+                       const std::string& manifest, unsigned jobs, const BackupWork& backup, Progress* progress,
+                       bool* wrote) {
   const std::string gen_dir = work.Path("gen/" + generation);
   if (Exists(gen_dir + "/manifest")) return Status::OK();
   if (Status s = MakeDirs(work.Path("gen")); !s.ok()) return s;
@@ -213,10 +192,13 @@ Status WriteGeneration(const WorkDir& work, const std::string& generation, const
   if (Exists(gen_dir)) RemoveAll(gen_dir);
   const std::string tmp = work.Path("gen/.tmp-" + WorkDir::NewId());
   if (Status s = MakeDirs(tmp); !s.ok()) return s;
-  Status s = RunTasks(merged.shards, jobs, [&](size_t k) -> Status {
-    const std::string from = work.Path("merged/" + MergedFileName(uint32_t(k)));
-    if (Status v = VerifyMergedFile(from, merged.files[k], progress); !v.ok()) return v;
-    return LinkOrCopy(from, tmp + "/" + MergedFileName(uint32_t(k)));
+  // With a backup, one file at a time on every gzip thread; else one file per job.
+  Status s = RunTasks(merged.shards, backup.tmp.empty() ? jobs : 1, [&](size_t k) -> Status {
+    const std::string name = MergedFileName(uint32_t(k));
+    const std::string from = work.Path("merged/" + name);
+    const std::string gz = backup.tmp.empty() ? "" : backup.tmp + "/" + name + ".gz";
+    if (Status v = VerifyMergedFile(from, merged.files[k], gz, backup.gzip, progress); !v.ok()) return v;
+    return LinkOrCopy(from, tmp + "/" + name);
   });
   if (s.ok()) s = WriteFileAtomic(tmp + "/manifest", manifest);
   if (s.ok()) s = SyncDir(tmp);
@@ -229,29 +211,29 @@ Status WriteGeneration(const WorkDir& work, const std::string& generation, const
   return Status::OK();
 }
 
-// Step 2: BACKUP/<generation>/ with a gzip copy of each shard file and the manifest.
-// Returns what it did for the summary ("" when the backup was already there).
-Result<std::string> WriteBackup(const std::string& backup, const std::string& gen_dir, const std::string& generation,
-                                const MergedInfo& merged, const std::string& manifest, unsigned jobs,
-                                Progress* progress) {
+// Step 2: BACKUP/<generation>/ with a gzip copy of each shard file and the manifest. The
+// copies step 1 did not write (the generation was already there) are made from the
+// generation's files, verified the same way. Returns what it did for the summary.
+Result<std::string> WriteBackup(const std::string& backup, const BackupWork& work, const std::string& gen_dir,
+                                const std::string& generation, const MergedInfo& merged,
+                                const std::string& manifest, Progress* progress) {
   const std::string backup_dir = backup + "/" + generation;
-  if (Exists(backup_dir + "/manifest")) return std::string();
-  const std::string tmp = backup + "/.tmp-" + generation + "-" + WorkDir::NewId();
-  if (Status s = MakeDirs(tmp); !s.ok()) return s;
   uint64_t gz_bytes = 0;
-  Status s = RunTasks(merged.shards, jobs, [&](size_t k) -> Status {
-    const std::string name = MergedFileName(uint32_t(k));
-    return GzipFile(gen_dir + "/" + name, tmp + "/" + name + ".gz", progress);
-  });
-  if (s.ok()) {
-    for (uint32_t k = 0; k < merged.shards; ++k) gz_bytes += FileSize(tmp + "/" + MergedFileName(k) + ".gz");
-    s = WriteFileAtomic(tmp + "/manifest", manifest);
+  Status s;
+  for (uint32_t k = 0; k < merged.shards && s.ok(); ++k) {
+    const std::string name = MergedFileName(k);
+    const std::string gz = work.tmp + "/" + name + ".gz";
+    if (!Exists(gz)) s = VerifyMergedFile(gen_dir + "/" + name, merged.files[k], gz, work.gzip, progress);
   }
-  if (s.ok()) s = SyncDir(tmp);
+  if (s.ok()) {
+    for (uint32_t k = 0; k < merged.shards; ++k) gz_bytes += FileSize(work.tmp + "/" + MergedFileName(k) + ".gz");
+    s = WriteFileAtomic(work.tmp + "/manifest", manifest);
+  }
+  if (s.ok()) s = SyncDir(work.tmp);
   if (s.ok() && Exists(backup_dir)) s = RemoveAll(backup_dir);
-  if (s.ok()) s = RenameDurable(tmp, backup_dir);
+  if (s.ok()) s = RenameDurable(work.tmp, backup_dir);
   if (!s.ok()) {
-    RemoveAll(tmp);
+    RemoveAll(work.tmp);
     return s;
   }
   return "backup " + HumanBytes(gz_bytes) + " gzip in " + backup_dir;
@@ -341,17 +323,25 @@ Status RunPublish(const Options& options, WorkDir* work) {
   Progress progress("publish", total);
   std::vector<std::string> done;
 
+  BackupWork backup;
+  if (!options.backup.empty() && !Exists(options.backup + "/" + generation + "/manifest")) {
+    backup.tmp = options.backup + "/.tmp-" + generation + "-" + WorkDir::NewId();
+    if (Status s = MakeDirs(backup.tmp); !s.ok()) return s;
+    backup.gzip.threads = options.jobs_given ? options.jobs : 0;  // 0: every core
+  }
   bool wrote = false;
-  if (Status s = WriteGeneration(*work, generation, *merged, manifest_text, options.jobs, &progress, &wrote); !s.ok()) {
+  if (Status s = WriteGeneration(*work, generation, *merged, manifest_text, options.jobs, backup, &progress, &wrote);
+      !s.ok()) {
+    if (!backup.tmp.empty()) RemoveAll(backup.tmp);
     return s;
   }
   if (wrote) done.push_back("wrote gen/" + generation);
 
-  if (!options.backup.empty()) {
-    Result<std::string> backup = WriteBackup(options.backup, work->Path("gen/" + generation), generation, *merged,
-                                             manifest_text, options.jobs, &progress);
-    if (!backup.ok()) return backup.status();
-    if (!backup->empty()) done.push_back(*backup);
+  if (!backup.tmp.empty()) {
+    Result<std::string> written = WriteBackup(options.backup, backup, work->Path("gen/" + generation), generation,
+                                              *merged, manifest_text, &progress);
+    if (!written.ok()) return written.status();
+    done.push_back(*written);
   }
 
   // Step 3: the flip, then every archive server, each confirmed; any failure puts the old back.

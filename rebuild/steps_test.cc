@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -39,6 +40,14 @@ std::string ReadFile(const std::string& path) {
 
 void WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// What `gzip -dc` makes of a file ("" when it fails).
+std::string Gunzip(const std::string& path) {
+  if (std::system(("gzip -dc " + path + " > " + path + ".out").c_str()) != 0) return "";
+  std::string out = ReadFile(path + ".out");
+  fs::remove(path + ".out");
+  return out;
 }
 
 // A work directory opened for one test, and the options a command line would give.
@@ -553,9 +562,38 @@ TEST(PublishStep, WritesTheGzipBackupOnce) {
   const std::string gz = ReadFile(dir + "/shard-0.csv.gz");
   ASSERT_GE(gz.size(), 2u);
   EXPECT_EQ(gz.substr(0, 2), "\x1f\x8b");  // RFC 1952
+  EXPECT_EQ(Gunzip(dir + "/shard-0.csv.gz"), ReadFile(w.Path("merged/shard-0.csv")));
   const auto written = fs::last_write_time(dir + "/shard-0.csv.gz");
   ASSERT_TRUE(w.Run(RunPublish).ok());
   EXPECT_EQ(fs::last_write_time(dir + "/shard-0.csv.gz"), written);
+}
+
+TEST(PublishStep, TheBackupOfAPublishedGenerationIsMadeFromItsFiles) {
+  Work w;
+  ASSERT_TRUE(w.ImportAndMerge(kTwoDays).ok());
+  ASSERT_TRUE(w.Run(RunPublish).ok());
+  const std::string generation = *LiveGeneration(*w.work());
+  w.options.backup = w.Temp("backup");
+  ASSERT_TRUE(w.Run(RunPublish).ok());
+  const std::string dir = w.options.backup + "/" + generation;
+  EXPECT_EQ(Gunzip(dir + "/shard-0.csv.gz"), ReadFile(w.Path("gen/" + generation + "/shard-0.csv")));
+  EXPECT_EQ(ReadFile(dir + "/manifest"), ReadFile(w.Path("current/manifest")));
+}
+
+TEST(PublishStep, ADamagedMergedFileWritesNeitherGenerationNorBackup) {
+  Work w;
+  ASSERT_TRUE(w.ImportAndMerge(kTwoDays).ok());
+  const std::string merged = w.Path("merged/shard-0.csv");
+  std::string bytes = ReadFile(merged);
+  bytes[0] ^= 1;  // same size, other content
+  fs::remove(merged);  // not through the hard link of a generation
+  WriteFile(merged, bytes);
+  w.options.backup = w.Temp("backup");
+  const Status s = w.Run(RunPublish);
+  EXPECT_NE(s.message().find(merged + " does not match merged/meta"), std::string::npos) << s.message();
+  EXPECT_FALSE(fs::exists(w.Path("current")));
+  EXPECT_TRUE(fs::is_empty(w.options.backup));
+  EXPECT_TRUE(fs::is_empty(w.Path("gen")));
 }
 
 TEST(PublishStep, ARefusedReloadPutsThePreviousGenerationBack) {
