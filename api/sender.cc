@@ -93,6 +93,16 @@ Status Sender::Start(uint64_t last_seq) {
   bool trusted = false;
   Status s = rounds_file_.Open(log_->dir(), cursor_name_, cursor_, &replay_, &trusted);
   if (!s.ok()) return s;
+  Result<oplog::ReplaySkip> skip = oplog::LoadReplaySkip(log_->dir(), cursor_name_);
+  if (!skip.ok()) return skip.status();
+  skip_ = *skip;
+  if (skip_.active() && cursor_ < skip_.through_seq) {
+    std::fprintf(stderr,
+                 "clickatron-api: realtime shard %u: replay: not re-sending lines of days <= %s "
+                 "(the archive holds them) in records %llu..%llu\n",
+                 shard_, FormatDay(skip_.through_day).c_str(), (unsigned long long)cursor_ + 1,
+                 (unsigned long long)skip_.through_seq);
+  }
   if (!trusted && cursor_ < last_seq) {
     // The rounds file is missing or from before a reboot: what was sent past the cursor is
     // unknown, so every record up to the recovered end goes as a batch of its own.
@@ -199,7 +209,7 @@ Status Sender::CollectRecords(uint64_t* end, bool* any_lines) {
       PayloadReader reader(rec.payload);
       PayloadLine line;
       while (reader.Next(&line)) {
-        if (line.shard != shard_) continue;
+        if (line.shard != shard_ || skip_.Drops(rec.seq, line.day)) continue;
         int64_t& held = days[SlotOfDay(line.day)];
         if (held == -1) held = line.day;
         if (held != line.day) conflict = true;

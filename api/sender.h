@@ -44,6 +44,10 @@
 //                             412 INSTANCE_CHANGED, nothing applied): rewind the same way.
 //   anything else             retried with capped exponential backoff, error in /stats.
 //
+// After `clickatron-oplog replay --skip-through DAY` the sender drops its lines of days <= DAY
+// in the records its shard had acknowledged before the replay (oplog/replay_skip.h): the
+// archive holds them, so sending them again would count them twice.
+//
 // The cursor saved in the oplog stays behind every round the shard has not made durable
 // (it says how far it is with each answer: realtime/instance.h; a shard that does not say
 // is trusted after cursor_lag), so that even after a crash of the API the rounds a shard
@@ -63,6 +67,7 @@
 #include "base/latency.h"
 #include "base/status.h"
 #include "net/host_port.h"
+#include "oplog/replay_skip.h"
 
 struct event;
 struct event_base;
@@ -216,6 +221,7 @@ class Sender {
   uint64_t saved_cursor_ = 0;     // last value given to the oplog
   uint64_t singles_until_ = 0;    // records <= this go one per round (untrusted restart)
   std::deque<uint64_t> replay_;   // round ends to cut at again, in order
+  oplog::ReplaySkip skip_;        // lines `clickatron-oplog replay --skip-through` drops
   std::deque<Round> rounds_;      // rounds past saved_cursor_, oldest first
   int backoff_ms_ = 0;
 

@@ -2,9 +2,11 @@
 //   clickatron-oplog dump DIR [--from SEQ]   one line per record: seq, length, payload
 //   clickatron-oplog verify DIR              checks every frame, prints counts
 //   clickatron-oplog cursors DIR             each consumer's cursor and backlog
-//   clickatron-oplog replay DIR --cursor NAME [--from SEQ]
+//   clickatron-oplog replay DIR --cursor NAME [--from SEQ] [--skip-through DAY]
 //                                            consumer NAME receives every record from SEQ
-//                                            (default: the oldest kept) again (replay.h)
+//                                            (default: the oldest kept) again (replay.h),
+//                                            without its lines of days <= DAY among the
+//                                            records it had received (replay_skip.h)
 // dump, verify and cursors are read-only and take no lock, so they can look at a running
 // API's log; replay changes the log and is refused while the API has it open.
 // Exit status: 0 ok, 1 the log is corrupt or unreadable, or replay refused; 2 bad command
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "config/option_loader.h"
+#include "keyformat/ymdh.h"
 #include "oplog/cursors.h"
 #include "oplog/inspect.h"
 #include "oplog/replay.h"
@@ -28,10 +31,13 @@ constexpr char kUsage[] =
     "usage: clickatron-oplog dump DIR [--from SEQ]   print records (seq length payload)\n"
     "       clickatron-oplog verify DIR              check every frame, print counts\n"
     "       clickatron-oplog cursors DIR             print cursors (name seq backlog)\n"
-    "       clickatron-oplog replay DIR --cursor NAME [--from SEQ]\n"
+    "       clickatron-oplog replay DIR --cursor NAME [--from SEQ] [--skip-through DAY]\n"
     "                                                make consumer NAME (e.g. realtime-1) receive\n"
     "                                                every record from SEQ (default: the oldest\n"
-    "                                                kept) again when the API next starts\n";
+    "                                                kept) again when the API next starts; with\n"
+    "                                                --skip-through YYYY-MM-DD (the archive's\n"
+    "                                                last_day) not its lines of days <= DAY that\n"
+    "                                                it had received before\n";
 
 int Fail(const std::string& message, int status) {
   std::fprintf(stderr, "clickatron-oplog: %s\n", message.c_str());
@@ -98,10 +104,12 @@ int Cursors(const std::string& dir) {
 // whatever high-water marks the shard holds; with it, it would re-cut its old batches.
 std::string DeliveryRoundsFile(const std::string& cursor) { return "delivery-" + cursor + ".rounds"; }
 
-int Replay(const std::string& dir, const std::string& cursor, uint64_t from) {
+int Replay(const std::string& dir, const std::string& cursor, uint64_t from,
+           int64_t skip_through_day) {
   RewindRequest request;
   request.cursor = cursor;
   request.from = from;
+  request.skip_through_day = skip_through_day;
   request.remove_files = {DeliveryRoundsFile(cursor)};
   Result<Rewind> r = RewindCursor(dir, request);
   if (!r.ok()) return Fail("replay refused: " + r.status().message(), 1);
@@ -113,6 +121,13 @@ int Replay(const std::string& dir, const std::string& cursor, uint64_t from) {
               static_cast<unsigned long long>(r->records), r->records == 1 ? "" : "s",
               static_cast<unsigned long long>(r->first_seq),
               static_cast<unsigned long long>(r->last_seq));
+  if (r->skip.active()) {
+    std::printf("skip lines of days <= %s in records <= %llu (written to %s)\n",
+                FormatDay(r->skip.through_day).c_str(),
+                static_cast<unsigned long long>(r->skip.through_seq), r->skip_path.c_str());
+  } else if (skip_through_day >= 0) {
+    std::printf("nothing to skip: cursor %s had received no record\n", cursor.c_str());
+  }
   if (r->removed.empty()) {
     std::printf("no %s/%s to remove\n", dir.c_str(), DeliveryRoundsFile(cursor).c_str());
   } else {
@@ -128,7 +143,9 @@ int main(int argc, char** argv) {
   loader.Add()(
       "from", po::value<uint64_t>()->default_value(1),
       "dump: first seq to print; replay: first seq to re-send (default: the oldest kept)")(
-      "cursor", po::value<std::string>(), "replay: the consumer, e.g. realtime-1");
+      "cursor", po::value<std::string>(), "replay: the consumer, e.g. realtime-1")(
+      "skip-through", po::value<std::string>(),
+      "replay: YYYY-MM-DD, the last day the archive holds (its manifest's last_day)");
   loader.AddPositional("command", po::value<std::string>(), 1);
   loader.AddPositional("args", po::value<std::vector<std::string>>(), -1);
   po::variables_map vm;
@@ -147,12 +164,21 @@ int main(int argc, char** argv) {
     return Fail("--from is an option of dump and replay only", 2);
   }
   if (command != "replay" && vm.count("cursor")) return Fail("--cursor is an option of replay only", 2);
+  if (command != "replay" && vm.count("skip-through")) {
+    return Fail("--skip-through is an option of replay only", 2);
+  }
   const std::string& dir = args[0];
   if (command == "replay") {
     if (!vm.count("cursor")) return Fail("replay needs --cursor NAME (see: clickatron-oplog cursors DIR)", 2);
     const uint64_t from = vm["from"].defaulted() ? 0 : vm["from"].as<uint64_t>();
     if (!vm["from"].defaulted() && from == 0) return Fail("--from must be a seq >= 1", 2);
-    return Replay(dir, vm["cursor"].as<std::string>(), from);
+    int64_t skip_through_day = -1;
+    if (vm.count("skip-through")) {
+      Result<int64_t> day = ParseDay(vm["skip-through"].as<std::string>());
+      if (!day.ok()) return Fail("--skip-through: " + day.status().message(), 2);
+      skip_through_day = *day;
+    }
+    return Replay(dir, vm["cursor"].as<std::string>(), from, skip_through_day);
   }
   if (command == "dump") return Dump(dir, vm["from"].as<uint64_t>());
   if (command == "verify") return Verify(dir);

@@ -122,6 +122,18 @@ Result<Rewind> RewindCursor(const std::string& dir, const RewindRequest& request
   if (!rewind.removed.empty()) {
     if (Status s = SyncDir(dir); !s.ok()) return s;
   }
+  // The rule of an earlier replay goes in any case: it must not outlive that replay.
+  rewind.skip_path = dir + "/" + ReplaySkipFileName(request.cursor);
+  if (unlink(rewind.skip_path.c_str()) == 0) {
+    if (Status s = SyncDir(dir); !s.ok()) return s;
+  } else if (errno != ENOENT) {
+    return ErrnoStatus("remove", rewind.skip_path);
+  }
+  if (request.skip_through_day >= 0 && rewind.old_cursor > 0) {
+    // Only what the consumer had acknowledged can be in the archive.
+    rewind.skip = ReplaySkip{request.skip_through_day, rewind.old_cursor};
+    if (Status s = SaveReplaySkip(dir, request.cursor, rewind.skip); !s.ok()) return s;
+  }
   if (Status s = log.SetCursor(request.cursor, rewind.new_cursor); !s.ok()) return s;
   if (Status s = log.SaveCursors(); !s.ok()) return s;
   return rewind;

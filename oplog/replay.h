@@ -17,9 +17,12 @@
 //   - `from` is past the cursor's next record: records never delivered would be skipped.
 // Otherwise, in this order: the consumer's own files named in the request are removed (the
 // API's delivery-rounds file, whose recorded batch ends would otherwise take precedence
-// over the cursor) and the directory synced; then the cursor is set to from - 1 and saved
-// atomically (cursors.h). A crash between the two leaves the old cursor without those
-// files, which the API handles by re-sending one record per batch (harmless).
+// over the cursor) and the directory synced; the consumer's replay skip rule
+// (replay_skip.h) is removed, or with skip_through_day written for the records up to its
+// old cursor; then the cursor is set to from - 1 and saved atomically (cursors.h). A crash
+// before the cursor is saved leaves the old cursor without those files, which the API
+// handles by re-sending one record per batch (harmless; the rule covers only records the
+// old cursor had passed, which that cursor does not send again).
 //
 // Opening the log recovers it exactly as the API would on its next start (a torn tail is
 // cut); what was repaired is returned.
@@ -31,6 +34,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "oplog/replay_skip.h"
 
 namespace clickatron::oplog {
 
@@ -38,6 +42,9 @@ struct RewindRequest {
   std::string cursor;                     // the consumer, e.g. "realtime-1"
   uint64_t from = 0;                      // first record to receive again; 0 = the oldest kept
   std::vector<std::string> remove_files;  // names in the directory (no '/'), removed if present
+  // The last day the archive holds (days since 1970-01-01), or -1: lines of days <= it in
+  // the records the consumer had already acknowledged are not sent again (replay_skip.h).
+  int64_t skip_through_day = -1;
 };
 
 struct Rewind {
@@ -47,6 +54,8 @@ struct Rewind {
   uint64_t first_seq = 0;   // the first and last of them
   uint64_t last_seq = 0;
   std::vector<std::string> removed;  // paths of the files that existed and were removed
+  ReplaySkip skip;                   // the rule written (inactive: none)
+  std::string skip_path;             // where it was written
   std::string recovery;              // what opening the log repaired, "" if nothing
 };
 

@@ -5,13 +5,15 @@ Increments are delivered, everything stops, one shard's data dir is wiped (a los
 the wiped shard is exact again, and the other shard's totals are unchanged. Then a replay
 for a shard that kept its data: nothing is counted twice (its high-water marks skip every
 re-sent record, because without the rounds file the API sends them one record per batch).
+Last, `--skip-through LAST_ARCHIVED_DAY`: the days the archive already holds are not sent
+again, so they cannot come back as late data and be added to the archive a second time.
 """
 import os
 import shutil
 import subprocess
 
-from harness import binary, wait_until
-from test_api_write import Cluster, now, shard_of
+from harness import binary, get, post, wait_until
+from test_api_write import Cluster, day_text, late_text, now, shard_of, today
 
 KEYS = [f"k{i}" for i in range(24)]
 ROUNDS = 12
@@ -110,3 +112,60 @@ def test_replay_refills_a_wiped_shard_exactly(procs, tmp_path):
     s = c.stats()["realtime"][1 - lost]
     assert s["cursor"] == 2 * ROUNDS, s
     assert totals_of(c, ts, KEYS) == {k: want[k] + more[k] for k in KEYS}
+
+
+def test_replay_skips_the_days_the_archive_already_holds(procs, tmp_path):
+    # The archive holds every day <= its manifest's last_day. Re-sent to the replacement
+    # shard, the lines of such a day met step 3's close of that day (409 DAY_CLOSED) and went
+    # to the late store, which the nightly adds to the archive: counted twice. With
+    # --skip-through the replay drops them; today's lines arrive exactly once.
+    c = Cluster(procs, tmp_path, shards=1)
+    last_day = today() - 1
+    old_ts, new_ts = last_day * 86400 + 3600, now()
+    keys = KEYS[:6]
+    want_new = {k: 0 for k in keys}
+    for n in range(4):
+        lines = []
+        for i, k in enumerate(keys):
+            lines.append(f"ns=u&key={k}&value={n + 1}&ts={old_ts}")
+            lines.append(f"ns=u&key={k}&value={i + 1}&ts={new_ts}")
+            want_new[k] += i + 1
+        assert c.batch(lines).status == 200
+    c.wait_drained()
+    assert totals_of(c, new_ts, keys) == want_new
+    # The nightly archives last_day (its close is what matters here).
+    assert post(c.rt_ports[0], f"/close?day={day_text(last_day)}").status == 200
+
+    stop_all(c)
+    shutil.rmtree(c.rt_dirs[0])
+    os.makedirs(c.rt_dirs[0])
+    r = replay(c, "--cursor", "realtime-0", "--skip-through", "2026-02-30")
+    assert r.returncode == 2 and "--skip-through" in r.stderr, r.stderr
+    r = replay(c, "--cursor", "realtime-0", "--skip-through", day_text(last_day))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == (
+        "cursor realtime-0 4 -> 0\n"
+        "re-send 4 records (seq 1..4) when the API next starts\n"
+        f"skip lines of days <= {day_text(last_day)} in records <= 4 "
+        f"(written to {c.oplog_dir}/replay-skip-realtime-0)\n"
+        f"removed {c.oplog_dir}/delivery-realtime-0.rounds\n"), r.stdout
+    c.start_realtime(0)
+    # Step 3: the replacement shard closes the archived days before the API starts.
+    assert post(c.rt_ports[0], f"/close?day={day_text(last_day)}").status == 200
+    c.start_api()
+    c.wait_drained()
+    s = c.stats()
+    assert s["realtime"][0]["late_records"] == 0 and s["late"]["entries"] == 0, s
+    assert get(c.port, "/late").text == late_text([])
+    assert totals_of(c, new_ts, keys) == want_new
+    assert totals_of(c, old_ts, keys) == {k: None for k in keys}  # the archive answers for it
+
+    # The rule covers the replayed records only: a late increment of an archived day accepted
+    # after it is late data, as always, and a second replay without the option removes it.
+    assert c.batch([f"ns=u&key={keys[0]}&value=9&ts={old_ts}"]).status == 200
+    c.wait_drained()
+    assert c.stats()["realtime"][0]["late_records"] == 1
+    stop_all(c)
+    r = replay(c, "--cursor", "realtime-0", "--from", "5")
+    assert r.returncode == 0 and "skip lines" not in r.stdout, r.stdout
+    assert not os.path.exists(os.path.join(c.oplog_dir, "replay-skip-realtime-0"))
