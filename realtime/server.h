@@ -2,7 +2,7 @@
 //
 //   POST /incr?source=S&seq=N[&instance=I]  body `key,delta` lines → JSON {applied, duplicate, seq}
 //                               header X-Clickatron-Sender required (400 SENDER_MISSING,
-//                               409 SOURCE_IN_USE), every answer has X-Realtime-Source-Mark
+//                               409 SOURCE_IN_USE), every answer past the secret check has X-Realtime-Source-Mark
 //                               (412 INSTANCE_CHANGED when I is not this process: instance.h)
 //   POST /set[?day=YYYY-MM-DD]  body `_l|hash,value` lines  → JSON {set}
 //   GET  /get?key=K             value\n, or 404 with an empty body
