@@ -122,7 +122,7 @@ Status RollupWriter::Record(std::string_view key, std::string_view value, std::s
     Column c;
     while (reader.Next(&c)) {
     }
-    Status why = reader.status().ok() ? Status::Error("a column name is longer than 4 GiB") : reader.status();
+    const Status why = reader.status().ok() ? Status::Error("malformed columns") : reader.status();
     return why.Prefixed("key '" + Clipped(key, 200) + "': ");
   }
   const uint64_t n = cols_.size() - cols_before;
@@ -178,7 +178,7 @@ bool RollupWriter::ParseColumns(size_t at, size_t size) {
       if (p - name < 8) prefix |= uint64_t(static_cast<unsigned char>(*p)) << (56 - 8 * (p - name));
       ++p;
     }
-    if (p == end || *p != ':' || p == name || size_t(p - name) > UINT32_MAX) return false;
+    if (p == end || *p != ':' || p == name) return false;
     const uint32_t name_size = uint32_t(p - name);
     ++p;
     const bool negative = p < end && *p == '-';

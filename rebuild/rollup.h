@@ -51,7 +51,10 @@ struct RollupStats {
 
 class RollupWriter : public RecordWriter {
  public:
-  explicit RollupWriter(RecordWriter* out, RollupLimits limits = {}) : out_(out), limits_(limits) {}
+  // max_held_bytes is taken as at most 1 GiB (columns are found by 32-bit offsets).
+  explicit RollupWriter(RecordWriter* out, RollupLimits limits = {}) : out_(out), limits_(limits) {
+    if (limits_.max_held_bytes > (size_t(1) << 30)) limits_.max_held_bytes = size_t(1) << 30;
+  }
   Status Add(std::string_view key, std::string_view value, uint64_t columns) override;
   Status AddLines(std::string_view lines, uint64_t records, uint64_t columns) override;
   // Writes what is held. Call before finishing the file underneath.
