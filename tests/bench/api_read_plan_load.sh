@@ -144,6 +144,8 @@ cache_line() {  # NAME: the API's archive cache figures and RSS
   curl -sf "http://127.0.0.1:${api_port[$1]}/stats" | python3 -c '
 import json, sys
 q = json.load(sys.stdin)["data"]["queries"]
+if "plan" not in q:  # an API from before the read plan
+    sys.exit(0)
 c, p = q["archive_cache"], q["plan"]
 rate = c["hits"] / max(1, c["hits"] + c["misses"])
 print("  %s: archive cache %d entries, %.1f MiB, hit rate %.3f; plan: archive %d (+%d from the cache),"
