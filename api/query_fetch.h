@@ -75,7 +75,7 @@ struct BackendAnswer {
   std::string error;       // when !ok: names the shard and the problem
   int64_t watermark = kWatermarkUnknown;  // archive answers: W of the file that answered
   std::string generation;  // archive answers: X-Archive-Generation ("" without a manifest)
-  bool rollups = false;    // archive answers: X-Archive-Rollups (docs/formats.md#rollups)
+  bool rollups = false;    // archive answers: X-Archive-Rollups (docs/formats.md#rollup-records)
   bool cached = false;     // archive answers: from the archive cache, not a replica
   size_t replica = 0;      // archive answers: which replica answered
   bool more = false;       // a /fwmatch page the limit cut (X-Fwmatch-More): the listing goes on

@@ -1,7 +1,7 @@
 // Rollup planning: which archive subtotal records a /breakdown reads (docs/api-read.md#rollups).
 //
 // Besides one subtotal record per hour, an archive whose files carry rollups
-// (docs/formats.md#rollups) holds per subtotal namespace and key one record per UTC day and
+// (docs/formats.md#rollup-records) holds per subtotal namespace and key one record per UTC day and
 // one per UTC month, summing the hours' `subkey:count` columns. Their time component is the
 // first three characters of the hours' YMDH token (a day, `c41`) or the first two (a month,
 // `c4`). A range of hours is read as month records for the whole UTC months inside it, day

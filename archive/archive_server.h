@@ -23,7 +23,7 @@
 // When the serving file has a manifest, every /get, /mget and /fwmatch answer carries
 // `X-Archive-Last-Day: YYYY-MM-DD` and `X-Archive-Generation: <id>` of the file that
 // answered it, and `X-Archive-Rollups: 1` when that manifest says `rollups = 1`
-// (docs/formats.md#rollups).
+// (docs/formats.md#rollup-records).
 //
 // Threads: options.threads event loops share one listening address (SO_REUSEPORT) and one
 // mapping. A request holds the file it started on until it has replied, so a reload never

@@ -5,7 +5,7 @@
 //   generation = 20260321-8c1f...   required; an opaque id
 //   last_day = 2026-03-20           required; the newest day the generation holds
 //   rollups = 1                     0 or 1: the shard files carry day and month rollup
-//                                   records (docs/formats.md#rollups); absent is 0
+//                                   records (docs/formats.md#rollup-records); absent is 0
 //   shards = 2                      a count, 1 .. kMaxMetaShards
 //   shard.K.file / records / bytes / xxh64   per shard, shard_meta.h
 //   day = 2026-03-20 <Hex64> <Hex64> ...     repeated: a day merged from the realtime

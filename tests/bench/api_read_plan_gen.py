@@ -5,7 +5,7 @@ Writes, into OUT_DIR:
   rollups/shard-0.csv  one archive file (docs/formats.md#archive-records, sorted by key):
                        bench|long — 5 years of hourly history up to W with a subtotal record
                        `c` of 50 subkeys (45 literal, 5 hashed with lookup records) every
-                       hour, and its day and month rollup records (docs/formats.md#rollups);
+                       hour, and its day and month rollup records (docs/formats.md#rollup-records);
                        bench|z00000..z{SERIES_KEYS-1} — totals of every hour of the 40 days
                        up to W
   rollups/manifest     generation, last_day = 2024-06-29 (W), rollups = 1
