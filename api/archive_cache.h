@@ -11,7 +11,7 @@
 // Which generation is served is learnt only from live answers: a query's first archive
 // request (a total record, a breakdown's index) always goes to a replica, and the query's
 // further requests are pinned to the generation it named — taken from the cache when it holds
-// them. A live answer naming another generation drops every entry of the shard's other
+// them, and only their answers are kept. A live answer naming another generation drops every entry of the shard's other
 // generations. A shard's generation is also "fresh" for confirm_us after a live answer named
 // it: the read plan skips the archive for a range wholly after its W only then.
 // Answers without a generation (a file without a manifest) are never cached.

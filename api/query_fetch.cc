@@ -22,6 +22,7 @@ struct ArchiveCall : std::enable_shared_from_this<ArchiveCall> {
   size_t shard;
   std::string path;
   bool is_get = false;
+  bool cache_answer = false;  // a pinned request: its path may be asked for again under its generation
   size_t first;
   size_t tried = 0;
   std::string errors;
@@ -73,8 +74,12 @@ struct ArchiveCall : std::enable_shared_from_this<ArchiveCall> {
       a.generation = std::string(*g);
       const int64_t now = static_cast<int64_t>(MonotonicMicros());
       s->archive_cache.Confirm(shard, a.generation, now);
-      s->archive_cache.Put(shard, a.generation, path,
-                           CachedArchiveAnswer{a.status, a.body, a.watermark, a.more, a.rollups});
+      // Only answers a later query can ask the cache for are kept: a query's first request is
+      // always live, so keeping it (a 5-year total record is 400 KB) would only hold memory.
+      if (cache_answer) {
+        s->archive_cache.Put(shard, a.generation, path,
+                             CachedArchiveAnswer{a.status, a.body, a.watermark, a.more, a.rollups});
+      }
     }
     done(std::move(a));
   }
@@ -200,6 +205,7 @@ void FetchArchive(QueryState* s, size_t shard, std::string path, int first_repli
   call->shard = shard;
   call->path = std::move(path);
   call->is_get = call->path.compare(0, 5, "/get?") == 0;
+  call->cache_answer = !pinned_generation.empty();
   size_t replicas = s->config.archive[shard].size();
   if (first_replica >= 0) {
     call->first = static_cast<size_t>(first_replica) % replicas;

@@ -331,7 +331,7 @@ class BreakdownRun final : public ReadRun {
       for (const SharedBody& body : subtotals_) CollectTokens(body, realtime_prefix_, &found);
     }
     for (const PlannedRecord& r : plan_) {
-      if (r.fallback_hours.empty()) {
+      if (!r.rollup()) {
         ++s_->hour_records;
       } else if (found.count(r.token)) {
         ++(r.token.size() == kMonthTokenSize ? s_->month_records : s_->day_records);

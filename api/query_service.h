@@ -12,9 +12,12 @@
 //               hold past the last watermark seen, or an /fwmatch when that is unknown); the
 //               hours are then rolled up into the buckets of the requested unit and zone.
 //   /breakdown  the archive total record is the index: only the subtotal records of its
-//               hours in range are fetched (/mget batches, same replica, same watermark),
+//               hours in range are fetched — as month and day rollups where the generation
+//               carries them (rollup_plan.h) — in /mget batches pinned to the index's replica
+//               and generation, from the archive cache when it holds them (archive_cache.h);
 //               plus a realtime /fwmatch of `{subns}.{ns}|{key}.`; hashed subkeys are shown as
 //               their originals through lookup records (archive, then realtime; LRU cache).
+//   A tier whose hours the range does not need is not asked (docs/api-read.md#the-plan-of-a-query).
 //   /lookup     `?hash=H` → {"hash": H, "value": original}.
 //
 // Failures: archive replicas are tried in turn, each with a per-request timeout; a shard

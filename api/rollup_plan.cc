@@ -17,10 +17,14 @@ int SymbolValue(char c) {
 
 bool Inside(HourRange outer, HourRange inner) { return inner.start >= outer.start && inner.end <= outer.end; }
 
-// Appends hour `token` to the plan's last record when that is `period`, else starts one.
-void AddToRollup(std::vector<PlannedRecord>* plan, std::string_view period, std::string_view token) {
-  if (plan->empty() || plan->back().token != period) plan->push_back({std::string(period), {}});
-  plan->back().fallback_hours.emplace_back(token);
+// A 4-byte token whose day and hour symbols are in range (the month was checked with its
+// period): the columns inside a whole month are taken on this test alone, not decoded one
+// by one — a rollup record of the month replaces them, or, missing, their hour records are
+// asked for and a bad token among them is simply not found.
+bool PlausibleHour(std::string_view token) {
+  if (token.size() != kYmdhSize) return false;
+  const int day = SymbolValue(token[2]), hour = SymbolValue(token[3]);
+  return day >= 1 && day <= 31 && hour >= 0 && hour <= 23;
 }
 
 }  // namespace
@@ -74,38 +78,73 @@ Status PlanSubtotalRecords(std::string_view total_value, HourRange range, int64_
   // The period tests are made once per month and once per day, not per hour.
   std::string month, day;
   bool month_inside = false, day_inside = false;
+  // The rollup record being filled (an index into *plan) and where its columns start.
+  size_t open = SIZE_MAX, open_from = 0;
+  auto close = [&](size_t at) {
+    if (open == SIZE_MAX) return;
+    std::string_view columns = total_value.substr(open_from, at - open_from);
+    while (!columns.empty() && columns.back() == ' ') columns.remove_suffix(1);
+    (*plan)[open].fallback_columns = columns;
+    open = SIZE_MAX;
+  };
+  auto offset_of = [&](std::string_view name) { return static_cast<size_t>(name.data() - total_value.data()); };
   ColumnReader reader(SkipColumnsBefore(total_value, first->view()));
   Column column;
+  size_t stop = total_value.size();
   while (reader.Next(&column)) {
     if (column.name < first->view()) continue;
-    if (column.name > last->view()) break;
+    if (column.name > last->view()) {
+      stop = offset_of(column.name);
+      break;
+    }
+    std::string_view m = column.name.substr(0, kMonthTokenSize);
+    if (open != SIZE_MAX && month_inside && m == month && PlausibleHour(column.name)) {
+      continue;  // one more hour of the open month
+    }
     Result<int64_t> hour = DecodeYmdh(column.name);
     if (!hour.ok()) return Status::Error("archive total column '" + std::string(column.name) + "' is not YMDH");
     if (use_rollups) {
-      std::string_view m = column.name.substr(0, kMonthTokenSize), d = column.name.substr(0, kDayTokenSize);
+      std::string_view d = column.name.substr(0, kDayTokenSize);
       if (m != month) {
         month = m;
         Result<HourRange> p = PeriodOfToken(m);
         month_inside = p.ok() && Inside(archive, p.value());
       }
+      std::string_view period;
       if (month_inside) {
-        AddToRollup(plan, m, column.name);
-        continue;
+        period = m;
+      } else {
+        if (d != day) {
+          day = d;
+          Result<HourRange> p = PeriodOfToken(d);
+          day_inside = p.ok() && Inside(archive, p.value());
+        }
+        if (day_inside) period = d;
       }
-      if (d != day) {
-        day = d;
-        Result<HourRange> p = PeriodOfToken(d);
-        day_inside = p.ok() && Inside(archive, p.value());
-      }
-      if (day_inside) {
-        AddToRollup(plan, d, column.name);
+      if (!period.empty()) {
+        if (open == SIZE_MAX || (*plan)[open].token != period) {
+          close(offset_of(column.name));
+          plan->push_back({std::string(period), {}});
+          open = plan->size() - 1;
+          open_from = offset_of(column.name);
+        }
         continue;
       }
     }
+    close(offset_of(column.name));
     plan->push_back({std::string(column.name), {}});
   }
   if (!reader.status().ok()) return Status::Error("archive total record: " + reader.status().message());
+  close(stop);
   return Status::OK();
+}
+
+std::vector<std::string_view> FallbackHours(const PlannedRecord& record) {
+  std::vector<std::string_view> hours;
+  ColumnReader reader(record.fallback_columns);
+  Column column;
+  while (reader.Next(&column)) hours.push_back(column.name);
+  return hours;
 }
 
 std::vector<std::string> PlannedKeys(const std::vector<PlannedRecord>& plan, std::string_view prefix) {
@@ -126,8 +165,8 @@ std::vector<std::string> FallbackKeys(const std::vector<PlannedRecord>& plan,
                                       std::string_view prefix) {
   std::vector<std::string> keys;
   for (const PlannedRecord& r : plan) {
-    if (r.fallback_hours.empty() || found.count(r.token)) continue;
-    for (const std::string& hour : r.fallback_hours) {
+    if (!r.rollup() || found.count(r.token)) continue;
+    for (std::string_view hour : FallbackHours(r)) {
       std::string key;
       key.reserve(prefix.size() + hour.size());
       key += prefix;

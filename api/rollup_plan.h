@@ -33,15 +33,22 @@ inline constexpr size_t kMonthTokenSize = 2;
 // or a UTC month (its first 2). Fails on another length or an impossible date.
 Result<HourRange> PeriodOfToken(std::string_view token);
 
-// One record to read: its time token (2, 3 or 4 bytes) and, for a rollup, the index's hour
-// tokens of its period to read instead when the archive lacks the rollup record.
+// One record to read: its time token (2, 3 or 4 bytes) and, for a rollup, the index's
+// columns of its period (a slice of the total value: their hours are read instead when the
+// archive lacks the rollup record). A slice, not a list of tokens: a 5-year key's whole
+// months cover 43,800 hours, which a query should not copy.
 struct PlannedRecord {
   std::string token;
-  std::vector<std::string> fallback_hours;  // empty for an hour record
+  std::string_view fallback_columns;  // empty for an hour record
+  bool rollup() const { return token.size() < 4; }
 };
 
+// The hour tokens of a rollup record's fallback columns.
+std::vector<std::string_view> FallbackHours(const PlannedRecord& record);
+
 // The records of the index's hours inside `range` with a day <= w, in token order. With
-// use_rollups false every record is an hour record (the hour-only plan).
+// use_rollups false every record is an hour record (the hour-only plan). The plan holds
+// views into total_value.
 Status PlanSubtotalRecords(std::string_view total_value, HourRange range, int64_t w, bool use_rollups,
                            std::vector<PlannedRecord>* plan);
 

@@ -140,14 +140,19 @@ run() {
     "$(awk '$1 == "99%" {print $2}' <<< "$out")" "$(awk '/Non-2xx/ {print $5}' <<< "$out" | grep . || echo 0)" \
     "$(echo "($(cpu_ticks "$pid") - $before) * 1000000 / $hz / ($reqs + 1)" | bc)"
 }
-cache_line() {  # NAME: the API's archive cache figures
+cache_line() {  # NAME: the API's archive cache figures and RSS
   curl -sf "http://127.0.0.1:${api_port[$1]}/stats" | python3 -c '
 import json, sys
-q = json.load(sys.stdin)["data"]["queries"]; c = q["archive_cache"]; p = q["plan"]
-hits = c["hits"] / max(1, c["hits"] + c["misses"])
-print(f"  {sys.argv[1]}: archive cache {c[\"entries\"]} entries {c[\"bytes\"] / 2**20:.1f} MiB hit rate {hits:.3f};"
-      f" plan: archive {p[\"archive_requests\"]} (cache {p[\"archive_cache_answers\"]}), realtime {p[\"realtime_requests\"]},"
-      f" months {p[\"month_records\"]} days {p[\"day_records\"]} hours {p[\"hour_records\"]}")' "$1"
+q = json.load(sys.stdin)["data"]["queries"]
+if "plan" not in q:  # an API from before the read plan
+    sys.exit(0)
+c, p = q["archive_cache"], q["plan"]
+rate = c["hits"] / max(1, c["hits"] + c["misses"])
+print("  %s: archive cache %d entries, %.1f MiB, hit rate %.3f; plan: archive %d (+%d from the cache),"
+      " realtime %d, records: months %d days %d hours %d"
+      % (sys.argv[1], c["entries"], c["bytes"] / 2**20, rate, p["archive_requests"],
+         p["archive_cache_answers"], p["realtime_requests"], p["month_records"], p["day_records"],
+         p["hour_records"]))' "$1"
   echo "  $1: RSS $(awk '/VmRSS/ {print $2, $3}' "/proc/${api_pid[$1]}/status")"
 }
 
