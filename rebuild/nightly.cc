@@ -93,7 +93,7 @@ Result<bool> ArchiveDays(const Options& options, WorkDir* work, const std::vecto
     if (!segments.ok()) return segments.status();
     if (segments->empty()) {
       progress->Summary("done: nothing to archive (no segment, no day held by a realtime shard through " +
-                       FormatDay(through) + ")");
+                        FormatDay(through) + ")");
       return false;
     }
     Options compact = options;

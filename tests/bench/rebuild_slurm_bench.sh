@@ -2,11 +2,11 @@
 # A bulk load through the Slurm executor beside the local executor (figures:
 # docs/benchmarks.md#scale).
 #
-#   tests/bench/rebuild_slurm_bench.sh RECORDS DAYS CHUNKS [DIR]
+#   tests/bench/rebuild_slurm_bench.sh RECORDS DAYS CHUNKS SHARDS [DIR]
 #
 # Generates DAYS days of RECORDS/DAYS realistic records each (tests/bench/rebuild_gen.cc,
 # users = records per day / 100, a seed per day), then in one run, each under /usr/bin/time:
-#   local:  clickatron-rebuild import --memory 1G --jobs 2, then merge --jobs 2
+#   local:  clickatron-rebuild import --memory 1G --jobs 2, then merge --jobs 2 (SHARDS archive shards)
 #   slurm:  ops/slurm-local up (two nodes of one CPU on this host), then
 #           clickatron-rebuild import --executor slurm --chunks CHUNKS --memory 512M --jobs 1
 #           (split, CHUNKS imports, a merge per archive shard, the last merge)
@@ -17,9 +17,9 @@
 #   cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DCLICKATRON_BENCH=ON
 #   cmake --build build/release --target clickatron-rebuild rebuild_gen
 set -euo pipefail
-[[ $# -ge 3 ]] || { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-records=$1 days=$2 chunks=$3
-dir=${4:-/tmp/clickatron-slurm-bench}
+[[ $# -ge 4 ]] || { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+records=$1 days=$2 chunks=$3 shards=$4
+dir=${5:-/tmp/clickatron-slurm-bench}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${CLICKATRON_BIN:-$root/build/release/bin}
 mkdir -p "$dir"
@@ -46,8 +46,9 @@ timed() {  # label command... → prints "label: S s, RSS MB"
 
 rm -rf "$dir/local" "$dir/slurm-work"
 sync
-timed import "$bin/clickatron-rebuild" import --work "$dir/local" --input "$input" --memory 1G --jobs 2
-timed merge "$bin/clickatron-rebuild" merge --work "$dir/local" --jobs 2
+timed import "$bin/clickatron-rebuild" import --work "$dir/local" --input "$input" --memory 1G --jobs 2 \
+  --archive-shards "$shards"
+timed merge "$bin/clickatron-rebuild" merge --work "$dir/local" --jobs 2 --archive-shards "$shards"
 
 cluster=$dir/cluster
 "$root/ops/slurm-local" down "$cluster" >/dev/null 2>&1 || true
@@ -56,7 +57,7 @@ eval "$("$root/ops/slurm-local" up "$cluster")"
 trap '"$root/ops/slurm-local" down "$cluster" >/dev/null' EXIT
 sync
 timed slurm "$bin/clickatron-rebuild" import --work "$dir/slurm-work" --input "$input" --memory 512M --jobs 1 \
-  --executor slurm --chunks "$chunks"
+  --archive-shards "$shards" --executor slurm --chunks "$chunks"
 echo "load after: $(uptime)"
 grep -h 'on slurm: [a-z]*: ' "$dir/out.slurm"
 for f in "$dir"/local/merged/shard-*.csv; do
