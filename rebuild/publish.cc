@@ -37,6 +37,10 @@ namespace clickatron::rebuild {
 namespace {
 
 constexpr size_t kIoBuffer = 4 << 20;
+// zlib level of the backup copy: on the archive file level 1 costs 3.5x less CPU than
+// gzip's default 6 for 18 % more bytes, and CPU is what makes publish the nightly's
+// slowest step (docs/benchmarks.md#publish-and-its-backup).
+constexpr int kBackupLevel = 1;
 
 // Reads a whole file once and checks its size and XXH64 against what merge recorded; with
 // a gz path, the same read feeds a gzip copy of it there (ParallelGzipWriter, on
@@ -328,6 +332,7 @@ Status RunPublish(const Options& options, WorkDir* work) {
     backup.tmp = options.backup + "/.tmp-" + generation + "-" + WorkDir::NewId();
     if (Status s = MakeDirs(backup.tmp); !s.ok()) return s;
     backup.gzip.threads = options.jobs_given ? options.jobs : 0;  // 0: every core
+    backup.gzip.level = kBackupLevel;
   }
   bool wrote = false;
   if (Status s = WriteGeneration(*work, generation, *merged, manifest_text, options.jobs, backup, &progress, &wrote);
