@@ -37,9 +37,9 @@ namespace clickatron::rebuild {
 namespace {
 
 constexpr size_t kIoBuffer = 4 << 20;
-// zlib level of the backup copy: on the archive file level 1 costs 3.5x less CPU than
-// gzip's default 6 for 18 % more bytes, and CPU is what makes publish the nightly's
-// slowest step (docs/benchmarks.md#publish-and-its-backup).
+// zlib level of the backup copy: on the archive file level 1 costs a quarter of the CPU of
+// gzip's default 6 for 15-19 % more bytes, and deflate was 97 % of publish's CPU
+// (docs/benchmarks.md#publish-and-its-backup).
 constexpr int kBackupLevel = 1;
 
 // Reads a whole file once and checks its size and XXH64 against what merge recorded; with
