@@ -37,6 +37,10 @@ namespace clickatron::rebuild {
 namespace {
 
 constexpr size_t kIoBuffer = 4 << 20;
+// zlib level of the backup copy: on the archive file level 1 costs a quarter of the CPU of
+// gzip's default 6 for 15-19 % more bytes, and deflate was 97 % of publish's CPU
+// (docs/benchmarks.md#publish-and-its-backup).
+constexpr int kBackupLevel = 1;
 
 // Reads a whole file once and checks its size and XXH64 against what merge recorded; with
 // a gz path, the same read feeds a gzip copy of it there (ParallelGzipWriter, on
@@ -329,6 +333,7 @@ Status RunPublish(const Options& options, WorkDir* work) {
     backup.tmp = options.backup + "/.tmp-" + generation + "-" + WorkDir::NewId();
     if (Status s = MakeDirs(backup.tmp); !s.ok()) return s;
     backup.gzip.threads = options.jobs_given ? options.jobs : 0;  // 0: every core
+    backup.gzip.level = kBackupLevel;
   }
   bool wrote = false;
   if (Status s = WriteGeneration(*work, generation, *merged, manifest_text, options.jobs, backup, &progress, &wrote);

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The import + merge benchmark (figures: docs/benchmarks.md#rebuild).
+# The rebuild benchmark: import + merge + publish with its gzip backup, against GNU sort
+# (figures: docs/benchmarks.md#rebuild).
 #
 #   tests/bench/rebuild_bench.sh [RECORDS] [DIR]     default 100000000 records in /tmp/clickatron-rebuild-bench
 #
 # Generates RECORDS realistic realtime records (tests/bench/rebuild_gen.cc), then in one run:
 # GNU sort of the input (`LC_ALL=C sort -S 2G --parallel=2`, the reference), and
 # `clickatron-rebuild import --memory 2G --jobs 2` + `merge --jobs 2` (which writes the day
-# and month rollups), each under /usr/bin/time for wall time and peak RSS; then
-# `publish --backup` for the archive and gzip sizes, and the share of rollup lines. Everything stays in DIR; nothing is sent anywhere. Uses a release build:
+# and month rollups) + `publish --backup --jobs 2`, each under /usr/bin/time for wall time and
+# peak RSS; then the archive and gzip sizes and the share of rollup lines. Everything stays in
+# DIR; nothing is sent anywhere. Uses a release build:
 #   cmake -S . -B build/rebuild-release -G Ninja -DCMAKE_BUILD_TYPE=Release
 #   cmake --build build/rebuild-release --target clickatron-rebuild rebuild_gen
 set -euo pipefail
@@ -38,13 +40,15 @@ rm -f "$dir/sorted.csv"
 sync
 timed import "$bin/clickatron-rebuild" import --work "$dir/work" --input "$input" --memory 2G --jobs 2
 timed merge "$bin/clickatron-rebuild" merge --work "$dir/work" --jobs 2
+timed publish "$bin/clickatron-rebuild" publish --work "$dir/work" --backup "$dir/backup" --jobs 2
 echo "load after: $(uptime)"
-cat "$dir/out.import" "$dir/out.merge"
+cat "$dir/out.import" "$dir/out.merge" "$dir/out.publish"
 sort_s=$(cut -d' ' -f1 "$dir/time.sort")
 ours_s=$(awk '{s += $1} END {print s}' "$dir/time.import" "$dir/time.merge")
+all_s=$(awk '{s += $1} END {print s}' "$dir/time.import" "$dir/time.merge" "$dir/time.publish")
 awk -v a="$ours_s" -v b="$sort_s" 'BEGIN {printf "import+merge %.2f s / sort %.2f s = %.2fx\n", a, b, a / b}'
+awk -v a="$all_s" -v b="$sort_s" 'BEGIN {printf "import+merge+publish %.2f s / sort %.2f s = %.2fx\n", a, b, a / b}'
 
-"$bin/clickatron-rebuild" publish --work "$dir/work" --backup "$dir/backup" --jobs 2 | tail -1
 meta=$dir/work/merged/meta
 points=$(awk -F' = ' '/^shard\.[0-9]+\.columns/ {s += $2} END {print s}' "$meta")
 bytes=$(awk -F' = ' '/^shard\.[0-9]+\.bytes/ {s += $2} END {print s}' "$meta")
