@@ -43,6 +43,7 @@ Status ReadClusterLayout(const po::variables_map& vm, ClusterLayout* out) {
   if (Status s = ReadSecretFile(vm, &secret); !s.ok()) return s;
   if (Status s = ParseClusterLayout(lines("realtime"), lines("archive"), out, lines("api")); !s.ok()) return s;
   out->secret = std::move(secret);
+  out->secret_file = vm.count("secret-file") ? vm["secret-file"].as<std::string>() : std::string();
   return Status::OK();
 }
 

@@ -27,6 +27,8 @@ struct ClusterLayout {
   // The cluster secret (config/cluster_secret.h), sent as X-Clickatron-Secret to every
   // internal endpoint; "" when the config names no secret-file.
   std::string secret;
+  std::string secret_file;  // the secret-file it was read from, "" with none (passed on to
+                            // the rebuild's Slurm tasks)
 };
 
 // Parses the `realtime`, `archive` and `api` lines. Errors name the key and the address

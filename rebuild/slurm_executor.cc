@@ -204,6 +204,13 @@ std::vector<std::string> Graph::Command(const std::string& task, size_t i, const
     argv.push_back(flag);
     argv.push_back(value);
   }
+  if (!o_.secret_file.empty()) {
+    // Given on the command line the driver's secret-file is not in --config: every task
+    // that calls a server needs it (docs/operations.md#threat-model).
+    Result<std::string> secret_file = AbsolutePath(o_.secret_file, "--secret-file");
+    argv.push_back("--secret-file");
+    argv.push_back(secret_file.ok() ? *secret_file : o_.secret_file);
+  }
   if (!o_.backup.empty()) {
     argv.push_back("--backup");
     argv.push_back(o_.backup);
