@@ -6,11 +6,14 @@
 //   * a scan that succeeds splits the file exactly: valid_bytes + tail_bytes +
 //     padding_bytes == file_bytes; the padding is zeros; a tail has a problem and >= 1
 //     frame; the visited records are consecutive frames from offset 0 that re-encode to
-//     their bytes, with seqs increasing, above after_seq and not below the name's seq;
+//     their bytes (a compressed batch's records all at its frame's offset, and exactly the
+//     records its body holds), with seqs increasing, above after_seq and not below the
+//     name's seq;
 //   * cutting the file at valid_bytes (what recovery does to the last segment) scans
 //     clean with the same records;
-//   * a good segment of NUL-free payloads cut anywhere (a torn write), maybe followed by
-//     zero padding, scans OK with exactly the frames whose bytes are all there;
+//   * a good segment of NUL-free payloads, as record frames or as the sync thread's
+//     compressed batches, cut anywhere (a torn write), maybe followed by zero padding, scans
+//     OK with exactly the records of the frames whose bytes are all there;
 //   * a name that parses as a segment name is the name SegmentFileName gives its seq.
 #include <fuzzer/FuzzedDataProvider.h>
 
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "fuzz/check.h"
+#include "oplog/batch.h"
 #include "oplog/frame.h"
 #include "oplog/segment.h"
 
@@ -56,14 +60,36 @@ void CheckScan(std::string_view bytes, uint64_t name_seq, uint64_t after, const 
   FUZZ_CHECK(scan.tail_bytes == 0 || scan.tail_records >= 1, "a tail holds a frame");
   FUZZ_CHECK(scan.records == visited.size(), "every record is visited");
   uint64_t at = 0, last = after;
-  for (const Visited& v : visited) {
+  std::string body;
+  for (size_t i = 0; i < visited.size();) {
+    const Visited& v = visited[i];
     FUZZ_CHECK(v.offset == at, "records are consecutive from offset 0");
-    FUZZ_CHECK(v.seq > last && v.seq >= name_seq, "seqs increase from the name's");
-    std::string frame;
-    AppendFrame(v.seq, v.payload, &frame);
-    FUZZ_CHECK(bytes.substr(at, frame.size()) == frame, "a record re-encodes to its bytes");
-    at += frame.size();
-    last = v.seq;
+    Frame frame;
+    FUZZ_CHECK(DecodeLogFrame(bytes.substr(at), &frame) == FrameState::kOk,
+               "a record's frame is good");
+    if (!frame.batch) {
+      FUZZ_CHECK(v.seq > last && v.seq >= name_seq, "seqs increase from the name's");
+      std::string again;
+      AppendFrame(v.seq, v.payload, &again);
+      FUZZ_CHECK(bytes.substr(at, again.size()) == again, "a record re-encodes to its bytes");
+      last = v.seq;
+      ++i;
+    } else {
+      FUZZ_CHECK(DecompressBatch(frame.payload, &body).ok(), "a visited batch decompresses");
+      BatchReader batch(frame.seq, body);
+      uint64_t seq = 0;
+      std::string_view payload;
+      while (batch.Next(&seq, &payload)) {
+        FUZZ_CHECK(i < visited.size() && visited[i].offset == at && visited[i].seq == seq &&
+                       visited[i].payload == payload,
+                   "a batch's records are visited at its offset");
+        FUZZ_CHECK(seq > last && seq >= name_seq, "seqs increase from the name's");
+        last = seq;
+        ++i;
+      }
+      FUZZ_CHECK(batch.status().ok(), "a visited batch reads");
+    }
+    at += frame.size;
   }
   FUZZ_CHECK(at == scan.valid_bytes, "the records end at valid_bytes");
   if (!visited.empty()) {
@@ -115,6 +141,32 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ends.push_back(bytes.size());
     seq += in.ConsumeIntegralInRange<uint64_t>(1, 3);
   }
+  if (in.ConsumeBool()) {  // as the sync thread writes a group commit
+    std::string encoded;
+    BatchEncoder().Encode(bytes, &encoded);
+    bytes = std::move(encoded);
+  }
+  // The records each frame holds, and where it ends.
+  std::vector<size_t> counts;
+  ends.clear();
+  {
+    Frame frame;
+    std::string body;
+    for (size_t at = 0; at < bytes.size(); at += frame.size) {
+      FUZZ_CHECK(DecodeLogFrame(std::string_view(bytes).substr(at), &frame) == FrameState::kOk,
+                 "a written frame decodes");
+      size_t n = 1;
+      if (frame.batch) {
+        FUZZ_CHECK(DecompressBatch(frame.payload, &body).ok(), "a written batch decompresses");
+        BatchReader batch(frame.seq, body);
+        uint64_t s;
+        std::string_view p;
+        for (n = 0; batch.Next(&s, &p);) ++n;
+      }
+      counts.push_back(n);
+      ends.push_back(at + frame.size);
+    }
+  }
   const std::string full = bytes;
   const size_t cut = in.ConsumeIntegralInRange<size_t>(0, bytes.size());
   bytes.resize(cut);
@@ -125,11 +177,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckScan(bytes, name_seq, after, *scan, visited);
   // A frame is whole when its bytes are all there: before the cut, or (a payload ending in
   // zeros) completed by the padding.
-  size_t whole = 0;
-  for (size_t start = 0; whole < ends.size(); start = ends[whole++]) {
+  size_t whole = 0, records = 0;
+  for (size_t start = 0; whole < ends.size(); start = ends[whole], records += counts[whole++]) {
     const size_t n = ends[whole] - start;
     if (std::string_view(bytes).substr(start, n) != std::string_view(full).substr(start, n)) break;
   }
-  FUZZ_CHECK(scan->records == whole, "every whole frame before the cut is a record");
+  FUZZ_CHECK(scan->records == records, "every record of a whole frame before the cut is read");
   return 0;
 }

@@ -232,6 +232,10 @@ void Oplog::SyncLoop() {
 
 void Oplog::WriteBatch(std::string_view frames, uint64_t first, uint64_t last, uint64_t since_us) {
   if (options_.sync != SyncPolicy::kAlways) {
+    if (options_.compress) {
+      encoder_.Encode(frames, &encoded_);
+      frames = encoded_;
+    }
     Report(WriteAndSync(frames, first, last), first, last, since_us);
     return;
   }

@@ -39,6 +39,7 @@ uint64_t AppendUntilPrepared(Oplog& log) {
 TEST(PreparedSegments, RecordsGoIntoAPreparedFileAndClosedSegmentsHoldOnlyRecords) {
   TestDir dir;
   Options o;
+  o.compress = false;  // record frames: the sizes here are counted in 120-byte frames
   o.segment_bytes = kSegmentBytes;
   uint64_t n = 0;
   {
@@ -82,6 +83,7 @@ TEST(PreparedSegments, RecordsGoIntoAPreparedFileAndClosedSegmentsHoldOnlyRecord
 TEST(PreparedSegments, ACrashLeavesZerosThatRecoveryTrimsWithoutLoss) {
   TestDir dir, crashed;
   Options o;
+  o.compress = false;  // record frames: the sizes here are counted in 120-byte frames
   o.segment_bytes = kSegmentBytes;
   auto opened = Oplog::Open(dir.path(), o);
   ASSERT_TRUE(opened.ok());
@@ -162,6 +164,7 @@ TEST(PreparedSegments, AFullDiskStopsAppendsOnlyPastThePreparedFile) {
   if (!fs.error().empty()) GTEST_SKIP() << "cannot mount a tmpfs here (" << fs.error() << ")";
   const std::string logdir = mnt + "/oplog";
   Options o;
+  o.compress = false;  // record frames: the sizes here are counted in 120-byte frames
   o.segment_bytes = 128 * 1024;  // 1 MiB free is room for 4 of them: one is prepared
   auto opened = Oplog::Open(logdir, o);
   ASSERT_TRUE(opened.ok()) << opened.status().message();

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "base/errno_status.h"
+#include "oplog/batch.h"
 #include "oplog/frame.h"
 
 namespace clickatron::oplog {
@@ -51,6 +52,7 @@ Status Reader::Seek(uint64_t after) {
 Status Reader::Read(uint64_t after, size_t max_records, size_t max_bytes,
                     std::vector<Record>* out) {
   out->clear();
+  if (bodies_.size() > 1) bodies_.erase(bodies_.begin(), bodies_.end() - 1);
   if (!positioned_ || after != position_ || fd_ < 0) {
     if (Status s = Seek(after); !s.ok()) return s;
   }
@@ -72,6 +74,26 @@ Status Reader::Read(uint64_t after, size_t max_records, size_t max_bytes,
   }
   position_ = out->empty() ? after : out->back().seq;
   positioned_ = fd_ >= 0;
+  return Status::OK();
+}
+
+Status Reader::Damaged(const std::string& what) const {
+  return Status::Error("oplog segment " + path_ + " at offset " + std::to_string(offset_) +
+                       " is damaged: " + what);
+}
+
+Status Reader::BatchBody(const Frame& frame, std::string_view* body) {
+  if (!bodies_.empty() && bodies_.back().name_seq == name_seq_ &&
+      bodies_.back().offset == offset_) {
+    *body = bodies_.back().bytes;
+    return Status::OK();
+  }
+  bodies_.push_back(Body{name_seq_, offset_, {}});
+  if (Status s = DecompressBatch(frame.payload, &bodies_.back().bytes); !s.ok()) {
+    bodies_.pop_back();
+    return Damaged(s.message());
+  }
+  *body = bodies_.back().bytes;
   return Status::OK();
 }
 
@@ -105,17 +127,29 @@ Status Reader::ReadSegment(uint64_t after, size_t max_records, size_t max_bytes,
     std::string_view bytes(buf_.data(), chunk);
     Frame frame;
     while (!bytes.empty()) {
-      const FrameState state = DecodeFrame(bytes, &frame);
+      const FrameState state = DecodeLogFrame(bytes, &frame);
       if (state == FrameState::kShort && offset_ + (frame.size ? frame.size : kHeaderSize) <= limit) {
         // The frame runs past this chunk: read it whole next time round (if out is empty).
         want = std::max(want, frame.size ? frame.size : kHeaderSize);
         break;
       }
-      if (state != FrameState::kOk) {
-        return Status::Error("oplog segment " + path_ + " at offset " + std::to_string(offset_) +
-                             " is damaged: " + FrameStateText(state));
-      }
-      if (frame.seq > after) {
+      if (state != FrameState::kOk) return Damaged(FrameStateText(state));
+      if (frame.batch) {
+        std::string_view body;
+        if (Status s = BatchBody(frame, &body); !s.ok()) return s;
+        BatchReader batch(frame.seq, body);
+        if (!batch.status().ok()) return Damaged(batch.status().message());
+        uint64_t seq = 0;
+        std::string_view payload;
+        while (batch.Next(&seq, &payload)) {
+          if (seq <= after) continue;
+          // Stopping inside the batch leaves offset_ on it; the next Read skips what it gave.
+          if (out->size() >= max_records) return Status::OK();
+          if (!out->empty() && payload_bytes + payload.size() > max_bytes) return Status::OK();
+          out->push_back({seq, payload});
+          payload_bytes += payload.size();
+        }
+      } else if (frame.seq > after) {
         if (out->size() >= max_records) return Status::OK();
         if (!out->empty() && payload_bytes + frame.payload.size() > max_bytes) return Status::OK();
         out->push_back({frame.seq, frame.payload});

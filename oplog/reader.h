@@ -5,6 +5,8 @@
 // its place in it, so reading on from where the last batch ended is one pread and a walk
 // over the frames, with no search and no file opened. Asking for another position (a
 // consumer that restarts from its cursor) finds the segment by name and walks to it.
+// A compressed batch (batch.h) that a Read hands out only in part is decompressed once: the
+// next Read goes on in the body it kept.
 //
 // Threading: one thread at a time per Reader; several Readers may run at once beside the
 // Oplog's writer. REQUIRES: the Oplog outlives its Readers.
@@ -12,11 +14,13 @@
 #define CLICKATRON_OPLOG_READER_H_
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/status.h"
+#include "oplog/frame.h"
 #include "oplog/oplog.h"
 
 namespace clickatron::oplog {
@@ -50,15 +54,27 @@ class Reader {
   // readable bytes and *newest when more may still be written to it.
   Status ReadSegment(uint64_t after, size_t max_records, size_t max_bytes,
                      std::vector<Record>* out, bool* at_end, bool* newest);
+  // The decompressed body of the batch frame at offset_ (kept in bodies_).
+  Status BatchBody(const Frame& frame, std::string_view* body);
+  // "oplog segment PATH at offset N is damaged: what"
+  Status Damaged(const std::string& what) const;
 
   Oplog* const log_;
   int fd_ = -1;
   uint64_t name_seq_ = 0;  // of the open segment
   std::string path_;
   uint64_t offset_ = 0;    // of the next frame to read in the open segment
-  uint64_t position_ = 0;  // every record <= position_ lies before offset_
+  uint64_t position_ = 0;  // every record <= position_ lies before offset_ (or in the batch there)
   bool positioned_ = false;
   std::string buf_;
+  // The batch bodies the last Read decompressed (its records point into them), the last of
+  // which the next Read reuses when it starts in that batch.
+  struct Body {
+    uint64_t name_seq = 0;
+    uint64_t offset = 0;
+    std::string bytes;
+  };
+  std::deque<Body> bodies_;
 };
 
 }  // namespace clickatron::oplog

@@ -8,6 +8,7 @@
 #include "oplog/cursors.h"
 #include "oplog/frame.h"
 #include "oplog/oplog.h"
+#include "oplog/replay_skip.h"
 #include "oplog/segment.h"
 #include "oplog/test_log.h"
 
@@ -63,6 +64,40 @@ TEST(Replay, RewindsToTheOldestRecordAndRemovesTheRoundsFile) {
   EXPECT_EQ((*log)->cursor("realtime-1"), 0u);
   EXPECT_EQ((*log)->cursor("realtime-0"), 40u);
   EXPECT_EQ(ReadAll(**log).size(), 40u);
+}
+
+TEST(Replay, SkipThroughWritesTheRuleForTheOldCursorAndAPlainReplayRemovesIt) {
+  TestDir dir;
+  MakeLog(dir.path(), 40, 30);  // realtime-1 had received records up to 30
+  RewindRequest request = Request();
+  request.skip_through_day = 20780;  // 2026-11-23
+  Result<Rewind> r = RewindCursor(dir.path(), request);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->skip.through_day, 20780);
+  EXPECT_EQ(r->skip.through_seq, 30u);  // only what the shard had received can be archived
+  EXPECT_EQ(r->skip_path, dir / "replay-skip-realtime-1");
+  std::string text;
+  std::getline(std::ifstream(r->skip_path), text);
+  EXPECT_EQ(text, "skip_through_day=2026-11-23 through_seq=30");
+  Result<ReplaySkip> loaded = LoadReplaySkip(dir.path(), "realtime-1");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_TRUE(loaded->Drops(30, 20780));
+  EXPECT_FALSE(loaded->Drops(31, 20780));
+  EXPECT_FALSE(loaded->Drops(30, 20781));
+  EXPECT_FALSE(LoadReplaySkip(dir.path(), "realtime-0")->active());  // no file: no rule
+  // The next replay, without the option, removes it.
+  r = RewindCursor(dir.path(), Request());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_FALSE(r->skip.active());
+  EXPECT_FALSE(std::filesystem::exists(dir / "replay-skip-realtime-1"));
+  // A rule file that does not parse is an error naming it.
+  WriteBytes(dir / "replay-skip-realtime-1", "skip_through_day=2026-11-22 through_seq=x\n");
+  Result<ReplaySkip> bad = LoadReplaySkip(dir.path(), "realtime-1");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            dir / "replay-skip-realtime-1" +
+                ": through_seq 'x' is not a seq >= 1 (expected 'skip_through_day=YYYY-MM-DD "
+                "through_seq=N')");
 }
 
 TEST(Replay, FromASeqAndWithoutARoundsFile) {

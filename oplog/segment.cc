@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "base/errno_status.h"
+#include "oplog/batch.h"
 #include "oplog/file.h"
 #include "oplog/frame.h"
 
@@ -25,7 +26,7 @@ constexpr size_t kDigits = 20;
 bool WholeRecordFollows(std::string_view bytes, size_t from, size_t end, uint64_t after_seq) {
   Frame frame;
   for (size_t at = from; at < end && at + kHeaderSize < bytes.size(); ++at) {
-    if (DecodeFrame(bytes.substr(at), &frame) == FrameState::kOk && frame.seq > after_seq) {
+    if (DecodeLogFrame(bytes.substr(at), &frame) == FrameState::kOk && frame.seq > after_seq) {
       return true;
     }
   }
@@ -39,7 +40,7 @@ uint64_t CountTailFrames(std::string_view tail) {
   Frame frame;
   while (at < tail.size()) {
     ++frames;
-    FrameState state = DecodeFrame(tail.substr(at), &frame);
+    FrameState state = DecodeLogFrame(tail.substr(at), &frame);
     if (state == FrameState::kShort || state == FrameState::kBadLength) break;
     at += frame.size;
   }
@@ -102,8 +103,9 @@ Result<SegmentScan> ScanSegmentBytes(
   uint64_t last = after_seq;
   size_t at = 0;
   Frame frame;
+  std::string body;  // a batch's records
   while (at < bytes.size()) {
-    const FrameState state = DecodeFrame(bytes.substr(at), &frame);
+    const FrameState state = DecodeLogFrame(bytes.substr(at), &frame);
     if (state != FrameState::kOk) {
       // Zeros to the end are the unwritten rest of a prepared file. Anything else is a bad
       // tail (a write cut short, perhaps into such zeros) or damage.
@@ -131,16 +133,37 @@ Result<SegmentScan> ScanSegmentBytes(
       scan.tail_records = CountTailFrames(bytes.substr(at, end - at));
       break;
     }
-    if (frame.seq <= last || frame.seq < seg.name_seq) {
-      return Status::Error("oplog segment " + Where(seg, at) + " is corrupt: record seq " +
-                           std::to_string(frame.seq) + " is out of order (after seq " +
-                           std::to_string(last) + ", segment starts at seq " +
-                           std::to_string(seg.name_seq) + ")");
+    auto take = [&](uint64_t seq, std::string_view payload) {
+      if (seq <= last || seq < seg.name_seq) {
+        return Status::Error("oplog segment " + Where(seg, at) + " is corrupt: record seq " +
+                             std::to_string(seq) + " is out of order (after seq " +
+                             std::to_string(last) + ", segment starts at seq " +
+                             std::to_string(seg.name_seq) + ")");
+      }
+      if (visit) visit(seq, payload, at);
+      if (scan.records == 0) scan.first_seq = seq;
+      ++scan.records;
+      scan.last_seq = last = seq;
+      return Status::OK();
+    };
+    if (frame.batch) {
+      // Its checksum held, so a body that does not decode is no torn write: damage (or a
+      // writer's bug), never skipped.
+      Status unpacked = DecompressBatch(frame.payload, &body);
+      BatchReader batch(frame.seq, body);
+      if (unpacked.ok()) unpacked = batch.status();
+      if (!unpacked.ok()) {
+        return Status::Error("oplog segment " + Where(seg, at) + " is corrupt: batch (seq " +
+                             std::to_string(frame.seq) + "): " + unpacked.message());
+      }
+      uint64_t seq = 0;
+      std::string_view payload;
+      while (batch.Next(&seq, &payload)) {
+        if (Status s = take(seq, payload); !s.ok()) return s;
+      }
+    } else if (Status s = take(frame.seq, frame.payload); !s.ok()) {
+      return s;
     }
-    if (visit) visit(frame.seq, frame.payload, at);
-    if (scan.records == 0) scan.first_seq = frame.seq;
-    ++scan.records;
-    scan.last_seq = last = frame.seq;
     at += frame.size;
     scan.valid_bytes = at;
   }

@@ -50,7 +50,9 @@ struct SegmentScan {
 };
 
 // Reads seg and checks every frame, calling visit(seq, payload, offset) for each whole
-// record in order. after_seq is the last seq of the log before this segment: each record
+// record in order (the records of a compressed batch, batch.h, all with the batch frame's
+// offset; a batch whose checksum holds but whose body does not decode is corruption).
+// after_seq is the last seq of the log before this segment: each record
 // must be greater than the one before it (and than after_seq) and not below the name's seq.
 //
 // Returns an error naming the file and the offset for corruption before the tail: a bad

@@ -288,3 +288,67 @@ def test_replay_refusals_change_nothing(tmp_path):
     r = oplog("replay", str(tmp_path / "missing"), "--cursor", "realtime-1")
     assert r.returncode == 1
     assert not os.path.exists(tmp_path / "missing")
+
+
+# A compressed batch (oplog/batch.h): the frame's length has bit 31 set, its checksum is
+# seeded with the bitwise not of its seq, and its payload is a
+# zstd frame (with its content size) of the body: per record varint seq delta (0 for the
+# first, which the header's seq names), varint length, payload. The block below is
+# `zstd -1` of that body, pinned as bytes: the reader must take any valid zstd frame.
+BATCH_RECORDS = [(3, b"0 20782 u|u0262.qbpk,1\n1 20782 c.u|u0262.DE.qbpk,1\n"),
+                 (4, b"1 20782 r.u|u0262.direct.qbpk,1\n"), (7, b"0 20782 u|u0263.qbpk,1\n")]
+BATCH_BLOCK = bytes.fromhex(
+    "28b52ffd2470550200340300333020323037383220757c75303236322e7162706b2c310a31632e44450120"
+    "72646972656374031730332e7162706b2c310a0800430d00f2288a14283728827f12cc9360359b638fee90bf")
+
+
+def varint(v):
+    out = b""
+    while v >= 0x80:
+        out += bytes([(v & 0x7F) | 0x80])
+        v >>= 7
+    return out + bytes([v])
+
+
+def batch_frame(first_seq, block):
+    return struct.pack("<IQQ", len(block) | 1 << 31, first_seq, xxh64(block, first_seq ^ M64)) + block
+
+
+def test_the_pinned_batch_block_holds_the_documented_body():
+    body = b""
+    prev = BATCH_RECORDS[0][0]
+    for seq, payload in BATCH_RECORDS:
+        body += varint(seq - prev) + varint(len(payload)) + payload
+        prev = seq
+    # zstd's raw literals: the body's text is in the block as it is, and its size up front.
+    assert BATCH_BLOCK[:4] == b"\x28\xb5\x2f\xfd" and BATCH_BLOCK[5] == len(body)
+    assert b"0 20782 u|u0262.qbpk,1\n" in BATCH_BLOCK
+
+
+def test_a_log_of_record_frames_and_compressed_batches_reads_as_one(tmp_path):
+    # A segment of the format before batches (record frames), then one the upgraded API wrote.
+    d = str(tmp_path / "oplog")
+    os.mkdir(d)
+    segment(d, 1, [(1, b"a,1\n"), (2, b"b,2\n")])
+    with open(os.path.join(d, "seg-%020d.log" % 3), "wb") as f:
+        f.write(batch_frame(3, BATCH_BLOCK) + frame(8, b"c,3\n"))
+    r = oplog("dump", d, "--from", "2")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.decode() == (
+        "2 4 b,2\\n\n"
+        "3 51 0 20782 u|u0262.qbpk,1\\n1 20782 c.u|u0262.DE.qbpk,1\\n\n"
+        "4 32 1 20782 r.u|u0262.direct.qbpk,1\\n\n"
+        "7 23 0 20782 u|u0263.qbpk,1\\n\n"
+        "8 4 c,3\\n\n")
+    r = oplog("verify", d)
+    assert r.returncode == 0, r.stderr
+    size = 2 * 24 + 20 + len(BATCH_BLOCK) + 24
+    assert r.stdout.decode() == f"segments 2\nrecords 6\nbytes {size}\nfirst_seq 1\nlast_seq 8\nok\n"
+    # A flipped bit inside the batch with a record after it: corruption, named.
+    path = os.path.join(d, "seg-%020d.log" % 3)
+    data = bytearray(open(path, "rb").read())
+    data[30] ^= 1
+    open(path, "wb").write(bytes(data))
+    r = oplog("verify", d)
+    assert r.returncode == 1
+    assert f"CORRUPT oplog segment {path} at offset 0 is corrupt: bad checksum (seq 3), and whole records follow it" in r.stdout.decode()

@@ -1,7 +1,7 @@
 // oplog_bench: how fast the oplog takes 100-byte records under each sync policy, beside
 // what the disk gives raw in the same run (docs/benchmarks.md, section oplog).
 //
-//   oplog_bench [--dir DIR] [--seconds S] [--rate R]
+//   oplog_bench [--dir DIR] [--seconds S] [--rate R] [--payloads OPLOG_DIR]
 //
 // Phases, each in a fresh directory on the same filesystem (DIR, default /tmp):
 //   raw write           pwrite of 120-byte frames, nothing else
@@ -19,6 +19,11 @@
 //                       shape) for S seconds; append-to-durable latency of every record.
 //                       Run twice: without consumers, and with two cursors moved every
 //                       100 ms as the API's senders do (so cursor saves happen too).
+//   oplog batch, demo records (with --payloads: an API oplog, e.g. ops/demo's var/oplog)
+//                       the same flat-out `batch` run on records of that log's text cut
+//                       at line ends into ~100-byte records (one event's lines each, a
+//                       single GET /incr), written as frames of one record each and as
+//                       compressed batches (oplog/batch.h): records/s and bytes/record
 // Bounded: every phase stops after S seconds or its record count.
 #include <fcntl.h>
 #include <stdlib.h>
@@ -35,6 +40,7 @@
 #include <vector>
 
 #include "base/latency.h"
+#include "oplog/inspect.h"
 #include "oplog/oplog.h"
 
 using namespace clickatron;
@@ -117,13 +123,38 @@ struct Run {
   uint64_t p50_us = 0, p99_us = 0, max_us = 0;  // append to durable
   uint64_t syncs = 0;
   uint64_t sync_p50_us = 0, sync_p99_us = 0;  // one fdatasync, from the oplog's own stats
+  uint64_t bytes = 0;                         // in segment files at the end
+  uint64_t payload_bytes = 0;                 // appended
 };
+
+// The text of an API oplog cut at line ends into records of about 100 bytes.
+std::vector<std::string> DemoRecords(const std::string& dir) {
+  std::vector<std::string> records;
+  std::string text;
+  oplog::LogCheck check = oplog::CheckLog(dir, [&](uint64_t, std::string_view p) { text += p; });
+  if (!check.error.ok() || text.empty()) {
+    std::fprintf(stderr, "oplog_bench: --payloads %s: %s\n", dir.c_str(),
+                 check.error.ok() ? "no records" : check.error.message().c_str());
+    exit(1);
+  }
+  std::string record;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t nl = text.find('\n', at);
+    if (nl == std::string::npos) nl = text.size() - 1;
+    record.append(text, at, nl + 1 - at);
+    at = nl + 1;
+    if (record.size() >= kPayload) records.push_back(std::move(record)), record.clear();
+  }
+  return records;
+}
 
 // Appends as fast as one thread can (or paced at `rate` records/s) for up to `seconds` or
 // max_records, then waits until all is durable. Measures each record's append-to-durable
 // latency from the sync thread's reports.
 Run OplogRun(const std::string& dir, SyncPolicy policy, double seconds, uint64_t max_records,
-             double rate, uint64_t window, bool cursors = false) {
+             double rate, uint64_t window, bool cursors = false,
+             const std::vector<std::string>* payloads = nullptr, bool compress = true) {
   std::vector<uint64_t> appended_at;  // by seq - 1
   appended_at.reserve(max_records);
   std::mutex mu;
@@ -131,6 +162,7 @@ Run OplogRun(const std::string& dir, SyncPolicy policy, double seconds, uint64_t
   reports.reserve(1 << 20);
   Options o;
   o.sync = policy;
+  o.compress = compress;
   o.on_sync = [&](const SyncReport& r) {
     const uint64_t now = MonotonicMicros();
     std::lock_guard<std::mutex> lock(mu);
@@ -145,7 +177,8 @@ Run OplogRun(const std::string& dir, SyncPolicy policy, double seconds, uint64_t
     std::fprintf(stderr, "%s\n", log.status().message().c_str());
     exit(1);
   }
-  const std::string payload(kPayload, 'p');
+  const std::string fixed(kPayload, 'p');
+  uint64_t payload_bytes = 0;
   const uint64_t start = MonotonicMicros(), limit = static_cast<uint64_t>(seconds * 1e6);
   uint64_t n = 0;
   uint64_t next_cursor_us = start;
@@ -174,12 +207,14 @@ Run OplogRun(const std::string& dir, SyncPolicy policy, double seconds, uint64_t
     }
     for (uint64_t i = 0; i < burst && n < max_records; ++i) {
       const uint64_t t = MonotonicMicros();
+      const std::string& payload = payloads ? (*payloads)[n % payloads->size()] : fixed;
       auto seq = (*log)->Append(payload);
       if (!seq.ok()) {  // queue full: the disk is behind; wait for it like the API would
         std::this_thread::sleep_for(std::chrono::microseconds(100));
         break;
       }
       appended_at.push_back(t);
+      payload_bytes += payload.size();
       ++n;
     }
   }
@@ -192,6 +227,8 @@ Run OplogRun(const std::string& dir, SyncPolicy policy, double seconds, uint64_t
   run.syncs = stats.syncs;
   run.sync_p50_us = stats.sync_p50_us;
   run.sync_p99_us = stats.sync_p99_us;
+  run.bytes = stats.bytes;
+  run.payload_bytes = payload_bytes;
   log = clickatron::Status::Error("closed");
   std::vector<uint64_t> latency;
   latency.reserve(n);
@@ -228,14 +265,17 @@ void PrintRun(const char* name, const Run& run, double raw_write, double raw_syn
 
 int main(int argc, char** argv) {
   std::string base = "/tmp";
+  std::string payloads_dir;
   double seconds = 3;
   double rate = 300000;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--dir")) base = argv[i + 1];
     else if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--rate")) rate = std::atof(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--payloads")) payloads_dir = argv[i + 1];
     else {
-      std::fprintf(stderr, "usage: oplog_bench [--dir DIR] [--seconds S] [--rate R]\n");
+      std::fprintf(stderr,
+                   "usage: oplog_bench [--dir DIR] [--seconds S] [--rate R] [--payloads OPLOG_DIR]\n");
       return 2;
     }
   }
@@ -266,6 +306,19 @@ int main(int argc, char** argv) {
   std::snprintf(name, sizeof name, "oplog batch @%.0fk/s+cursors", rate / 1000);
   PrintRun(name, OplogRun(FreshDir(base, "cursors"), SyncPolicy::kBatch, seconds, kMax, rate, UINT64_MAX, true),
            raw_write, raw_sync);
+  if (!payloads_dir.empty()) {
+    const std::vector<std::string> demo = DemoRecords(payloads_dir);
+    for (bool compress : {false, true}) {
+      const Run run = OplogRun(FreshDir(base, compress ? "demo-z" : "demo"), SyncPolicy::kBatch,
+                               seconds, kMax, 0, 200000, false, &demo, compress);
+      PrintRun(compress ? "oplog batch, demo, zstd" : "oplog batch, demo, frames", run, raw_write,
+               raw_sync);
+      std::printf("%-26s %12.1f B/record on disk, %.1f B/record of payload (%zu distinct records)\n",
+                  "", static_cast<double>(run.bytes) / static_cast<double>(run.records),
+                  static_cast<double>(run.payload_bytes) / static_cast<double>(run.records),
+                  demo.size());
+    }
+  }
   std::filesystem::remove_all(base);
   return 0;
 }
