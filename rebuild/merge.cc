@@ -176,7 +176,6 @@ Status RunMerge(const Options& options, WorkDir* work) {
   MergedInfo info;
   info.inputs = inputs;
   info.shards = shards;
-  info.rollups = true;  // every shard file goes through a RollupWriter (MergeShard)
   info.last_day = LastCoveredDay(*segments);
   info.days = ExportedDays(*segments);
   info.late = LateMarks(*segments);

@@ -19,10 +19,6 @@ Result<MergedInfo> ReadMergedInfo(const std::string& dir) {
   if (!ParseCount(meta->Get("shards"), &shards) || shards == 0 || shards > kMaxMetaShards) return bad;
   info.shards = uint32_t(shards);
   if (!ParseCount(meta->Get("collisions"), &info.collisions)) return bad;
-  // Absent in the meta of a merge from before rollups: hours only.
-  const std::string rollups = meta->Get("rollups");
-  if (!rollups.empty() && rollups != "0" && rollups != "1") return bad;
-  info.rollups = rollups == "1";
   for (uint32_t k = 0; k < info.shards; ++k) {
     Result<FileSummary> f = FileSummaryOf(*meta, k);
     if (!f.ok()) return bad;
@@ -48,7 +44,6 @@ Status WriteMergedInfo(const std::string& dir, const MergedInfo& info) {
   f.Add("shards", std::to_string(info.shards));
   f.Add("last_day", info.last_day);
   f.Add("collisions", std::to_string(info.collisions));
-  if (info.rollups) f.Add("rollups", "1");
   for (uint32_t k = 0; k < info.files.size(); ++k) AddFileSummary(k, info.files[k], &f);
   for (const auto& [day, digests] : info.days) f.Add("day", FormatDayDigests(day, digests));
   for (const auto& [api, id] : info.late) f.Add("late", FormatLateMark(api, id));

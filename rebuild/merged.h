@@ -25,7 +25,6 @@ struct MergedInfo {
   uint32_t shards = 0;
   std::string last_day;
   uint64_t collisions = 0;
-  bool rollups = false;  // the files carry day and month rollups (docs/formats.md#rollup-records)
   std::vector<FileSummary> files;
   std::map<std::string, std::vector<uint64_t>> days;  // day -> export digest per realtime shard
   std::map<std::string, uint64_t> late;               // API host:port -> last late entry id

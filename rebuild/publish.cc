@@ -94,7 +94,6 @@ Manifest ManifestOf(const MergedInfo& merged, const std::map<std::string, uint64
   Manifest m;
   m.last_day = merged.last_day;
   m.shards = merged.shards;
-  m.rollups = merged.rollups;
   for (uint32_t k = 0; k < merged.shards; ++k) {
     const FileSummary& f = merged.files[k];
     m.shard_files[k] = ShardMeta{MergedFileName(k), f.records, f.bytes, f.xxh64, std::nullopt};
