@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from harness import ROOT, binary, wait_until
+from harness import ROOT, binary, wait_until, with_secret
 from test_rebuild_cluster import DAY0, Cluster, bootstrap, day_text, rebuild, records_for
 
 SLURM_LOCAL = os.path.join(ROOT, "ops", "slurm-local")
@@ -72,9 +72,9 @@ def exit_file(work, task, run=-1):
 
 
 def start_nightly(cluster, day, *extra):
-    args = [binary("clickatron-rebuild"), "nightly", "--work", str(cluster.work), "--config", str(cluster.config),
-            "--day", day_text(day), "--executor", "slurm", *extra]
-    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    args = with_secret("clickatron-rebuild", ["nightly", "--work", cluster.work, "--config", cluster.config,
+                                              "--day", day_text(day), "--executor", "slurm", *extra])
+    return subprocess.Popen([binary("clickatron-rebuild")] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
 class Archive:
