@@ -242,10 +242,9 @@ bool ApiServer::EncodeRequest(net::Request& req, uint64_t* events) {
 }
 
 void ApiServer::OnIncr(net::Request& req) {
-  const net::Method m = req.method();
-  if (m != net::Method::kGet && m != net::Method::kPost) {
-    req.AddHeader("Allow", "GET, POST");
-    Reject(req, 405, "METHOD_NOT_ALLOWED", "/incr takes GET or POST");
+  if (!net::RequireMethod(req, {net::Method::kGet, net::Method::kPost})) {
+    rejected_events_++;
+    rejected_["METHOD_NOT_ALLOWED"]++;
     return;
   }
   uint64_t events = 0;
@@ -439,11 +438,7 @@ bool ApiServer::ReadLateId(net::Request& req, std::string_view name, bool requir
 }
 
 void ApiServer::OnLate(net::Request& req) {
-  if (req.method() != net::Method::kGet) {
-    req.AddHeader("Allow", "GET");
-    ReplyError(req, 405, "METHOD_NOT_ALLOWED", "/late takes GET");
-    return;
-  }
+  if (!net::RequireMethod(req, {net::Method::kGet})) return;
   uint64_t after = 0;
   if (!ReadLateId(req, "after", /*required=*/false, &after)) return;
   LateAnswer answer;
@@ -459,11 +454,7 @@ void ApiServer::OnLate(net::Request& req) {
 }
 
 void ApiServer::OnLateRelease(net::Request& req) {
-  if (req.method() != net::Method::kPost) {
-    req.AddHeader("Allow", "POST");
-    ReplyError(req, 405, "METHOD_NOT_ALLOWED", "/late/release takes POST");
-    return;
-  }
+  if (!net::RequireMethod(req, {net::Method::kPost})) return;
   uint64_t through = 0;
   if (!ReadLateId(req, "through", /*required=*/true, &through)) return;
   Result<LateRelease> r = late_->ReleaseThrough(through);

@@ -2,10 +2,14 @@
 
 #include <event2/event.h>
 
+#include <charconv>
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <utility>
 
 #include "api/query_plan.h"
+#include "archive/archive_server.h"
 #include "base/latency.h"
 #include "keyformat/records.h"
 #include "keyformat/shard.h"
@@ -49,6 +53,16 @@ struct ArchiveCall : std::enable_shared_from_this<ArchiveCall> {
     Result<int64_t> w = kNoArchiveDays;
     if (!r.ok()) {
       problem = r.error;
+    } else if (std::optional<std::string_view> cap = r.Header(archive::kFwmatchLimitHeader);
+               r.status == 400 && cap) {
+      // The limit asked for is above this replica's cap: an answer, not a failover.
+      BackendAnswer refused;
+      refused.error = "archive shard " + std::to_string(shard) + " (" + from.ToString() +
+                      ": limit above its --fwmatch-limit " + std::string(*cap) + ")";
+      auto [end, ec] = std::from_chars(cap->data(), cap->data() + cap->size(), refused.fwmatch_limit);
+      if (ec != std::errc() || end != cap->data() + cap->size()) refused.fwmatch_limit = 0;
+      done(std::move(refused));
+      return;
     } else if (r.status != 200 && r.status != 404) {
       problem = from.ToString() + ": answered HTTP " + std::to_string(r.status);
     } else if (w = ParseWatermark(r.Header(kWatermarkHeader)); !w.ok()) {

@@ -79,6 +79,9 @@ struct BackendAnswer {
   bool cached = false;     // archive answers: from the archive cache, not a replica
   size_t replica = 0;      // archive answers: which replica answered
   bool more = false;       // a /fwmatch page the limit cut (X-Fwmatch-More): the listing goes on
+  // When !ok: the archive replica refused a /fwmatch `limit` above its --fwmatch-limit
+  // (400 with X-Fwmatch-Limit): its cap; ask again with at most that.
+  size_t fwmatch_limit = 0;
 };
 using BackendCallback = std::function<void(BackendAnswer&&)>;
 

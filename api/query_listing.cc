@@ -116,7 +116,8 @@ class KeysRun : public std::enable_shared_from_this<KeysRun> {
  public:
   KeysRun(QueryState* s, std::unique_ptr<net::AsyncReply> reply, std::string ns, std::string prefix, size_t limit)
       : s_(s), reply_(std::move(reply)), ns_(std::move(ns)), prefix_(std::move(prefix)), limit_(limit),
-        fanout_(s->options), listed_(s->config.realtime.size(), 0), archive_listed_(s->config.archive.size(), 0) {}
+        fanout_(s->options), listed_(s->config.realtime.size(), 0), archive_listed_(s->config.archive.size(), 0),
+        archive_cap_(s->config.archive.size(), 0) {}
 
   void Start() {
     if (ListablePrefix(prefix_)) {
@@ -129,17 +130,22 @@ class KeysRun : public std::enable_shared_from_this<KeysRun> {
   }
 
  private:
-  // One line per key: limit+1 lines hold this shard's share of the first limit+1 keys. A
-  // server whose --fwmatch-limit is smaller cuts the answer (X-Fwmatch-More): the next page
-  // starts after the last key listed.
+  // One line per key: limit+1 lines hold this shard's share of the first limit+1 keys, in
+  // pages of at most the shard's --fwmatch-limit: a replica refuses a larger limit (400 with
+  // its cap, remembered for the next pages) and the page is asked again with the cap; a cut
+  // page (X-Fwmatch-More) goes on after the last key listed.
   void ListArchive(size_t shard, std::string after) {
     if (!fanout_.Spend(1, 0)) return;
     ++pending_;
     auto self = shared_from_this();
-    const size_t wanted = limit_ + 1 - archive_listed_[shard];
+    size_t wanted = limit_ + 1 - archive_listed_[shard];
+    if (archive_cap_[shard] > 0) wanted = std::min(wanted, archive_cap_[shard]);
     FetchArchive(s_, shard, ListingPath(ns_ + "|" + prefix_, wanted, after), -1,
-                 [self, shard, after](BackendAnswer&& a) {
-      if (!a.ok) {
+                 [self, shard, after, wanted](BackendAnswer&& a) {
+      if (!a.ok && a.fwmatch_limit > 0 && a.fwmatch_limit < wanted) {
+        self->archive_cap_[shard] = a.fwmatch_limit;  // smaller each time: this ends
+        self->ListArchive(shard, after);
+      } else if (!a.ok) {
         self->fanout_.Fail(Unavailable(true, a.error));
       } else if (self->fanout_.Spend(0, a.body.size())) {
         LineWalker lines(a.body);
@@ -292,6 +298,7 @@ class KeysRun : public std::enable_shared_from_this<KeysRun> {
   Fanout fanout_;
   std::vector<size_t> listed_;  // per realtime shard: keys it listed so far
   std::vector<size_t> archive_listed_;  // per archive shard
+  std::vector<size_t> archive_cap_;     // per archive shard: its --fwmatch-limit once it said (0: not yet)
   std::set<std::string> found_;  // stored keys, byte order
   std::vector<std::string> keys_;
   std::unordered_map<std::string, std::string> shown_;

@@ -422,8 +422,8 @@ bool AdmitQuery(QueryState* s, net::Request& r) {
                                  "the read path serves only on the loop of its HTTP client"});
     return false;
   }
-  if (r.method() != net::Method::kGet && r.method() != net::Method::kHead) {
-    ReplyError(s, &r, QueryError{405, "METHOD_NOT_ALLOWED", "queries are GET requests"});
+  if (!net::RequireMethod(r, {net::Method::kGet, net::Method::kHead})) {
+    s->errors_4xx++;
     return false;
   }
   if (!r.query().status().ok()) {

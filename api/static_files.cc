@@ -107,10 +107,7 @@ Result<StaticFiles> StaticFiles::Load(const std::string& dir, const std::string&
 }
 
 void StaticFiles::Serve(net::Request& req) const {
-  if (req.method() != net::Method::kGet && req.method() != net::Method::kHead) {
-    req.AddHeader("Allow", "GET, HEAD");
-    return req.ReplyJsonError(405, "METHOD_NOT_ALLOWED", "the dashboard's files are GET requests");
-  }
+  if (!net::RequireMethod(req, {net::Method::kGet, net::Method::kHead})) return;
   std::string_view path = req.path();
   std::string_view name;
   if (path == "/") {

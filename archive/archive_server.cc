@@ -211,7 +211,16 @@ void ArchiveServer::OnFwmatch(net::Request& req) {
                       "limit '" + Clipped(text, 64) + "' is not a positive integer");
       return;
     }
-    if (n < limit) limit = n;  // larger limits are capped at --fwmatch-limit
+    if (n > limit) {
+      // Never a silent cut: the client pages with after= (docs/operations.md#limits). The
+      // header tells a client that asked for too much what it may ask for.
+      req.AddHeader(kFwmatchLimitHeader, std::to_string(limit).c_str());
+      ReplyBadRequest(req, "INVALID_ARG_LIMIT",
+                      "limit " + std::to_string(n) + " is above this server's --fwmatch-limit " +
+                          std::to_string(limit) + "; ask for at most that, page with after=");
+      return;
+    }
+    limit = n;
   }
   std::string& out = scratch.out;
   out.clear();
@@ -251,12 +260,7 @@ void ArchiveServer::LogReload(const Status& s) {
 }
 
 void ArchiveServer::OnReload(net::Request& req) {
-  net::Method m = req.method();
-  if (m != net::Method::kGet && m != net::Method::kPost) {
-    req.AddHeader("Allow", "GET, POST");
-    req.Reply(405, "use GET or POST\n");
-    return;
-  }
+  if (!net::RequireMethod(req, {net::Method::kGet, net::Method::kPost})) return;
   const int loop = req.loop_index();
   ReloadMailbox& box = mailboxes_[loop];
   if (!box.waker) {

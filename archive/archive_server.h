@@ -7,8 +7,11 @@
 //                         skipped; none found is a 200 with an empty body); more than
 //                         --max-mget-keys keys: 400 TOO_MANY_KEYS, nothing looked up;
 //                         an answer over --max-answer-mb: 400 ANSWER_TOO_LARGE
-//   /fwmatch?key=P[&limit=N]  200 every line whose key starts with P, in file order, at most
-//                         N lines (default and maximum: --fwmatch-limit); an answer over
+//   /fwmatch?key=P[&limit=N][&after=K]  200 every line whose key starts with P (and is
+//                         greater than K), in file order, at most N lines (default and
+//                         maximum: --fwmatch-limit); a cut answer carries X-Fwmatch-More: 1;
+//                         N above --fwmatch-limit: 400 INVALID_ARG_LIMIT with
+//                         X-Fwmatch-Limit: <the cap>, nothing listed; an answer over
 //                         --max-answer-mb: 400 ANSWER_TOO_LARGE (ask with a smaller limit)
 //   /reload (GET or POST) 200 "db reloaded\n" once the file now at the path is verified and
 //                         live; 500 naming the problem when it is refused (old file stays)
@@ -59,6 +62,10 @@
 #include "net/request.h"
 
 namespace clickatron::archive {
+
+// A /fwmatch `limit` above --fwmatch-limit is refused (400 INVALID_ARG_LIMIT) with this
+// header holding the cap, so a client (the API's /keys) asks again with at most that.
+inline constexpr char kFwmatchLimitHeader[] = "X-Fwmatch-Limit";
 
 struct ArchiveOptions {
   std::string db_file;

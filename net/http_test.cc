@@ -169,6 +169,33 @@ TEST(HttpServer, RoutesAliasesAndParams) {
                      "{\"key\":\"\\\"\\\\\\u0001\xc3\xa9\\ufffd\"}}");
 }
 
+// RequireMethod is every server's 405: the Allow header names the methods, the envelope
+// names the error, and the handler's own reply is never reached.
+TEST(HttpServer, RequireMethodAnswers405WithAllowAndTheNamedError) {
+  TestServer t([](Server& s) {
+    s.Handle("/w", [](Request& r) {
+      if (!RequireMethod(r, {Method::kGet, Method::kPost})) return;
+      r.Reply(200, "ran");
+    });
+    s.Handle("/p", [](Request& r) {
+      if (!RequireMethod(r, {Method::kPost})) return;
+      r.Reply(200, "ran");
+    });
+  });
+  EXPECT_EQ(Body(Raw(t.port(), "GET /w HTTP/1.0\r\n\r\n")), "ran");
+  EXPECT_EQ(Body(Raw(t.port(), "POST /w HTTP/1.0\r\nContent-Length: 0\r\n\r\n")), "ran");
+  std::string r = Raw(t.port(), "PUT /w HTTP/1.0\r\nContent-Length: 0\r\n\r\n");
+  EXPECT_EQ(StatusLine(r), "HTTP/1.0 405 Method Not Allowed");
+  EXPECT_NE(r.find("\r\nAllow: GET, POST\r\n"), std::string::npos) << r;
+  EXPECT_NE(r.find("Content-Type: application/json\r\n"), std::string::npos);
+  EXPECT_EQ(Body(r), "{\"status_code\": 405, \"status_txt\": \"METHOD_NOT_ALLOWED\", \"data\": null, "
+                     "\"message\": \"/w takes GET or POST\"}");
+  r = Raw(t.port(), "GET /p HTTP/1.0\r\n\r\n");
+  EXPECT_EQ(StatusLine(r), "HTTP/1.0 405 Method Not Allowed");
+  EXPECT_NE(r.find("\r\nAllow: POST\r\n"), std::string::npos) << r;
+  EXPECT_NE(Body(r).find("\"message\": \"/p takes POST\""), std::string::npos) << Body(r);
+}
+
 TEST(HttpServer, BadPercentEncodingIsA400TheHandlerWrites) {
   TestServer t(EchoRoutes);
   std::string r = Raw(t.port(), "GET /get?key=%zz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");

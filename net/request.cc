@@ -141,6 +141,42 @@ Method Request::method() const {
   }
 }
 
+namespace {
+
+const char* MethodName(Method m) {
+  switch (m) {
+    case Method::kGet: return "GET";
+    case Method::kPost: return "POST";
+    case Method::kHead: return "HEAD";
+    case Method::kPut: return "PUT";
+    case Method::kDelete: return "DELETE";
+    case Method::kOptions: return "OPTIONS";
+    case Method::kOther: break;
+  }
+  return "OTHER";
+}
+
+}  // namespace
+
+bool RequireMethod(Request& req, std::initializer_list<Method> allowed) {
+  const Method m = req.method();
+  for (Method a : allowed) {
+    if (a == m) return true;
+  }
+  std::string allow, message = std::string(req.path()) + " takes ";
+  size_t i = 0;
+  for (Method a : allowed) {
+    if (i > 0) allow += ", ";
+    if (i > 0) message += i + 1 == allowed.size() ? " or " : ", ";
+    allow += MethodName(a);
+    message += MethodName(a);
+    ++i;
+  }
+  req.AddHeader("Allow", allow.c_str());
+  req.ReplyJsonError(405, "METHOD_NOT_ALLOWED", message);
+  return false;
+}
+
 std::string_view Request::body() {
   evbuffer* in = evhttp_request_get_input_buffer(req_);
   size_t n = evbuffer_get_length(in);

@@ -32,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -148,6 +149,13 @@ class Request : public Responder {
   Connection* conn_ = nullptr;  // the limits' record of the connection (server_loop.h)
   bool deferred_ = false;
 };
+
+// The one home of 405 (docs/api.md#conventions): true when the request's method is one of
+// `allowed`. Otherwise replies 405 METHOD_NOT_ALLOWED (the JSON error envelope, message
+// "<path> takes GET or POST") with an Allow header naming them ("GET, POST"), and returns
+// false: the handler then returns without replying again (counting the refusal if it
+// counts refusals). REQUIRES: allowed is not empty; not replied yet.
+bool RequireMethod(Request& req, std::initializer_list<Method> allowed);
 
 // A reply that will be given later, on the request's loop. Own it (unique_ptr) until you
 // reply; it may outlive the client's connection and even the server's loops (after the

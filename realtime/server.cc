@@ -298,10 +298,7 @@ void RealtimeServer::ReplyRefusal(net::Request& req, const WriteOutcome& o) {
 }
 
 bool RealtimeServer::RequirePost(net::Request& req) {
-  if (req.method() == net::Method::kPost) return true;
-  req.AddHeader("Allow", "POST");
-  ReplyError(req, 405, "METHOD_NOT_ALLOWED", std::string(req.path()) + " takes POST");
-  return false;
+  return net::RequireMethod(req, {net::Method::kPost});
 }
 
 bool RealtimeServer::CheckQuery(net::Request& req) {

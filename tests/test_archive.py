@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from harness import GOLDEN, binary, free_port, get, post, wait_until
+from harness import GOLDEN, binary, free_port, get, post, request, wait_until
 
 SORTDB = os.path.join(GOLDEN, "sortdb")
 
@@ -82,18 +82,22 @@ def test_misses_mget_and_fwmatch_limits(procs, tmp_path):
     assert r.text == "c.u|jehiah.c3h5,US:2\nc.u|jehiah.c3h7,US:1\nc.u|jehiah.c3h9,None:2 US:3\n"
     r = get(port, "/fwmatch?key=c.u|jehiah.c3h&limit=2")
     assert r.text == "c.u|jehiah.c3h5,US:2\nc.u|jehiah.c3h7,US:1\n"
-    r = get(port, "/fwmatch?key=c.u|jehiah.c3h&limit=1000")  # capped at --fwmatch-limit
+    r = get(port, "/fwmatch?key=c.u|jehiah.c3h&limit=3")  # exactly the cap
     assert len(r.text.splitlines()) == 3
+    # Above the cap: refused with a name and the cap, never cut (docs/operations.md#limits).
+    r = get(port, "/fwmatch?key=c.u|jehiah.c3h&limit=4")
+    assert (r.status, r.json()["status_txt"], r.headers["x-fwmatch-limit"]) == (400, "INVALID_ARG_LIMIT", "3")
+    assert r.json()["message"] == "limit 4 is above this server's --fwmatch-limit 3; ask for at most that, page with after="
     r = get(port, "/fwmatch?key=nothing")
     assert (r.status, r.text) == (200, "")
     stats = get(port, "/stats").json()["data"]
     assert (stats["get_hits"], stats["get_misses"]) == (1, 2)
     assert (stats["mget_keys"], stats["mget_hits"]) == (5, 2)
-    assert stats["fwmatch_lines"] == 8
+    assert stats["fwmatch_lines"] == 8 and stats["bad_requests"] == 1
     assert stats["records"] == 14
     assert stats["bytes"] == os.path.getsize(os.path.join(SORTDB, "data.csv"))
     assert stats["requests"]["/get"]["count"] == 3
-    assert stats["requests"]["/fwmatch"]["count"] == 4
+    assert stats["requests"]["/fwmatch"]["count"] == 5
     assert r.status == 200 and get(port, "/ping").text == "OK\n"
 
 
@@ -118,6 +122,9 @@ def test_fwmatch_pages_with_after(procs):
     assert r.text == "u|jehiah.c3i0,7\n"
     r = get(port, "/fwmatch?key=u&after=%zz")
     assert (r.status, r.json()["status_txt"]) == (400, "INVALID_ARG_AFTER")
+    r = request(port, "PUT", "/reload")  # every server's 405 (docs/api.md#conventions)
+    assert (r.status, r.headers["allow"], r.json()["status_txt"], r.json()["message"]) == \
+        (405, "GET, POST", "METHOD_NOT_ALLOWED", "/reload takes GET or POST")
 
 
 @pytest.mark.parametrize("path,status_txt,message", [
