@@ -386,14 +386,20 @@ class SubtotalsRun : public std::enable_shared_from_this<SubtotalsRun> {
   // A month and a day rollup `{prefix}{ym}`, `{prefix}{ymd}` sort just before the first
   // hour of their month and day (docs/formats.md#rollup-records): a listing that shows only
   // rollups goes on past them to the hour.
-  void CheckArchive(const std::string& subns, const std::string& prefix, const std::string& after) {
+  // Three lines reach the first hour in one request (a month rollup, a day rollup, the
+  // hour) unless the replica's --fwmatch-limit is smaller: it refuses naming its cap, and the
+  // listing goes on in pages of that.
+  void CheckArchive(const std::string& subns, const std::string& prefix, const std::string& after,
+                    size_t limit = 3) {
     auto self = shared_from_this();
-    Ask(true, ListingPath(prefix, 3, after), [self, subns, prefix](BackendAnswer&& a) {
-      if (!a.ok) {
+    Ask(true, ListingPath(prefix, limit, after), [self, subns, prefix, after, limit](BackendAnswer&& a) {
+      if (!a.ok && a.fwmatch_limit > 0 && a.fwmatch_limit < limit) {
+        self->CheckArchive(subns, prefix, after, a.fwmatch_limit);  // smaller each time: this ends
+      } else if (!a.ok) {
         self->fanout_.Fail(Unavailable(true, a.error));
       } else if (self->fanout_.Spend(0, a.body.size())) {
         if (!self->Note(subns, a.body) && a.more && OnlyRollups(a.body)) {
-          self->CheckArchive(subns, prefix, std::string(LastListedKey(a.body)));
+          self->CheckArchive(subns, prefix, std::string(LastListedKey(a.body)), limit);
         }
       }
       self->Done();
