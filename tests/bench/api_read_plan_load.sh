@@ -26,6 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
 . "$root/tests/bench/nginx_ceiling.sh"
+. "$root/tests/bench/bench_servers.sh"
 build=${1:-build/release}
 base_build=${2:-}
 bench_dir=${BENCH_DIR:-/tmp/clickatron-api-read-plan-bench}
@@ -43,25 +44,7 @@ command -v nginx >/dev/null || { echo "api_read_plan_load: nginx is not installe
 [[ -s "$bench_dir/ref.txt" ]] || python3 "$root/tests/bench/api_read_plan_gen.py" "$bench_dir"
 ref=$(cat "$bench_dir/ref.txt")
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-run_dir=$(mktemp -d /tmp/api-read-plan.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done
-  rm -rf "$run_dir"
-}
-trap cleanup EXIT
-wait_ping() {  # PORT PID LOG
-  for _ in $(seq 1 600); do
-    curl -sf "http://127.0.0.1:$1/ping" >/dev/null 2>&1 && return 0
-    kill -0 "$2" 2>/dev/null || { cat "$3" >&2; exit 1; }
-    sleep 0.1
-  done
-  echo "api_read_plan_load: server on port $1 did not start" >&2
-  exit 1
-}
+bench_servers_init api-read-plan
 
 nginx_port=$(free_port)
 start_nginx_ceiling "$run_dir/nginx" "$nginx_port"
