@@ -9,12 +9,13 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.parse
+
+from ports import free_port  # noqa: F401 (tests import it from here)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # ops/lib holds the Python helpers the ops scripts and the tests share (ymdh.py: the hour
@@ -60,12 +61,6 @@ def binary(name):
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path} is not built (set CLICKATRON_BIN or run ops/test)")
     return path
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_until(predicate, timeout=20.0, interval=0.02, what="condition"):

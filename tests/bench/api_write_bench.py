@@ -40,6 +40,9 @@ import zlib
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ops", "lib"))
 from ymdh import encode as ymdh_of_ts  # noqa: E402  (docs/formats.md#hours-ymdh)
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: ports.py
+from ports import free_port  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -72,13 +75,6 @@ response = function(status, headers, body)
   if status ~= 200 then io.stderr:write("status " .. status .. "\\n") end
 end
 """
-
-
-def free_port():
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def http(port, path, body=None, timeout=10):

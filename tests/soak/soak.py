@@ -45,6 +45,8 @@ import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))  # tests/: ports.py
+from ports import free_port  # noqa: E402
 
 T0 = calendar.timegm((2026, 3, 2, 0, 0, 0))  # a Monday; day 0 of the run
 COUNTRIES = ["US", "JP", "DE", "FR", "BR"]
@@ -60,13 +62,6 @@ def stored(value):
 
 def day_text(day):
     return time.strftime("%Y-%m-%d", time.gmtime(day * 86400))
-
-
-def free_port():
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def call(port, method, path, body=None, timeout=10.0):
