@@ -30,7 +30,7 @@ namespace clickatron::net {
 // Shared by the loops; relaxed: they count, they order nothing.
 struct Server::Counters {
   std::atomic<uint64_t> open{0}, accepted{0}, refused{0}, timeouts{0}, budget_refusals{0};
-  std::atomic<uint64_t> inflight{0}, accept_errors{0};
+  std::atomic<uint64_t> inflight{0}, accept_errors{0}, secret_missing{0}, secret_wrong{0};
 };
 
 namespace {
@@ -610,7 +610,13 @@ LimitStats Server::Stats() const {
   s.budget_refusals = c.budget_refusals.load(std::memory_order_relaxed);
   s.inflight_body_bytes = c.inflight.load(std::memory_order_relaxed);
   s.accept_errors = c.accept_errors.load(std::memory_order_relaxed);
+  s.secret_missing = c.secret_missing.load(std::memory_order_relaxed);
+  s.secret_wrong = c.secret_wrong.load(std::memory_order_relaxed);
   return s;
+}
+
+void Server::CountSecretRefusal(bool wrong_secret) {
+  (wrong_secret ? counters_->secret_wrong : counters_->secret_missing).fetch_add(1, std::memory_order_relaxed);
 }
 
 void Server::WriteLimitFields(JsonWriter* w) const {
@@ -628,6 +634,8 @@ void Server::WriteLimitFields(JsonWriter* w) const {
   w->Field("budget_refusals", s.budget_refusals);
   w->Field("inflight_body_bytes", s.inflight_body_bytes);
   w->Field("accept_errors", s.accept_errors);
+  w->Field("secret_missing", s.secret_missing);
+  w->Field("secret_wrong", s.secret_wrong);
 }
 
 void Server::WriteLatencyJson(JsonWriter* w) const {

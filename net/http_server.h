@@ -87,6 +87,8 @@ struct LimitStats {
   uint64_t budget_refusals = 0;      // cut by max_inflight_body_bytes
   uint64_t inflight_body_bytes = 0;  // now
   uint64_t accept_errors = 0;        // each one paused accepting
+  uint64_t secret_missing = 0;       // guarded requests refused 401 SECRET_MISSING (net/secret.h)
+  uint64_t secret_wrong = 0;         // guarded requests refused 403 SECRET_WRONG
 };
 
 struct ServerOptions {
@@ -156,8 +158,10 @@ class Server {
 
   // The limits' counters, summed over loops. Any thread.
   LimitStats Stats() const;
+  // Counts a request refused for the cluster secret (net/secret.cc, on a loop thread).
+  void CountSecretRefusal(bool wrong_secret);
   // Writes the limits (max_connections, request_timeout_ms, idle_timeout_ms, max_body_bytes,
-  // max_inflight_body_bytes) and the counters of Stats() as fields of the object the
+  // max_inflight_body_bytes) and the counters of Stats() (secret refusals included) as fields of the object the
   // caller has open, for its /stats.
   void WriteLimitFields(JsonWriter* w) const;
 

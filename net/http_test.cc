@@ -431,7 +431,7 @@ TEST(HttpLimits, StatsFields) {
             "\"max_body_bytes\":1048576,\"max_inflight_body_bytes\":67108864,"
             "\"open_connections\":0,\"accepted_connections\":1,\"refused_connections\":0,"
             "\"request_timeouts\":0,\"budget_refusals\":0,\"inflight_body_bytes\":0,"
-            "\"accept_errors\":0}");
+            "\"accept_errors\":0,\"secret_missing\":0,\"secret_wrong\":0}");
 }
 
 TEST(HttpServer, ForgottenReplyIs500AndThrowIs500) {

@@ -191,6 +191,10 @@ const char* Request::Header(const char* name) const {
 
 int Request::loop_index() const { return loop_->index(); }
 
+void Request::CountSecretRefusal(bool wrong_secret) {
+  if (loop_ != nullptr) loop_->server()->CountSecretRefusal(wrong_secret);
+}
+
 event_base* Request::base() const { return loop_->base(); }
 
 std::unique_ptr<AsyncReply> Request::Defer() {

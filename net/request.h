@@ -127,6 +127,9 @@ class Request : public Responder {
   // A request header (case-insensitive name), or nullptr.
   const char* Header(const char* name) const;
 
+  // Counts this request in its server's secret refusals (/stats limits; net/secret.h).
+  void CountSecretRefusal(bool wrong_secret);
+
   // Which of the server's loops runs this request (0..threads-1), for per-thread state.
   int loop_index() const;
   event_base* base() const;

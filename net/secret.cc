@@ -24,10 +24,12 @@ bool AdmitSecret(Request& req, std::string_view secret) {
   if (secret.empty()) return true;
   const char* given = req.Header(kSecretHeader);
   if (given == nullptr) {
+    req.CountSecretRefusal(false);
     req.ReplyJsonError(401, "SECRET_MISSING", "this endpoint needs the cluster secret in the X-Clickatron-Secret header");
     return false;
   }
   if (!SecretEquals(secret, given)) {
+    req.CountSecretRefusal(true);
     req.ReplyJsonError(403, "SECRET_WRONG", "the X-Clickatron-Secret header is not this cluster's secret");
     return false;
   }

@@ -8,7 +8,9 @@
 // with the JSON error envelope (Responder::ReplyJsonError). A server with an empty secret
 // admits everything, so it may listen only on a loopback address (the dev setup):
 // CheckListenSecret refuses any other address with SECRET_REQUIRED. The secret (read by
-// config/cluster_secret.h) is never logged, echoed in a reply or written to /stats.
+// config/cluster_secret.h) is never logged, echoed in a reply or written to /stats; the
+// refusals are counted there (`limits.secret_missing`, `limits.secret_wrong`: someone
+// without the secret is knocking).
 //
 //   if (!net::AdmitSecret(req, options_.secret)) return;   // replied 401/403
 #ifndef CLICKATRON_NET_SECRET_H_

@@ -103,6 +103,9 @@ TEST_F(AdmitSecretTest, MissingIs401WrongIs403RightRuns) {
   r = Call("/open", nullptr);
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(handled.load(), 2);
+  // Counted for /stats: one missing, two wrong (an empty header is a wrong secret).
+  EXPECT_EQ(server.server().Stats().secret_missing, 1u);
+  EXPECT_EQ(server.server().Stats().secret_wrong, 2u);
 }
 
 TEST_F(AdmitSecretTest, ClientOptionsHeadersGoWithEveryRequest) {

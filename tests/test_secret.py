@@ -29,6 +29,14 @@ def refused_both_ways(method, port, path, body=None, headers=None):
     refused(request(port, method, path, body=body, headers=headers, secret=WRONG), 403, "SECRET_WRONG")
 
 
+def refusals(port):
+    """/stats limits.secret_missing and limits.secret_wrong."""
+    r = get(port, "/stats")
+    assert r.status == 200, r
+    limits = r.json()["data"]["limits"]
+    return limits["secret_missing"], limits["secret_wrong"]
+
+
 def secret_file(tmp_path, text, mode=0o600, name="secret"):
     path = tmp_path / name
     path.write_text(text)
@@ -64,6 +72,7 @@ def test_realtime_internal_endpoints_need_the_secret_and_change_nothing_without_
     stats = realtime_stats(port)
     assert stats["counters"]["incr_batches"] == 0 and stats["counters"]["set_lines"] == 0
     assert stats["sources"] == {}
+    assert refusals(port) == (2, 2)  # what knocked without the secret shows in /stats
 
     assert post(port, incr, f"{k},5\n", headers=SENDER).status == 200
     assert post(port, f"/set?day={day_text(DAY0)}", "_l|h0aMB8AuNw4=,http://x/\n").status == 200
@@ -152,6 +161,7 @@ def test_archive_reload_needs_the_secret_reads_stay_open(procs, tmp_path):
     refused_both_ways("POST", port, "/reload")
     refused_both_ways("GET", port, "/reload/")
     assert get(port, "/get?key=a", secret=False).text == "1\n"  # the old file is still served
+    assert refusals(port) == (2, 2)
     r = post(port, "/reload")
     assert (r.status, r.text) == (200, "db reloaded\n")
     # sortdb-compatible: the reads and /stats need nothing.
@@ -196,6 +206,7 @@ def test_api_late_data_needs_the_secret_public_endpoints_do_not(procs, tmp_path)
     port = start_api(procs, tmp_path)
     refused_both_ways("GET", port, "/late")
     refused_both_ways("POST", port, "/late/release?through=0")
+    assert refusals(port) == (2, 2)
     assert get(port, "/late").status == 200
     assert post(port, "/late/release?through=0").status == 200
     # The public API: no secret needed, also for /stats by default.
