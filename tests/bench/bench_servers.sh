@@ -5,7 +5,8 @@
 #   bench_servers_init NAME   sets run_dir (mktemp -d /tmp/NAME.XXXXXX) and pids=(); at exit
 #                             kills and waits for every pid in pids, removes run_dir
 #   free_port                 prints a free port on 127.0.0.1
-#   wait_ping PORT PID LOG    waits (60 s at most) until http://127.0.0.1:PORT/ping answers;
+#   wait_ping PORT PID LOG    waits (WAIT_PING_SECONDS, default 60, at most) until
+#                             http://127.0.0.1:PORT/ping answers;
 #                             prints LOG and exits if PID died, exits if it never answers
 bench_servers_init() {
   bench_name=$1
@@ -24,7 +25,7 @@ free_port() {
 }
 
 wait_ping() {
-  for _ in $(seq 1 600); do
+  for _ in $(seq 1 $((${WAIT_PING_SECONDS:-60} * 10))); do
     curl -sf "http://127.0.0.1:$1/ping" >/dev/null 2>&1 && return 0
     kill -0 "$2" 2>/dev/null || { cat "$3" >&2; exit 1; }
     sleep 0.1
