@@ -15,6 +15,9 @@ namespace clickatron::oplog {
 namespace {
 
 constexpr size_t kMinChunk = 64 << 10;
+// Frame starts remembered: a sender steps back at most one round (1024 records), which
+// spans a few batches or up to 1024 record frames.
+constexpr size_t kFrameStartsKept = 2048;
 
 }  // namespace
 
@@ -29,6 +32,7 @@ Status Reader::Open(const Oplog::Segment& seg) {
   name_seq_ = seg.name_seq;
   path_ = seg.path;
   offset_ = 0;
+  frame_starts_.clear();
   return Status::OK();
 }
 
@@ -41,6 +45,20 @@ Status Reader::Seek(uint64_t after) {
     if (!log_->LocateSegment(after, &seg)) {
       if (fd_ >= 0) close(fd_);
       fd_ = -1;
+      return Status::OK();
+    }
+    if (fd_ >= 0 && seg.name_seq == name_seq_) {
+      // The open segment: re-enter at the last remembered frame that starts at or before
+      // the first record wanted (records <= after in it are skipped), else at its start.
+      auto next = std::upper_bound(frame_starts_.begin(), frame_starts_.end(), after + 1,
+                                   [](uint64_t seq, const FrameStart& f) { return seq < f.seq; });
+      if (next == frame_starts_.begin()) {
+        offset_ = 0;
+        frame_starts_.clear();
+      } else {
+        offset_ = std::prev(next)->offset;
+        frame_starts_.erase(next, frame_starts_.end());  // walked again, remembered again
+      }
       return Status::OK();
     }
     last = Open(seg);
@@ -93,6 +111,7 @@ Status Reader::BatchBody(const Frame& frame, std::string_view* body) {
     bodies_.pop_back();
     return Damaged(s.message());
   }
+  ++batches_decompressed_;
   *body = bodies_.back().bytes;
   return Status::OK();
 }
@@ -134,6 +153,10 @@ Status Reader::ReadSegment(uint64_t after, size_t max_records, size_t max_bytes,
         break;
       }
       if (state != FrameState::kOk) return Damaged(FrameStateText(state));
+      if (frame_starts_.empty() || frame_starts_.back().offset < offset_) {
+        frame_starts_.push_back({frame.seq, offset_});
+        if (frame_starts_.size() > kFrameStartsKept) frame_starts_.pop_front();
+      }
       if (frame.batch) {
         std::string_view body;
         if (Status s = BatchBody(frame, &body); !s.ok()) return s;

@@ -6,7 +6,11 @@
 // over the frames, with no search and no file opened. Asking for another position (a
 // consumer that restarts from its cursor) finds the segment by name and walks to it.
 // A compressed batch (batch.h) that a Read hands out only in part is decompressed once: the
-// next Read goes on in the body it kept.
+// next Read goes on in the body it kept. A consumer that steps back a little (the API's
+// sender asks again from its cursor when a round ended before the last record it was
+// handed) re-enters at the start of the frame that holds its position, remembered from the
+// recent walk, never at the start of the segment: a 64 MiB segment of batches would be
+// decompressed again from the top on every such step.
 //
 // Threading: one thread at a time per Reader; several Readers may run at once beside the
 // Oplog's writer. REQUIRES: the Oplog outlives its Readers.
@@ -44,6 +48,9 @@ class Reader {
   // REQUIRES: max_records >= 1.
   Status Read(uint64_t after, size_t max_records, size_t max_bytes, std::vector<Record>* out);
 
+  // Batch bodies decompressed so far: what reading has cost (tests pin it).
+  uint64_t batches_decompressed() const { return batches_decompressed_; }
+
  private:
   friend class Oplog;
   explicit Reader(Oplog* log) : log_(log) {}
@@ -64,6 +71,14 @@ class Reader {
   uint64_t name_seq_ = 0;  // of the open segment
   std::string path_;
   uint64_t offset_ = 0;    // of the next frame to read in the open segment
+  // Starts of the frames walked most recently in the open segment (first seq, offset), in
+  // order, at most kFrameStartsKept: where a step back re-enters (see above).
+  struct FrameStart {
+    uint64_t seq = 0;
+    uint64_t offset = 0;
+  };
+  std::deque<FrameStart> frame_starts_;
+  uint64_t batches_decompressed_ = 0;
   uint64_t position_ = 0;  // every record <= position_ lies before offset_ (or in the batch there)
   bool positioned_ = false;
   std::string buf_;
