@@ -5,7 +5,11 @@
 #
 # Environment: BENCH_DIR (data; default /tmp/clickatron-archive-bench), LINES (5000000),
 # THREADS (archive event loops, one run per value; default "1 2"), DURATION (wrk seconds per endpoint; 10),
-# CONNECTIONS (32), ENDPOINTS ("get miss mget fwmatch").
+# CONNECTIONS (32), ENDPOINTS ("get miss mget fwmatch"), POPULATE (1: start with --populate;
+# 0: map only), DROP_CACHES (1: drop the page cache before each archive run — root only — so
+# that every lookup starts from the disk: the cold figures of a file larger than memory).
+# BENCH_DIR may hold any archive file as data.csv (a symlink is fine) with keys.txt and
+# prefixes.txt of percent-encoded keys; LINES must then be its line count.
 #
 # Generates the data once (tests/bench/archive_gen.py), starts clickatron-archive with
 # --populate and a one-worker nginx (`return 200` of a short body, its own temp config) on
@@ -62,9 +66,9 @@ start_archive() {
   local start_ns
   start_ns=$(date +%s%N)
   "$archive_bin" --db-file "$bench_dir/data.csv" --port "$archive_port" --threads "$1" \
-    --populate 2> "$run_dir/archive.log" &
+    $([[ ${POPULATE:-1} == 1 ]] && echo --populate) 2> "$run_dir/archive.log" &
   archive_pid=$!
-  for _ in $(seq 1 600); do
+  for _ in $(seq 1 $((${WAIT_PING_SECONDS:-600} * 10))); do  # the start verifies the whole file
     curl -sf "http://127.0.0.1:$archive_port/ping" >/dev/null 2>&1 && break
     kill -0 "$archive_pid" 2>/dev/null || { cat "$run_dir/archive.log" >&2; exit 1; }
     sleep 0.1
@@ -108,9 +112,14 @@ echo "wrk -t1 -c$connections -d${duration}s --latency -s tests/bench/archive_wrk
 run "nginx (ceiling)" "$nginx_pid" "$nginx_port" get "$bench_dir/keys.txt"
 for t in $threads; do
   start_archive "$t"
-  echo "-- archive --threads $t --populate: ready in ${startup_ms} ms (map + verify + populate)"
+  echo "-- archive --threads $t$([[ ${POPULATE:-1} == 1 ]] && echo " --populate"): ready in ${startup_ms} ms (map + verify$([[ ${POPULATE:-1} == 1 ]] && echo " + populate"))"
   echo "   RSS before load: $(rss "$archive_pid")"
   for e in $endpoints; do
+    if [[ ${DROP_CACHES:-0} == 1 ]]; then
+      sync
+      echo 3 > /proc/sys/vm/drop_caches
+      echo "   page cache dropped: RSS $(rss "$archive_pid")"
+    fi
     case $e in
       get) run "archive-t$t /get" "$archive_pid" "$archive_port" get "$bench_dir/keys.txt" ;;
       miss) run "archive-t$t /get-miss" "$archive_pid" "$archive_port" miss "$bench_dir/keys.txt" ;;

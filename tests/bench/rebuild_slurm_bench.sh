@@ -108,7 +108,7 @@ echo "merged files identical: $(ls "$dir"/local/merged/shard-*.csv | wc -l) shar
 meta=$dir/local/merged/meta
 points=$(awk -F' = ' '/^shard\.[0-9]+\.columns/ {s += $2} END {print s}' "$meta")
 bytes=$(awk -F' = ' '/^shard\.[0-9]+\.bytes/ {s += $2} END {print s}' "$meta")
-awk -v p="$points" -v b="$bytes" 'BEGIN { printf "data points %d; merged %d bytes = %.2f B/point\n", p, b, b / p }'
+awk -v p="$points" -v b="$bytes" 'BEGIN { printf "data points %.0f; merged %.0f bytes = %.2f B/point\n", p, b, b / p }'
 local_s=$(awk '{s += $1} END {print s}' "$dir/time.import" "$dir/time.merge")
 slurm_s=$(cut -d' ' -f1 "$dir/time.slurm")
 awk -v a="$slurm_s" -v b="$local_s" 'BEGIN {printf "slurm %.2f s / local import+merge %.2f s = %.2fx\n", a, b, a / b}'
