@@ -1,8 +1,10 @@
 #include "api/rollup_plan.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "keyformat/columns.h"
+#include "keyformat/rollup_hours.h"
 #include "keyformat/ymdh.h"
 
 namespace clickatron {
@@ -177,14 +179,38 @@ std::vector<std::string> FallbackKeys(const std::vector<PlannedRecord>& plan,
   return keys;
 }
 
-void CollectTokens(std::string_view body, std::string_view prefix,
+bool RollupUsable(const PlannedRecord& record, std::string_view value) {
+  RollupHours summed;
+  if (!record.rollup() || !SplitRollupMask(record.token, value, &summed).ok()) return false;
+  RollupHours index{};
+  ColumnReader reader(record.fallback_columns);
+  Column column;
+  while (reader.Next(&column)) {
+    if (!PlausibleHour(column.name)) continue;  // not an hour a reader would find
+    index[size_t(SymbolValue(column.name[2]))] |= uint32_t(1) << SymbolValue(column.name[3]);
+  }
+  for (size_t d = 0; d < summed.size(); ++d) {
+    if ((summed[d] & ~index[d]) != 0) return false;
+  }
+  return true;
+}
+
+void CollectTokens(std::string_view body, std::string_view prefix, const std::vector<PlannedRecord>& plan,
                    std::unordered_set<std::string_view>* found) {
+  std::unordered_map<std::string_view, const PlannedRecord*> rollups;
+  for (const PlannedRecord& r : plan) {
+    if (r.rollup()) rollups.emplace(r.token, &r);
+  }
   LineWalker lines(body);
   std::string_view key, value;
   while (lines.Next(&key, &value)) {
-    if (key.size() > prefix.size() && key.substr(0, prefix.size()) == prefix) {
-      found->insert(key.substr(prefix.size()));
+    if (key.size() <= prefix.size() || key.substr(0, prefix.size()) != prefix) continue;
+    const std::string_view token = key.substr(prefix.size());
+    if (token.size() < kYmdhSize) {
+      auto it = rollups.find(token);
+      if (it == rollups.end() || !RollupUsable(*it->second, value)) continue;
     }
+    found->insert(token);
   }
 }
 

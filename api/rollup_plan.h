@@ -12,7 +12,10 @@
 // hour of it inside the range, and each rollup record asked for carries the index's hours
 // of its period as its fallback. A rollup record the archive does not have (a file written
 // before rollups, a rollup skipped for a key) is replaced by exactly those hour records, so
-// a period is counted once: either its rollup or its hours, never both. Pure code.
+// a period is counted once: either its rollup or its hours, never both. So is a rollup whose
+// mask of summed hours (keyformat/rollup_hours.h) is not valid or names an hour the index
+// lacks — an hour whose total nets to 0 has no index column, so the hour path never reads
+// its subtotal records, and a rollup that summed them would answer otherwise. Pure code.
 #pragma once
 
 #include <cstdint>
@@ -61,8 +64,15 @@ std::vector<std::string> FallbackKeys(const std::vector<PlannedRecord>& plan,
                                       const std::unordered_set<std::string_view>& found,
                                       std::string_view prefix);
 
-// Adds to *found the time tokens of the `{prefix}{token},value` lines of an archive body.
-void CollectTokens(std::string_view body, std::string_view prefix,
+// Whether the archive's rollup record of a planned rollup may stand for its hours: its
+// value's mask is valid and every hour it summed is an hour of the record's fallback
+// columns (the index's hours of its period).
+bool RollupUsable(const PlannedRecord& record, std::string_view value);
+
+// Adds to *found the time tokens of the `{prefix}{token},value` lines of an archive body: an
+// hour record's, and a rollup record's when RollupUsable for its record of the plan (a
+// rollup not found this way is missing: its hours are read instead).
+void CollectTokens(std::string_view body, std::string_view prefix, const std::vector<PlannedRecord>& plan,
                    std::unordered_set<std::string_view>* found);
 
 }  // namespace clickatron
