@@ -19,6 +19,11 @@ int SymbolValue(char c) {
 
 bool Inside(HourRange outer, HourRange inner) { return inner.start >= outer.start && inner.end <= outer.end; }
 
+// Adds a plausible hour token (PlausibleHour) to a rollup's index hours.
+void MarkHour(std::string_view token, RollupHours* hours) {
+  (*hours)[size_t(SymbolValue(token[2]))] |= uint32_t(1) << SymbolValue(token[3]);
+}
+
 // A 4-byte token whose day and hour symbols are in range (the month was checked with its
 // period): the columns inside a whole month are taken on this test alone, not decoded one
 // by one — a rollup record of the month replaces them, or, missing, their hour records are
@@ -101,6 +106,7 @@ Status PlanSubtotalRecords(std::string_view total_value, HourRange range, int64_
     }
     std::string_view m = column.name.substr(0, kMonthTokenSize);
     if (open != SIZE_MAX && month_inside && m == month && PlausibleHour(column.name)) {
+      MarkHour(column.name, &(*plan)[open].index_hours);
       continue;  // one more hour of the open month
     }
     Result<int64_t> hour = DecodeYmdh(column.name);
@@ -126,15 +132,16 @@ Status PlanSubtotalRecords(std::string_view total_value, HourRange range, int64_
       if (!period.empty()) {
         if (open == SIZE_MAX || (*plan)[open].token != period) {
           close(offset_of(column.name));
-          plan->push_back({std::string(period), {}});
+          plan->push_back({std::string(period), {}, {}});
           open = plan->size() - 1;
           open_from = offset_of(column.name);
         }
+        MarkHour(column.name, &(*plan)[open].index_hours);  // decoded: a valid hour
         continue;
       }
     }
     close(offset_of(column.name));
-    plan->push_back({std::string(column.name), {}});
+    plan->push_back({std::string(column.name), {}, {}});
   }
   if (!reader.status().ok()) return Status::Error("archive total record: " + reader.status().message());
   close(stop);
@@ -182,15 +189,8 @@ std::vector<std::string> FallbackKeys(const std::vector<PlannedRecord>& plan,
 bool RollupUsable(const PlannedRecord& record, std::string_view value) {
   RollupHours summed;
   if (!record.rollup() || !SplitRollupMask(record.token, value, &summed).ok()) return false;
-  RollupHours index{};
-  ColumnReader reader(record.fallback_columns);
-  Column column;
-  while (reader.Next(&column)) {
-    if (!PlausibleHour(column.name)) continue;  // not an hour a reader would find
-    index[size_t(SymbolValue(column.name[2]))] |= uint32_t(1) << SymbolValue(column.name[3]);
-  }
   for (size_t d = 0; d < summed.size(); ++d) {
-    if ((summed[d] & ~index[d]) != 0) return false;
+    if ((summed[d] & ~record.index_hours[d]) != 0) return false;
   }
   return true;
 }

@@ -26,6 +26,7 @@
 
 #include "api/query_plan.h"
 #include "base/status.h"
+#include "keyformat/rollup_hours.h"
 
 namespace clickatron {
 
@@ -38,11 +39,14 @@ Result<HourRange> PeriodOfToken(std::string_view token);
 
 // One record to read: its time token (2, 3 or 4 bytes) and, for a rollup, the index's
 // columns of its period (a slice of the total value: their hours are read instead when the
-// archive lacks the rollup record). A slice, not a list of tokens: a 5-year key's whole
-// months cover 43,800 hours, which a query should not copy.
+// archive lacks the rollup record) and those hours as a mask, taken on the planner's one
+// pass over the index (a rollup's own mask must be inside it: RollupUsable). A slice, not a
+// list of tokens: a 5-year key's whole months cover 43,800 hours, which a query should not
+// copy.
 struct PlannedRecord {
   std::string token;
   std::string_view fallback_columns;  // empty for an hour record
+  RollupHours index_hours{};          // a rollup's: the hours of fallback_columns
   bool rollup() const { return token.size() < 4; }
 };
 
@@ -65,8 +69,8 @@ std::vector<std::string> FallbackKeys(const std::vector<PlannedRecord>& plan,
                                       std::string_view prefix);
 
 // Whether the archive's rollup record of a planned rollup may stand for its hours: its
-// value's mask is valid and every hour it summed is an hour of the record's fallback
-// columns (the index's hours of its period).
+// value's mask is valid and every hour it summed is among the record's index_hours (the
+// index's hours of its period).
 bool RollupUsable(const PlannedRecord& record, std::string_view value);
 
 // Adds to *found the time tokens of the `{prefix}{token},value` lines of an archive body: an

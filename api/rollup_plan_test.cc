@@ -75,21 +75,32 @@ TEST(RollupPlanTest, WholeMonthsDaysAndEdgeHours) {
 // ---- the property: rollup-planned == hour-only, over random cases ----
 
 TEST(RollupPlanTest, ARollupStandsForItsHoursOnlyWhenItsMaskIsInsideTheIndex) {
-  const PlannedRecord day{"c41", "c41k:3 c41l:5"};  // the index: hours 20 and 21 of 2012-04-01
+  // The index: hours 20 and 21 of 2012-04-01, hour 0 of 2012-04-02.
+  const std::string total = "c41k:3 c41l:5 c420:1";
+  const int64_t w = At("c510") / kSecondsPerDay + 10;
+  std::vector<PlannedRecord> plan;
+  ASSERT_TRUE(PlanSubtotalRecords(total, HourRange{At("c410"), At("c420")}, w, true, &plan).ok());
+  ASSERT_EQ(plan.size(), 1u);
+  const PlannedRecord day = plan[0];
+  ASSERT_EQ(day.token, "c41");
+  EXPECT_EQ(day.index_hours[1], 3145728u);
   EXPECT_TRUE(RollupUsable(day, ".1:3145728 JP:3 US:5"));   // hours 20 and 21
   EXPECT_TRUE(RollupUsable(day, ".1:1048576 US:3"));        // 20 only: 21 has no subtotal record
   EXPECT_FALSE(RollupUsable(day, ".1:3145729 JP:4 US:5"));  // and hour 0, whose total nets to 0
   EXPECT_FALSE(RollupUsable(day, "JP:3 US:5"));             // no mask: a file of an older merge
   EXPECT_FALSE(RollupUsable(day, ".2:1 US:5"));             // a mask of another day
   EXPECT_FALSE(RollupUsable(day, ".1:0 US:5"));
-  const PlannedRecord month{"c4", "c41k:3 c41l:5 c420:1"};
+  ASSERT_TRUE(PlanSubtotalRecords(total, HourRange{At("c410"), At("c510")}, w, true, &plan).ok());
+  ASSERT_EQ(plan.size(), 1u);
+  const PlannedRecord month = plan[0];
+  ASSERT_EQ(month.token, "c4");
   EXPECT_TRUE(RollupUsable(month, ".1:3145728 .2:1 US:9"));
   EXPECT_FALSE(RollupUsable(month, ".1:3145728 .2:3 US:9"));
   EXPECT_FALSE(RollupUsable(month, ".1:3145728 .3:1 US:9"));
-  EXPECT_FALSE(RollupUsable(PlannedRecord{"c41k", ""}, ".1:1048576 US:3"));  // an hour is no rollup
+  EXPECT_FALSE(RollupUsable(PlannedRecord{"c41k", "", {}}, ".1:1048576 US:3"));  // an hour is no rollup
 
   // CollectTokens: hours as they come, rollups only when they may stand for their hours.
-  const std::vector<PlannedRecord> plan = {month, day, PlannedRecord{"c41k", ""}};
+  plan = {month, day, PlannedRecord{"c41k", "", {}}};
   const std::string body =
       "c.u|jehiah.c4,.1:3145728 .2:3 US:9\n"
       "c.u|jehiah.c41,.1:3145728 JP:3 US:5\n"
