@@ -326,18 +326,17 @@ class BreakdownRun final : public ReadRun {
     if (!error_.status_txt.empty()) return Fail(error_);
     if (generation_changed_) return Retry();
     if (fallback_round_) return Sum();
-    std::unordered_set<std::string_view>& found = found_;
     if (archive_.rollups) {
-      for (const SharedBody& body : subtotals_) CollectTokens(body, realtime_prefix_, plan_, &found);
+      for (const SharedBody& body : subtotals_) CollectTokens(body, realtime_prefix_, plan_, &found_);
     }
     for (const PlannedRecord& r : plan_) {
       if (!r.rollup()) {
         ++s_->hour_records;
-      } else if (found.count(r.token)) {
+      } else if (found_.count(r.token)) {
         ++(r.token.size() == kMonthTokenSize ? s_->month_records : s_->day_records);
       }
     }
-    std::vector<std::string> fallback = FallbackKeys(plan_, found, realtime_prefix_);
+    std::vector<std::string> fallback = FallbackKeys(plan_, found_, realtime_prefix_);
     if (fallback.empty()) return Sum();
     ++s_->rollup_fallbacks;
     s_->hour_records += fallback.size();
