@@ -6,6 +6,7 @@
 #include "api/rollup_plan.h"
 #include "keyformat/columns.h"
 #include "keyformat/records.h"
+#include "keyformat/rollup_hours.h"
 #include "keyformat/ymdh.h"
 #include "net/json.h"
 
@@ -29,7 +30,7 @@ Status BreakdownSum::AddArchive(std::string_view body, std::string_view prefix) 
   std::string_view key, value;
   while (lines.Next(&key, &value)) {
     // {prefix}{ymdh}, or a day or month rollup {prefix}{first 3 or 2 bytes of ymdh}.
-    const size_t shortest = prefix.size() + (rollups_ ? kMonthTokenSize : kYmdhSize);
+    const size_t shortest = prefix.size() + (rollups_ != nullptr ? kMonthTokenSize : kYmdhSize);
     if (key.size() < shortest || key.size() > prefix.size() + kYmdhSize || key.substr(0, prefix.size()) != prefix) {
       return Malformed("archive", key, "not a subtotal record of this key");
     }
@@ -39,13 +40,18 @@ Status BreakdownSum::AddArchive(std::string_view body, std::string_view prefix) 
       if (!hour.ok()) return Malformed("archive", key, hour.status().message());
       if (!range_.Contains(hour.value()) || DayOfHour(hour.value()) > watermark_) continue;
     } else {
-      // A rollup counts only when every hour of its period is the archive's and in range.
+      // A rollup counts only when every hour of its period is the archive's and in range,
+      // and its mask said it stands for the index's hours (else they were read instead).
       Result<HourRange> period = PeriodOfToken(token);
       if (!period.ok()) return Malformed("archive", key, period.status().message());
       if (period->start < range_.start || period->end > range_.end ||
-          DayOfHour(period->end - kSecondsPerHour) > watermark_) {
+          DayOfHour(period->end - kSecondsPerHour) > watermark_ || !rollups_->count(token)) {
         continue;
       }
+      RollupHours hours;
+      Result<std::string_view> sums = SplitRollupMask(token, value, &hours);
+      if (!sums.ok()) return Malformed("archive", key, sums.status().message());  // CollectTokens took it
+      value = sums.value();
     }
     ColumnReader reader(value);
     Column column;

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "api/query_params.h"
@@ -39,14 +40,18 @@ struct BreakdownEntry {
 
 class BreakdownSum {
  public:
-  // rollups: archive bodies may hold day and month rollup records (rollup_plan.h); without,
-  // a record whose time is not a YMDH hour is malformed.
-  BreakdownSum(HourRange range, int64_t watermark, bool rollups = false)
+  // rollups: the time tokens of the day and month rollup records to count (CollectTokens of
+  // rollup_plan.h: their masks were checked against the index); archive bodies may then hold
+  // rollup records, and one whose token is not among them is skipped (its hours are read
+  // instead). Without, a record whose time is not a YMDH hour is malformed. The set must
+  // outlive the sum.
+  BreakdownSum(HourRange range, int64_t watermark, const std::unordered_set<std::string_view>* rollups = nullptr)
       : range_(range), watermark_(watermark), rollups_(rollups) {}
 
   // An archive /mget body of subtotal records; prefix = "{sub}.{ns}|{key}.". Hour records
   // count when their hour is in range and of a day <= W; day and month rollup records
-  // (rollup_plan.h, only when constructed with rollups) when every hour of their period is.
+  // (rollup_plan.h, only those among rollups) when every hour of their period is, their
+  // sums without their mask (keyformat/rollup_hours.h).
   Status AddArchive(std::string_view body, std::string_view prefix);
   // A realtime /fwmatch body of subtotal keys; prefix = "{sub}.{ns}|{key}.".
   Status AddRealtime(std::string_view body, std::string_view prefix);
@@ -60,7 +65,7 @@ class BreakdownSum {
 
   HourRange range_;
   int64_t watermark_;
-  bool rollups_;
+  const std::unordered_set<std::string_view>* rollups_;
   std::unordered_map<std::string_view, int64_t> sums_;
 };
 

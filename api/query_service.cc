@@ -326,18 +326,17 @@ class BreakdownRun final : public ReadRun {
     if (!error_.status_txt.empty()) return Fail(error_);
     if (generation_changed_) return Retry();
     if (fallback_round_) return Sum();
-    std::unordered_set<std::string_view> found;
     if (archive_.rollups) {
-      for (const SharedBody& body : subtotals_) CollectTokens(body, realtime_prefix_, &found);
+      for (const SharedBody& body : subtotals_) CollectTokens(body, realtime_prefix_, plan_, &found_);
     }
     for (const PlannedRecord& r : plan_) {
       if (!r.rollup()) {
         ++s_->hour_records;
-      } else if (found.count(r.token)) {
+      } else if (found_.count(r.token)) {
         ++(r.token.size() == kMonthTokenSize ? s_->month_records : s_->day_records);
       }
     }
-    std::vector<std::string> fallback = FallbackKeys(plan_, found, realtime_prefix_);
+    std::vector<std::string> fallback = FallbackKeys(plan_, found_, realtime_prefix_);
     if (fallback.empty()) return Sum();
     ++s_->rollup_fallbacks;
     s_->hour_records += fallback.size();
@@ -359,7 +358,7 @@ class BreakdownRun final : public ReadRun {
   }
 
   void Sum() {
-    BreakdownSum sum(range_, watermark_, archive_.rollups);
+    BreakdownSum sum(range_, watermark_, archive_.rollups ? &found_ : nullptr);
     for (const SharedBody& body : subtotals_) {
       if (Status st = sum.AddArchive(body, realtime_prefix_); !st.ok()) return Fail(BadBackend(st.message()));
     }
@@ -401,6 +400,9 @@ class BreakdownRun final : public ReadRun {
   std::vector<PlannedRecord> plan_;
   bool fallback_round_ = false;
   std::vector<SharedBody> subtotals_;
+  // The time tokens of the records of the first round (CollectTokens): the rollups among
+  // them are the ones summed. Views into subtotals_' bodies.
+  std::unordered_set<std::string_view> found_;
   bool generation_changed_ = false;
   std::vector<SubkeyCount> candidates_;
   std::unordered_map<std::string, std::string> shown_;

@@ -1,8 +1,10 @@
 #include "api/rollup_plan.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "keyformat/columns.h"
+#include "keyformat/rollup_hours.h"
 #include "keyformat/ymdh.h"
 
 namespace clickatron {
@@ -16,6 +18,11 @@ int SymbolValue(char c) {
 }
 
 bool Inside(HourRange outer, HourRange inner) { return inner.start >= outer.start && inner.end <= outer.end; }
+
+// Adds a plausible hour token (PlausibleHour) to a rollup's index hours.
+void MarkHour(std::string_view token, RollupHours* hours) {
+  (*hours)[size_t(SymbolValue(token[2]))] |= uint32_t(1) << SymbolValue(token[3]);
+}
 
 // A 4-byte token whose day and hour symbols are in range (the month was checked with its
 // period): the columns inside a whole month are taken on this test alone, not decoded one
@@ -99,6 +106,7 @@ Status PlanSubtotalRecords(std::string_view total_value, HourRange range, int64_
     }
     std::string_view m = column.name.substr(0, kMonthTokenSize);
     if (open != SIZE_MAX && month_inside && m == month && PlausibleHour(column.name)) {
+      MarkHour(column.name, &(*plan)[open].index_hours);
       continue;  // one more hour of the open month
     }
     Result<int64_t> hour = DecodeYmdh(column.name);
@@ -124,15 +132,16 @@ Status PlanSubtotalRecords(std::string_view total_value, HourRange range, int64_
       if (!period.empty()) {
         if (open == SIZE_MAX || (*plan)[open].token != period) {
           close(offset_of(column.name));
-          plan->push_back({std::string(period), {}});
+          plan->push_back({std::string(period), {}, {}});
           open = plan->size() - 1;
           open_from = offset_of(column.name);
         }
+        MarkHour(column.name, &(*plan)[open].index_hours);  // decoded: a valid hour
         continue;
       }
     }
     close(offset_of(column.name));
-    plan->push_back({std::string(column.name), {}});
+    plan->push_back({std::string(column.name), {}, {}});
   }
   if (!reader.status().ok()) return Status::Error("archive total record: " + reader.status().message());
   close(stop);
@@ -177,14 +186,31 @@ std::vector<std::string> FallbackKeys(const std::vector<PlannedRecord>& plan,
   return keys;
 }
 
-void CollectTokens(std::string_view body, std::string_view prefix,
+bool RollupUsable(const PlannedRecord& record, std::string_view value) {
+  RollupHours summed;
+  if (!record.rollup() || !SplitRollupMask(record.token, value, &summed).ok()) return false;
+  for (size_t d = 0; d < summed.size(); ++d) {
+    if ((summed[d] & ~record.index_hours[d]) != 0) return false;
+  }
+  return true;
+}
+
+void CollectTokens(std::string_view body, std::string_view prefix, const std::vector<PlannedRecord>& plan,
                    std::unordered_set<std::string_view>* found) {
+  std::unordered_map<std::string_view, const PlannedRecord*> rollups;
+  for (const PlannedRecord& r : plan) {
+    if (r.rollup()) rollups.emplace(r.token, &r);
+  }
   LineWalker lines(body);
   std::string_view key, value;
   while (lines.Next(&key, &value)) {
-    if (key.size() > prefix.size() && key.substr(0, prefix.size()) == prefix) {
-      found->insert(key.substr(prefix.size()));
+    if (key.size() <= prefix.size() || key.substr(0, prefix.size()) != prefix) continue;
+    const std::string_view token = key.substr(prefix.size());
+    if (token.size() < kYmdhSize) {
+      auto it = rollups.find(token);
+      if (it == rollups.end() || !RollupUsable(*it->second, value)) continue;
     }
+    found->insert(token);
   }
 }
 

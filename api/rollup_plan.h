@@ -12,7 +12,10 @@
 // hour of it inside the range, and each rollup record asked for carries the index's hours
 // of its period as its fallback. A rollup record the archive does not have (a file written
 // before rollups, a rollup skipped for a key) is replaced by exactly those hour records, so
-// a period is counted once: either its rollup or its hours, never both. Pure code.
+// a period is counted once: either its rollup or its hours, never both. So is a rollup whose
+// mask of summed hours (keyformat/rollup_hours.h) is not valid or names an hour the index
+// lacks — an hour whose total nets to 0 has no index column, so the hour path never reads
+// its subtotal records, and a rollup that summed them would answer otherwise. Pure code.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +26,7 @@
 
 #include "api/query_plan.h"
 #include "base/status.h"
+#include "keyformat/rollup_hours.h"
 
 namespace clickatron {
 
@@ -35,11 +39,14 @@ Result<HourRange> PeriodOfToken(std::string_view token);
 
 // One record to read: its time token (2, 3 or 4 bytes) and, for a rollup, the index's
 // columns of its period (a slice of the total value: their hours are read instead when the
-// archive lacks the rollup record). A slice, not a list of tokens: a 5-year key's whole
-// months cover 43,800 hours, which a query should not copy.
+// archive lacks the rollup record) and those hours as a mask, taken on the planner's one
+// pass over the index (a rollup's own mask must be inside it: RollupUsable). A slice, not a
+// list of tokens: a 5-year key's whole months cover 43,800 hours, which a query should not
+// copy.
 struct PlannedRecord {
   std::string token;
   std::string_view fallback_columns;  // empty for an hour record
+  RollupHours index_hours{};          // a rollup's: the hours of fallback_columns
   bool rollup() const { return token.size() < 4; }
 };
 
@@ -61,8 +68,15 @@ std::vector<std::string> FallbackKeys(const std::vector<PlannedRecord>& plan,
                                       const std::unordered_set<std::string_view>& found,
                                       std::string_view prefix);
 
-// Adds to *found the time tokens of the `{prefix}{token},value` lines of an archive body.
-void CollectTokens(std::string_view body, std::string_view prefix,
+// Whether the archive's rollup record of a planned rollup may stand for its hours: its
+// value's mask is valid and every hour it summed is among the record's index_hours (the
+// index's hours of its period).
+bool RollupUsable(const PlannedRecord& record, std::string_view value);
+
+// Adds to *found the time tokens of the `{prefix}{token},value` lines of an archive body: an
+// hour record's, and a rollup record's when RollupUsable for its record of the plan (a
+// rollup not found this way is missing: its hours are read instead).
+void CollectTokens(std::string_view body, std::string_view prefix, const std::vector<PlannedRecord>& plan,
                    std::unordered_set<std::string_view>* found);
 
 }  // namespace clickatron

@@ -12,6 +12,7 @@
 #include "api/buckets.h"
 #include "api/query_breakdown.h"
 #include "keyformat/records.h"
+#include "keyformat/rollup_hours.h"
 #include "keyformat/ymdh.h"
 
 namespace clickatron {
@@ -73,6 +74,45 @@ TEST(RollupPlanTest, WholeMonthsDaysAndEdgeHours) {
 
 // ---- the property: rollup-planned == hour-only, over random cases ----
 
+TEST(RollupPlanTest, ARollupStandsForItsHoursOnlyWhenItsMaskIsInsideTheIndex) {
+  // The index: hours 20 and 21 of 2012-04-01, hour 0 of 2012-04-02.
+  const std::string total = "c41k:3 c41l:5 c420:1";
+  const int64_t w = At("c510") / kSecondsPerDay + 10;
+  std::vector<PlannedRecord> plan;
+  ASSERT_TRUE(PlanSubtotalRecords(total, HourRange{At("c410"), At("c420")}, w, true, &plan).ok());
+  ASSERT_EQ(plan.size(), 1u);
+  const PlannedRecord day = plan[0];
+  ASSERT_EQ(day.token, "c41");
+  EXPECT_EQ(day.index_hours[1], 3145728u);
+  EXPECT_TRUE(RollupUsable(day, ".1:3145728 JP:3 US:5"));   // hours 20 and 21
+  EXPECT_TRUE(RollupUsable(day, ".1:1048576 US:3"));        // 20 only: 21 has no subtotal record
+  EXPECT_FALSE(RollupUsable(day, ".1:3145729 JP:4 US:5"));  // and hour 0, whose total nets to 0
+  EXPECT_FALSE(RollupUsable(day, "JP:3 US:5"));             // no mask: a file of an older merge
+  EXPECT_FALSE(RollupUsable(day, ".2:1 US:5"));             // a mask of another day
+  EXPECT_FALSE(RollupUsable(day, ".1:0 US:5"));
+  ASSERT_TRUE(PlanSubtotalRecords(total, HourRange{At("c410"), At("c510")}, w, true, &plan).ok());
+  ASSERT_EQ(plan.size(), 1u);
+  const PlannedRecord month = plan[0];
+  ASSERT_EQ(month.token, "c4");
+  EXPECT_TRUE(RollupUsable(month, ".1:3145728 .2:1 US:9"));
+  EXPECT_FALSE(RollupUsable(month, ".1:3145728 .2:3 US:9"));
+  EXPECT_FALSE(RollupUsable(month, ".1:3145728 .3:1 US:9"));
+  EXPECT_FALSE(RollupUsable(PlannedRecord{"c41k", "", {}}, ".1:1048576 US:3"));  // an hour is no rollup
+
+  // CollectTokens: hours as they come, rollups only when they may stand for their hours.
+  plan = {month, day, PlannedRecord{"c41k", "", {}}};
+  const std::string body =
+      "c.u|jehiah.c4,.1:3145728 .2:3 US:9\n"
+      "c.u|jehiah.c41,.1:3145728 JP:3 US:5\n"
+      "c.u|jehiah.c41k,US:3\n"
+      "c.u|jehiah.c42,.2:3 US:1\n";  // not planned
+  std::unordered_set<std::string_view> found;
+  CollectTokens(body, "c.u|jehiah.", plan, &found);
+  EXPECT_EQ(found, (std::unordered_set<std::string_view>{"c41", "c41k"}));
+  EXPECT_EQ(FallbackKeys(plan, found, "c.u|jehiah."),
+            (std::vector<std::string>{"c.u|jehiah.c41k", "c.u|jehiah.c41l", "c.u|jehiah.c420"}));
+}
+
 struct Dataset {
   std::string total;                          // the index: `ymdh:n` columns
   std::map<std::string, std::string> records;  // archive subtotal records, key -> value
@@ -91,8 +131,13 @@ std::string ColumnsOf(const std::map<std::string, int64_t>& sums) {
 }
 
 // Random hours over up to 250 days from a random start; each hour with data has 1-3 of 8
-// subkeys. Rollups: all written, none, or each one dropped with probability 1/4.
-Dataset MakeDataset(std::mt19937_64& rng) {
+// subkeys. Some hours (in some datasets) have subtotal records but no total column (their
+// total nets to 0: the hour path never reads them), some a total column but no subtotal
+// record (their increments carried no subtotal). Rollups, summed from the subtotal records
+// as the merge sums them and carrying the mask of their hours (keyformat/rollup_hours.h):
+// all written, none, each one dropped with probability 1/4, or all without a mask (a file
+// of an older merge).
+Dataset MakeDataset(std::mt19937_64& rng, int* unindexed) {
   static const char* kSubkeys[] = {"a", "b", "c", "d", "h0aMB8AuNw4=", "x", "y", "zz"};
   Dataset d;
   const int64_t span_days = 1 + static_cast<int64_t>(rng() % 250);
@@ -100,7 +145,10 @@ Dataset MakeDataset(std::mt19937_64& rng) {
                         static_cast<int64_t>(rng() % 24) * kSecondsPerHour;
   const double density[] = {0.01, 0.1, 0.6, 1.0};
   std::bernoulli_distribution has_data(density[rng() % 4]);
+  const double odd[] = {0, 0, 0.01, 0.1};
+  std::bernoulli_distribution no_total(odd[rng() % 4]), no_subtotal(odd[rng() % 4]);
   std::map<std::string, std::map<std::string, int64_t>> days, months;
+  std::map<std::string, RollupHours> masks;
   d.first_hour = INT64_MAX;
   for (int64_t h = start; h < start + span_days * kSecondsPerDay && h <= kYmdhMaxTs; h += kSecondsPerHour) {
     if (!has_data(rng)) continue;
@@ -112,21 +160,35 @@ Dataset MakeDataset(std::mt19937_64& rng) {
       hour[kSubkeys[rng() % 8]] += count;
       sum += count;
     }
-    for (const auto& [name, n] : hour) {
-      days[token.substr(0, 3)][name] += n;
-      months[token.substr(0, 2)][name] += n;
+    const bool indexed = !no_total(rng);
+    if (!indexed || !no_subtotal(rng)) {
+      for (const auto& [name, n] : hour) {
+        days[token.substr(0, 3)][name] += n;
+        months[token.substr(0, 2)][name] += n;
+      }
+      auto symbol = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+      const int day = symbol(token[2]), bit = symbol(token[3]);
+      masks[token.substr(0, 3)][size_t(day)] |= uint32_t(1) << bit;
+      masks[token.substr(0, 2)][size_t(day)] |= uint32_t(1) << bit;
+      d.records[std::string(kPrefix) + token] = ColumnsOf(hour);
+    }
+    if (!indexed) {
+      ++*unindexed;
+      continue;
     }
     if (!d.total.empty()) d.total += ' ';
     d.total += token + ":" + std::to_string(sum);
-    d.records[std::string(kPrefix) + token] = ColumnsOf(hour);
     d.first_hour = std::min(d.first_hour, h);
     d.last_hour = h;
   }
-  const int mode = static_cast<int>(rng() % 3);  // 0 all rollups, 1 none, 2 some
+  const int mode = static_cast<int>(rng() % 4);  // 0 all rollups, 1 none, 2 some, 3 no masks
   for (auto* periods : {&days, &months}) {
     for (const auto& [token, sums] : *periods) {
       if (mode == 1 || (mode == 2 && rng() % 4 == 0)) continue;
-      d.records[std::string(kPrefix) + token] = ColumnsOf(sums);
+      std::string value;
+      if (mode != 3) AppendRollupMasks(&value, 0, masks[token]);
+      if (!value.empty()) value += ' ';
+      d.records[std::string(kPrefix) + token] = value + ColumnsOf(sums);
     }
   }
   return d;
@@ -160,11 +222,11 @@ TEST(RollupPlanTest, RollupPlanSumsWhatHoursSum) {
   const int64_t kMaxUnits[] = {2000, 450, 70, 70, 16};
 
   std::mt19937_64 rng(20261125);
-  int cases = 0, refused = 0, with_fallback = 0;
+  int cases = 0, refused = 0, with_fallback = 0, unindexed = 0, rejected = 0, unchecked_differs = 0;
   size_t hour_records = 0, rollup_records = 0, months = 0, days = 0;
   while (cases < 10000) {
-    const Dataset d = MakeDataset(rng);
-    if (d.records.empty()) continue;
+    const Dataset d = MakeDataset(rng, &unindexed);
+    if (d.total.empty()) continue;
     for (int r = 0; r < 20; ++r) {
       const size_t u = rng() % 5;
       const size_t z = rng() % zones.size();
@@ -197,12 +259,33 @@ TEST(RollupPlanTest, RollupPlanSumsWhatHoursSum) {
       ASSERT_TRUE(PlanSubtotalRecords(d.total, range, w, true, &plan).ok());
       const std::string first = Mget(d, PlannedKeys(plan, kPrefix));
       std::unordered_set<std::string_view> found;
-      CollectTokens(first, kPrefix, &found);
+      CollectTokens(first, kPrefix, plan, &found);
       const std::vector<std::string> fallback = FallbackKeys(plan, found, kPrefix);
       const std::string second = Mget(d, fallback);
-      BreakdownSum by_rollups(range, w, /*rollups=*/true);
+      BreakdownSum by_rollups(range, w, &found);
       ASSERT_TRUE(by_rollups.AddArchive(first, kPrefix).ok());
       ASSERT_TRUE(by_rollups.AddArchive(second, kPrefix).ok());
+
+      // Every rollup the archive has, summed without looking at its mask against the index:
+      // where an hour has subtotals but no total column, the answer is another.
+      std::unordered_set<std::string_view> every;
+      LineWalker lines(first);
+      std::string_view key, value;
+      bool masked = true;
+      while (lines.Next(&key, &value)) {
+        const std::string_view token = key.substr(kPrefix.size());
+        if (token.size() == kYmdhSize) continue;
+        every.insert(token);
+        masked &= !value.empty() && value[0] == kRollupMaskMark;
+        rejected += found.count(token) ? 0 : 1;
+      }
+      if (masked) {
+        const std::string every_second = Mget(d, FallbackKeys(plan, every, kPrefix));
+        BreakdownSum unchecked(range, w, &every);
+        ASSERT_TRUE(unchecked.AddArchive(first, kPrefix).ok());
+        ASSERT_TRUE(unchecked.AddArchive(every_second, kPrefix).ok());
+        unchecked_differs += Sums(unchecked) != Sums(by_hours);
+      }
 
       ASSERT_EQ(Sums(by_rollups), Sums(by_hours))
           << "case " << cases << ": zone " << kZones[z] << " unit " << UnitName(kUnits[u]) << " units "
@@ -219,16 +302,24 @@ TEST(RollupPlanTest, RollupPlanSumsWhatHoursSum) {
       }
     }
   }
-  // The cases exercised what they are meant to: refused zones, month and day records, and
-  // archives lacking rollups.
+  // The cases exercised what they are meant to: refused zones, month and day records,
+  // archives lacking rollups, hours with subtotals but no total column, rollups whose mask
+  // was refused (no mask, or an hour the index lacks) — and without the mask check the
+  // answers would have differed.
   EXPECT_GT(refused, 500);
+  EXPECT_GT(unindexed, 1000);
+  EXPECT_GT(rejected, 1000);
+  EXPECT_GT(unchecked_differs, 100);
   EXPECT_GT(months, 1000u);
   EXPECT_GT(days, 10000u);
   EXPECT_GT(with_fallback, 1000);
   EXPECT_LT(rollup_records * 3, hour_records);
   std::printf("%d cases (%d ranges refused); where no rollup was missing: %zu hour records, %zu with "
-              "rollups; %zu month and %zu day records planned; %d cases fell back to hours\n",
-              cases, refused, hour_records, rollup_records, months, days, with_fallback);
+              "rollups; %zu month and %zu day records planned; %d cases fell back to hours; %d "
+              "rollups refused by their mask; %d cases would differ without the check (%d hours "
+              "not indexed)\n",
+              cases, refused, hour_records, rollup_records, months, days, with_fallback, rejected,
+              unchecked_differs, unindexed);
 }
 
 }  // namespace

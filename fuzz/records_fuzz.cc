@@ -10,7 +10,11 @@
 //   * lookup values: unescaping then escaping gives the text back, escaping then
 //     unescaping gives the bytes back;
 //   * a column value that ValidateColumns accepts is read whole by ColumnReader and
-//     rebuilt by AppendColumn to columns that read back the same.
+//     rebuilt by AppendColumn to columns that read back the same;
+//   * a day or month rollup value whose mask SplitRollupMask accepts (keyformat/rollup_hours.h):
+//     every day's hours within 1 .. 2^24 - 1, a day rollup's of its own day only, the rest
+//     a suffix of the text that starts with no mask column, and the mask written again by
+//     AppendRollupMasks splits back to the same hours and rest.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -20,6 +24,7 @@
 #include "fuzz/check.h"
 #include "keyformat/columns.h"
 #include "keyformat/records.h"
+#include "keyformat/rollup_hours.h"
 #include "keyformat/stored_key.h"
 #include "keyformat/ymdh.h"
 
@@ -115,6 +120,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       ++i;
     }
     FUZZ_CHECK(i == columns.size(), "every column is rebuilt");
+  }
+
+  for (std::string_view token : {std::string_view("c4"), std::string_view("c41")}) {
+    RollupHours hours;
+    Result<std::string_view> rest = SplitRollupMask(token, text, &hours);
+    if (!rest.ok()) continue;
+    int days = 0;
+    for (size_t d = 0; d < hours.size(); ++d) {
+      FUZZ_CHECK(hours[d] <= kAllHoursOfDay && (d > 0 || hours[d] == 0), "a mask names hours of days 1 .. 31");
+      days += hours[d] != 0;
+    }
+    FUZZ_CHECK(days >= 1 && (token.size() == 2 || (days == 1 && hours[1] != 0)), "a rollup has its days' masks");
+    FUZZ_CHECK(text.ends_with(*rest) && (rest->empty() || (*rest)[0] != kRollupMaskMark), "the rest is the sums");
+    std::string again;
+    AppendRollupMasks(&again, 0, hours);
+    if (!rest->empty()) again.append(" ").append(*rest);
+    RollupHours hours_again;
+    Result<std::string_view> rest_again = SplitRollupMask(token, again, &hours_again);
+    FUZZ_CHECK(rest_again.ok() && hours_again == hours && *rest_again == *rest, "a mask writes back the same");
   }
   return 0;
 }

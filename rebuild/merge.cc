@@ -54,6 +54,7 @@ Status WritePieceMeta(const std::string& pieces, uint32_t k, const ShardMerge& m
   f.Add("rollup_days", std::to_string(m.rollups.days));
   f.Add("rollup_months", std::to_string(m.rollups.months));
   f.Add("rollups_limited", std::to_string(m.rollups.limited));
+  f.Add("rollup_masks", "1");  // its rollups carry their hours (a piece of an older merge: merged again)
   for (const std::string& c : m.collisions) f.Add("collision", c);
   return WriteFileAtomic(PieceMetaPath(pieces, k), f.Format());
 }
@@ -70,7 +71,8 @@ std::optional<ShardMerge> ReadPiece(const std::string& pieces, uint32_t k) {
       !ParseCount(meta->Get("collisions"), &m.stats.collisions) ||
       !ParseCount(meta->Get("rollup_days"), &m.rollups.days) ||
       !ParseCount(meta->Get("rollup_months"), &m.rollups.months) ||
-      !ParseCount(meta->Get("rollups_limited"), &m.rollups.limited) || FileSize(PiecePath(pieces, k)) != file->bytes) {
+      !ParseCount(meta->Get("rollups_limited"), &m.rollups.limited) || meta->Get("rollup_masks") != "1" ||
+      FileSize(PiecePath(pieces, k)) != file->bytes) {
     return std::nullopt;
   }
   m.file = *file;
@@ -163,7 +165,8 @@ Status RunMerge(const Options& options, WorkDir* work) {
   }
   Progress progress("merge", total_in);
   Result<MergedInfo> current = ReadMergedInfo(work->Path("merged"));
-  if (current.ok() && current->inputs == inputs && current->shards == shards) {
+  // Files of an older merge, whose rollups carry no mask, are merged again.
+  if (current.ok() && current->inputs == inputs && current->shards == shards && current->rollups) {
     progress.Summary("merged files are up to date with the " + std::to_string(segments->size()) +
                      " segment(s), nothing to do");
     return Status::OK();
@@ -179,6 +182,7 @@ Status RunMerge(const Options& options, WorkDir* work) {
   info.last_day = LastCoveredDay(*segments);
   info.days = ExportedDays(*segments);
   info.late = LateMarks(*segments);
+  info.rollups = true;  // every rollup written carries its mask (docs/formats.md#rollup-records)
   info.files.resize(shards);
   std::vector<ShardMerge> merges(shards);
   std::vector<MergeStats> stats(shards);

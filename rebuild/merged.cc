@@ -34,6 +34,9 @@ Result<MergedInfo> ReadMergedInfo(const std::string& dir) {
     if (!mark.ok()) return bad;
     info.late[mark->api] = mark->id;
   }
+  const std::string rollups = meta->Get("rollups");
+  if (!rollups.empty() && rollups != "1") return bad;
+  info.rollups = rollups == "1";
   if (info.inputs.empty()) return bad;
   return info;
 }
@@ -47,6 +50,7 @@ Status WriteMergedInfo(const std::string& dir, const MergedInfo& info) {
   for (uint32_t k = 0; k < info.files.size(); ++k) AddFileSummary(k, info.files[k], &f);
   for (const auto& [day, digests] : info.days) f.Add("day", FormatDayDigests(day, digests));
   for (const auto& [api, id] : info.late) f.Add("late", FormatLateMark(api, id));
+  if (info.rollups) f.Add("rollups", "1");
   return WriteFileAtomic(dir + "/meta", f.Format());
 }
 

@@ -6,7 +6,10 @@
 //                        and what publish copies into the manifest: `day` (a day merged
 //                        from realtime exports, with their digests) and `late` (per API,
 //                        the last late entry merged) lines, as keyformat/manifest.h writes
-//                        them
+//                        them; `rollups = 1` when the files' rollup records carry the mask
+//                        of their hours (keyformat/rollup_hours.h): publish then writes
+//                        `rollups = 1` in the manifest (a meta of an older merge has no such
+//                        line, and its rollups are not for the API to read)
 #pragma once
 
 #include <cstdint>
@@ -28,6 +31,7 @@ struct MergedInfo {
   std::vector<FileSummary> files;
   std::map<std::string, std::vector<uint64_t>> days;  // day -> export digest per realtime shard
   std::map<std::string, uint64_t> late;               // API host:port -> last late entry id
+  bool rollups = false;                               // rollups with masks: the API may read them
 };
 
 inline std::string MergedFileName(uint32_t shard) { return "shard-" + std::to_string(shard) + ".csv"; }

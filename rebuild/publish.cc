@@ -99,6 +99,7 @@ Manifest ManifestOf(const MergedInfo& merged, const std::map<std::string, uint64
     m.shard_files[k] = ShardMeta{MergedFileName(k), f.records, f.bytes, f.xxh64, std::nullopt};
   }
   m.days = merged.days;
+  m.rollups = merged.rollups;  // the API may read the files' rollups
   m.late = live_late;
   for (const auto& [api, id] : merged.late) m.late[api] = std::max(m.late[api], id);
   return m;

@@ -402,6 +402,16 @@ TEST(MetaFiles, MergedMetaRoundTripsAndRefusesDamage) {
   }
   std::ofstream(dir.path() + "/meta", std::ios::trunc) << "inputs = x\nnonsense\n";
   EXPECT_EQ(ReadMergedInfo(dir.path()).status().message(), dir.path() + "/meta: line 2: 'nonsense' is not 'key = value'");
+  // `rollups = 1`: the files' rollups carry their masks (absent in a meta of an older merge).
+  EXPECT_FALSE(back->rollups);
+  info.rollups = true;
+  ASSERT_TRUE(WriteMergedInfo(dir.path(), info).ok());
+  EXPECT_EQ(ReadAll(dir.path() + "/meta"), good + "rollups = 1\n");
+  back = ReadMergedInfo(dir.path());
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_TRUE(back->rollups);
+  std::ofstream(dir.path() + "/meta", std::ios::trunc) << good + "rollups = 2\n";
+  EXPECT_EQ(ReadMergedInfo(dir.path()).status().message(), dir.path() + "/meta is damaged");
 }
 
 TEST(MetaFiles, SegmentMetaRoundTripsAndRefusesDamage) {

@@ -8,6 +8,7 @@
 #include "keyformat/columns.h"
 #include "keyformat/key_order.h"
 #include "keyformat/records.h"
+#include "keyformat/rollup_hours.h"
 #include "keyformat/ymdh.h"
 #include "rebuild/column_merge.h"
 
@@ -19,6 +20,20 @@ namespace {
 bool IsSubtotalKey(std::string_view key) {
   const size_t at = key.find_first_of(".|");
   return at != std::string_view::npos && key[at] == '.';
+}
+
+// The day of month (1 .. 31) of an hour token's third symbol, or -1.
+int DayOfSymbol(char c) {
+  if (c >= '1' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'v') return c - 'a' + 10;
+  return -1;
+}
+
+// The hour (0 .. 23) of an hour token's last symbol, or -1.
+int HourOfSymbol(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'n') return c - 'a' + 10;
+  return -1;
 }
 
 }  // namespace
@@ -127,6 +142,12 @@ Status RollupWriter::Record(std::string_view key, std::string_view value, std::s
   }
   const uint64_t n = cols_.size() - cols_before;
   Day& d = days_.back();
+  const int hour = HourOfSymbol(time[3]);
+  if (hour < 0 || DayOfSymbol(time[2]) < 0) {
+    d.ok = false;  // no rollup can name this hour (the merge checks tokens before)
+  } else {
+    d.mask |= uint32_t(1) << hour;
+  }
   d.line_end = held_.size();
   d.hours++;
   d.hour_columns += n;
@@ -271,9 +292,15 @@ bool RollupWriter::Folds(uint64_t rollup_columns, uint64_t hour_columns) const {
   return rollup_columns > 0 && hour_columns >= limits_.min_fold * rollup_columns;
 }
 
-Status RollupWriter::WriteRollup(std::string_view time, const std::vector<Col>& cols, size_t begin, size_t end) {
-  key_.assign(group_).append(time);
+Status RollupWriter::WriteRollup(const Day* day, const std::vector<Col>& cols, size_t begin, size_t end) {
+  key_.assign(group_).append(month_, 2);
   value_.clear();
+  if (day != nullptr) {
+    key_.push_back(day->symbol);
+    AppendRollupMask(&value_, 0, day->symbol, day->mask);
+  } else {
+    for (const Day& d : days_) AppendRollupMask(&value_, 0, d.symbol, d.mask);
+  }
   for (size_t i = begin; i < end; ++i) {
     AppendColumn(&value_, 0, std::string_view(held_.data() + cols[i].name, cols[i].size), cols[i].count);
   }
@@ -284,8 +311,7 @@ Status RollupWriter::WriteRollup(std::string_view time, const std::vector<Col>& 
 Status RollupWriter::WriteDay(const Day& d) {
   if (d.ok && d.hours >= 2) {
     if (Folds(d.col_end - d.col_begin, d.hour_columns)) {
-      const char time[3] = {month_[0], month_[1], d.symbol};
-      if (Status s = WriteRollup(std::string_view(time, 3), cols_, d.col_begin, d.col_end); !s.ok()) return s;
+      if (Status s = WriteRollup(&d, cols_, d.col_begin, d.col_end); !s.ok()) return s;
       stats_.days++;
     } else {
       stats_.unfolded++;
@@ -307,7 +333,7 @@ Status RollupWriter::WriteHeld() {
       if (!Sum(&month_cols_, 0, &end) || end > limits_.max_columns) {
         stats_.limited++;
       } else if (Folds(end, hour_columns)) {
-        if (Status s = WriteRollup(std::string_view(month_, 2), month_cols_, 0, end); !s.ok()) return s;
+        if (Status s = WriteRollup(nullptr, month_cols_, 0, end); !s.ok()) return s;
         stats_.months++;
       } else {
         stats_.unfolded++;
@@ -348,11 +374,13 @@ struct MonthCheck {
   std::string month;  // 2 symbols
   // time (2 or 3 symbols) → sums by subkey; __int128 so that an overflowing sum is seen.
   std::map<std::string, std::map<std::string, __int128>> sums;
+  std::map<std::string, RollupHours> hours;    // time → the hours seen
   std::map<std::string, std::string> rollups;  // time → value as written
 
   Status Verify() const {
     for (const auto& [time, value] : rollups) {
       std::string expected;
+      if (auto h = hours.find(time); h != hours.end()) AppendRollupMasks(&expected, 0, h->second);
       auto it = sums.find(time);
       if (it != sums.end()) {
         for (const auto& [subkey, n] : it->second) {
@@ -364,7 +392,7 @@ struct MonthCheck {
         }
       }
       if (expected != value) {
-        return Status::Error("rollup '" + group + time + "' is '" + Clipped(value, 200) + "', its hours sum to '" +
+        return Status::Error("rollup '" + group + time + "' is '" + Clipped(value, 200) + "', its hours make '" +
                              Clipped(expected, 200) + "'");
       }
     }
@@ -400,12 +428,19 @@ Status CheckRollups(std::string_view file) {
     }
     if (group != m.group || time.substr(0, 2) != m.month) {
       if (Status s = m.Verify(); !s.ok()) return s;
-      m = MonthCheck{std::string(group), std::string(time.substr(0, 2)), {}, {}};
+      m = MonthCheck{std::string(group), std::string(time.substr(0, 2)), {}, {}, {}};
     }
     if (time.size() < kYmdhSize) {
       m.rollups.emplace(std::string(time), std::string(parts->value));
       continue;
     }
+    const int day_of_month = DayOfSymbol(time[2]), hour = HourOfSymbol(time[3]);
+    if (day_of_month < 0 || hour < 0) {
+      return Status::Error("line " + std::to_string(line_no) + ": '" + Clipped(parts->key, 200) +
+                           "' has no day and hour symbols");
+    }
+    m.hours[std::string(time.substr(0, 3))][size_t(day_of_month)] |= uint32_t(1) << hour;
+    m.hours[std::string(time.substr(0, 2))][size_t(day_of_month)] |= uint32_t(1) << hour;
     ColumnReader reader(parts->value);
     Column c;
     auto& day = m.sums[std::string(time.substr(0, 3))];

@@ -11,7 +11,8 @@
 //   c.u|jehiah.c410 … c.u|jehiah.c41n      that day's hours
 //   c.u|jehiah.c42     next day's rollup, and so on
 //
-// A rollup is written whole or not at all, never with a wrong number. It is not written when
+// A rollup's value starts with the mask of the hours it summed (keyformat/rollup_hours.h),
+// then its sums. A rollup is written whole or not at all, never with a wrong number. It is not written when
 // it would add little (a day with one hour, a month with one day, sums that fold the hours'
 // columns less than RollupLimits::min_fold times), when its sums overflow int64 or cancel to
 // nothing, or when a limit is hit: the hour lines of one key's month held past
@@ -73,6 +74,7 @@ class RollupWriter : public RecordWriter {
     uint64_t hours = 0, hour_columns = 0;
     size_t col_begin, col_end;    // cols_: the hours' columns, then (once summed) the sums
     bool summed = false, ok = true;
+    uint32_t mask = 0;            // bit h: hour h was held (keyformat/rollup_hours.h)
   };
   // One subtotal line (line: key,value\n as read, or empty when only key and value are).
   Status Record(std::string_view key, std::string_view value, std::string_view line);
@@ -85,7 +87,8 @@ class RollupWriter : public RecordWriter {
   // *end becomes the end of the sums. False on an int64 overflow.
   bool Sum(std::vector<Col>* cols, size_t begin, size_t* end) const;
   bool Folds(uint64_t rollup_columns, uint64_t hour_columns) const;
-  Status WriteRollup(std::string_view time, const std::vector<Col>& cols, size_t begin, size_t end);
+  // The rollup of one day (day) or of the month (day null: the mask of every held day).
+  Status WriteRollup(const Day* day, const std::vector<Col>& cols, size_t begin, size_t end);
 
   RecordWriter* out_;
   RollupLimits limits_;
@@ -102,8 +105,9 @@ class RollupWriter : public RecordWriter {
   std::string key_, value_;  // scratch
 };
 
-// Checks the rollup lines of a merged file's bytes: each one is the sum of the hour records
-// it covers (docs/formats.md#rollup-records), keys in order. Fails naming the first wrong line.
+// Checks the rollup lines of a merged file's bytes: each one is the mask of exactly the hour
+// records it covers, then their sum (docs/formats.md#rollup-records), keys in order. Fails
+// naming the first wrong line.
 Status CheckRollups(std::string_view file);
 
 }  // namespace clickatron::rebuild

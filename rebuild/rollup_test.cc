@@ -107,11 +107,11 @@ TEST(Rollup, DaysAndMonthsSortBeforeTheirHours) {
   const std::string out = Roll(kTwoDays, always, &stats);
   EXPECT_EQ(out,
             "_l|h0aMB8AuNw4=,http://www.facebook.com/\n"
-            "c.u|jehiah.c4,JP:1 US:7\n"
-            "c.u|jehiah.c41,JP:1 US:5\n"
+            "c.u|jehiah.c4,.1:3145728 .2:3 JP:1 US:7\n"
+            "c.u|jehiah.c41,.1:3145728 JP:1 US:5\n"
             "c.u|jehiah.c41k,JP:1 US:2\n"
             "c.u|jehiah.c41l,US:3\n"
-            "c.u|jehiah.c42,US:2\n"
+            "c.u|jehiah.c42,.2:3 US:2\n"
             "c.u|jehiah.c420,US:1\n"
             "c.u|jehiah.c421,US:1\n"
             "c.u|jehiah.c51l,DE:7\n"  // one hour, one day: nothing to roll up
@@ -130,10 +130,10 @@ TEST(Rollup, OnlyRollupsThatFoldAreWritten) {
   const std::string out = Roll(kTwoDays, {}, &stats);
   EXPECT_EQ(out,
             "_l|h0aMB8AuNw4=,http://www.facebook.com/\n"
-            "c.u|jehiah.c4,JP:1 US:7\n"
+            "c.u|jehiah.c4,.1:3145728 .2:3 JP:1 US:7\n"
             "c.u|jehiah.c41k,JP:1 US:2\n"
             "c.u|jehiah.c41l,US:3\n"
-            "c.u|jehiah.c42,US:2\n"
+            "c.u|jehiah.c42,.2:3 US:2\n"
             "c.u|jehiah.c420,US:1\n"
             "c.u|jehiah.c421,US:1\n"
             "c.u|jehiah.c51l,DE:7\n"
@@ -153,11 +153,11 @@ TEST(Rollup, TheDocumentedExample) {
       "c.u|jehiah.c51l,DE:7\n"
       "u|jehiah,c41k:3 c41l:5 c420:1 c421:1 c51l:7\n";
   EXPECT_EQ(Roll(in),
-            "c.u|jehiah.c4,JP:3 US:7\n"
-            "c.u|jehiah.c41,JP:3 US:5\n"
+            "c.u|jehiah.c4,.1:3145728 .2:3 JP:3 US:7\n"
+            "c.u|jehiah.c41,.1:3145728 JP:3 US:5\n"
             "c.u|jehiah.c41k,JP:1 US:2\n"
             "c.u|jehiah.c41l,JP:2 US:3\n"
-            "c.u|jehiah.c42,US:2\n"
+            "c.u|jehiah.c42,.2:3 US:2\n"
             "c.u|jehiah.c420,US:1\n"
             "c.u|jehiah.c421,US:1\n"
             "c.u|jehiah.c51l,DE:7\n"
@@ -177,16 +177,16 @@ TEST(Rollup, KeysThatShareAPrefixAreSeparateGroups) {
       "r.u|jehiah.c41l,US:1\n";
   const std::string out = Roll(in);
   EXPECT_EQ(out,
-            "c.u|jehiah-x.c41,US:2\n"
+            "c.u|jehiah-x.c41,.1:3145728 US:2\n"
             "c.u|jehiah-x.c41k,US:1\n"
             "c.u|jehiah-x.c41l,US:1\n"
-            "c.u|jehiah.c41,US:2\n"
+            "c.u|jehiah.c41,.1:3145728 US:2\n"
             "c.u|jehiah.c41k,US:1\n"
             "c.u|jehiah.c41l,US:1\n"
-            "c.u|jehiahx.c41,US:2\n"
+            "c.u|jehiahx.c41,.1:3145728 US:2\n"
             "c.u|jehiahx.c41k,US:1\n"
             "c.u|jehiahx.c41l,US:1\n"
-            "r.u|jehiah.c41,US:2\n"
+            "r.u|jehiah.c41,.1:3145728 US:2\n"
             "r.u|jehiah.c41k,US:1\n"
             "r.u|jehiah.c41l,US:1\n");
   EXPECT_TRUE(CheckRollups(out).ok());
@@ -208,7 +208,7 @@ TEST(Rollup, SumsThatCancelOrOverflowAreNotWritten) {
             "c.u|a.c41l,US:-5\n"
             "c.u|b.c41k,US:9223372036854775807\n"
             "c.u|b.c41l,US:1\n"
-            "c.u|b.c42,US:2\n"
+            "c.u|b.c42,.2:3 US:2\n"
             "c.u|b.c420,US:1\n"
             "c.u|b.c421,US:1\n");
   EXPECT_EQ(stats.days, 1u);
@@ -229,7 +229,7 @@ TEST(Rollup, HeldBytesLimitDropsTheMonthThenTheDay) {
   std::string out = Roll(in, small, &stats);
   EXPECT_EQ(WithoutRollups(out), in);
   EXPECT_EQ(out.find("c.u|k.c4,"), std::string::npos);
-  for (const char* day : {"c.u|k.c41,US:4\n", "c.u|k.c42,US:4\n", "c.u|k.c43,US:4\n"}) {
+  for (const char* day : {"c.u|k.c41,.1:15 US:4\n", "c.u|k.c42,.2:15 US:4\n", "c.u|k.c43,.3:15 US:4\n"}) {
     EXPECT_NE(out.find(day), std::string::npos) << day << out;
   }
   EXPECT_EQ(stats.months, 0u);
@@ -256,7 +256,7 @@ TEST(Rollup, RollupsInTheInputAreReplaced) {
       "c.u|k.c411,US:1\n";
   RollupStats stats;
   const std::string out = Roll(in, {}, &stats);
-  EXPECT_EQ(out, "c.u|k.c41,US:2\nc.u|k.c410,US:1\nc.u|k.c411,US:1\n");
+  EXPECT_EQ(out, "c.u|k.c41,.1:3 US:2\nc.u|k.c410,US:1\nc.u|k.c411,US:1\n");
   EXPECT_EQ(stats.dropped, 2u);
 }
 
@@ -274,19 +274,40 @@ TEST(Rollup, CountsAtTheEdgesOfInt64) {
   const std::string in =
       "c.u|k.c410,US:-9223372036854775808\n"
       "c.u|k.c411,US:9223372036854775807\n";
-  EXPECT_EQ(Roll(in), "c.u|k.c41,US:-1\n" + in);
+  EXPECT_EQ(Roll(in), "c.u|k.c41,.1:3 US:-1\n" + in);
 }
 
 TEST(Rollup, CheckRollupsNamesAWrongRollup) {
-  EXPECT_TRUE(CheckRollups("c.u|k.c4,US:2\nc.u|k.c41,US:2\nc.u|k.c410,US:1\nc.u|k.c411,US:1\n").ok());
-  Status s = CheckRollups("c.u|k.c4,US:3\nc.u|k.c410,US:1\nc.u|k.c411,US:1\n");
-  EXPECT_EQ(s.message(), "rollup 'c.u|k.c4' is 'US:3', its hours sum to 'US:2'");
-  s = CheckRollups("c.u|k.c41,US:1\nc.u|k.c410,US:1\nc.u|k.c411,JP:1\n");
-  EXPECT_EQ(s.message(), "rollup 'c.u|k.c41' is 'US:1', its hours sum to 'JP:1 US:1'");
-  s = CheckRollups("c.u|k.c41,US:1\n");  // no hours at all
-  EXPECT_EQ(s.message(), "rollup 'c.u|k.c41' is 'US:1', its hours sum to ''");
+  EXPECT_TRUE(CheckRollups("c.u|k.c4,.1:3 US:2\nc.u|k.c41,.1:3 US:2\nc.u|k.c410,US:1\nc.u|k.c411,US:1\n").ok());
+  Status s = CheckRollups("c.u|k.c4,.1:3 US:3\nc.u|k.c410,US:1\nc.u|k.c411,US:1\n");
+  EXPECT_EQ(s.message(), "rollup 'c.u|k.c4' is '.1:3 US:3', its hours make '.1:3 US:2'");
+  s = CheckRollups("c.u|k.c41,.1:3 US:1\nc.u|k.c410,US:1\nc.u|k.c411,JP:1\n");
+  EXPECT_EQ(s.message(), "rollup 'c.u|k.c41' is '.1:3 US:1', its hours make '.1:3 JP:1 US:1'");
+  s = CheckRollups("c.u|k.c41,.1:1 US:1\n");  // no hours at all
+  EXPECT_EQ(s.message(), "rollup 'c.u|k.c41' is '.1:1 US:1', its hours make ''");
   s = CheckRollups("c.u|k.c410,US:1\nc.u|k.c41,US:1\n");
   EXPECT_NE(s.message().find("out of order"), std::string::npos);
+  // The mask names exactly the hours summed: not one more (an hour of no record), not one
+  // less, and a rollup of an older merge (no mask) is wrong.
+  s = CheckRollups("c.u|k.c41,.1:7 US:2\nc.u|k.c410,US:1\nc.u|k.c411,US:1\n");
+  EXPECT_EQ(s.message(), "rollup 'c.u|k.c41' is '.1:7 US:2', its hours make '.1:3 US:2'");
+  s = CheckRollups("c.u|k.c41,.1:1 US:2\nc.u|k.c410,US:1\nc.u|k.c411,US:1\n");
+  EXPECT_EQ(s.message(), "rollup 'c.u|k.c41' is '.1:1 US:2', its hours make '.1:3 US:2'");
+  s = CheckRollups("c.u|k.c41,US:2\nc.u|k.c410,US:1\nc.u|k.c411,US:1\n");
+  EXPECT_EQ(s.message(), "rollup 'c.u|k.c41' is 'US:2', its hours make '.1:3 US:2'");
+  s = CheckRollups("c.u|k.c41,.1:3 US:2\nc.u|k.c410,US:1\nc.u|k.c41z,US:1\n");
+  EXPECT_EQ(s.message(), "line 3: 'c.u|k.c41z' has no day and hour symbols");
+}
+
+// An hour whose subtotals cancel is still one of the hours summed: its bit is in the mask.
+TEST(Rollup, TheMaskNamesEveryHourSummedEvenOneThatCancels) {
+  const std::string in =
+      "c.u|k.c410,US:2\n"
+      "c.u|k.c411,JP:1 US:-1\n"
+      "c.u|k.c41n,JP:-1 US:2\n";
+  const std::string out = Roll(in);
+  EXPECT_EQ(out, "c.u|k.c41,.1:8388611 US:3\n" + in);  // hours 0, 1 and 23
+  EXPECT_TRUE(CheckRollups(out).ok()) << CheckRollups(out).message();
 }
 
 // Random keys over several months, random limits, random chunking: the hours come out
@@ -375,7 +396,8 @@ TEST(Rollup, MergeOfSegmentsWithRollups) {
     ASSERT_TRUE(rollups.Finish().ok());
     ASSERT_TRUE(out.Finish().ok());
     EXPECT_EQ(*ReadSmallFile(out_path),
-              "c.u|k.c4,US:5\nc.u|k.c41,US:4\nc.u|k.c41k,US:1\nc.u|k.c41l,US:3\nc.u|k.c420,US:1\n");
+              "c.u|k.c4,.1:3145728 .2:1 US:5\nc.u|k.c41,.1:3145728 US:4\nc.u|k.c41k,US:1\nc.u|k.c41l,US:3\n"
+              "c.u|k.c420,US:1\n");
     EXPECT_EQ(out.summary().columns, 3u);  // rollup columns are not data points
   }
 }

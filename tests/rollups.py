@@ -1,8 +1,25 @@
 """Rollup records of merged archive files (docs/formats.md#rollup-records), for the tests.
 
 `hours_only` drops the rollup lines, so a merged file compares with an hour-level expected
-file (the golden ones); `check_rollups` recomputes every rollup from its hours.
+file (the golden ones); `check_rollups` recomputes every rollup from its hours: the mask of
+the hours summed (`.{day}:{bit h for hour h}` columns, one per day, keyformat/rollup_hours.h),
+then their sums.
 """
+
+SYMBOLS = "0123456789abcdefghijklmnopqrstuv"
+
+
+def mask_value(hours):
+    """The mask columns of a rollup that summed these hour tokens."""
+    days = {}
+    for t in hours:
+        days[t[2]] = days.get(t[2], 0) | (1 << SYMBOLS.index(t[3]))
+    return " ".join(f".{d}:{m}" for d, m in sorted(days.items(), key=lambda kv: SYMBOLS.index(kv[0])))
+
+
+def rollup_value(hours, sums):
+    """A rollup's value: the mask of the hour tokens it summed, then its non-zero sums."""
+    return " ".join(v for v in (mask_value(hours), _value(sums)) if v)
 
 
 def _subtotal_time(key):
@@ -46,10 +63,11 @@ def rollups_of(data):
 
 
 def expected_rollups(data):
-    """{day or month key: value} that the hours of the file sum to (every one, due or not),
+    """{day or month key: value} that the hours of the file make (every one, due or not: the
+    mask of its hours, then its sums; only the mask where the sums cancel),
     {key: the number of hour records (days) or days (months) it covers},
     {key: the number of hour columns it sums}."""
-    sums, covers, hour_columns = {}, {}, {}
+    sums, covers, hour_columns, hours = {}, {}, {}, {}
     for line in data.decode().splitlines():
         key, _, value = line.partition(",")
         t = _subtotal_time(key)
@@ -62,8 +80,10 @@ def expected_rollups(data):
             for k, n in columns.items():
                 s[k] = s.get(k, 0) + n
             covers.setdefault(rollup, set()).add(unit)
+            hours.setdefault(rollup, set()).add(t)
             hour_columns[rollup] = hour_columns.get(rollup, 0) + len(columns)
-    return ({k: _value(v) for k, v in sums.items()}, {k: len(v) for k, v in covers.items()}, hour_columns)
+    return ({k: rollup_value(hours[k], v) for k, v in sums.items()}, {k: len(v) for k, v in covers.items()},
+            hour_columns)
 
 
 def due_rollups(data):
@@ -71,8 +91,9 @@ def due_rollups(data):
     covering two hours (days) or two days (months), not empty, folding the hours' columns at
     least twice."""
     values, covers, hour_columns = expected_rollups(data)
+    sums = {k: [c for c in v.split(" ") if not c.startswith(".")] for k, v in values.items()}
     return {k: v for k, v in values.items()
-            if v and covers[k] >= 2 and hour_columns[k] >= 2 * len(v.split(" "))}
+            if sums[k] and covers[k] >= 2 and hour_columns[k] >= 2 * len(sums[k])}
 
 
 def check_rollups(data):

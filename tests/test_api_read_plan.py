@@ -13,7 +13,9 @@ import threading
 import time
 
 from harness import free_port, get, wait_until
-from test_api_read import Cluster
+from rollups import mask_value
+from rollups import check_rollups
+from test_api_read import Cluster, publish_archive
 from ymdh import encode as ymdh_encode
 
 SUBKEYS = ["US", "JP", "DE", "h0aMB8AuNw4="]
@@ -25,29 +27,34 @@ LAST_DAY = "2012-04-30"
 def records(step, scale, drop=()):
     """Records of u|k with an hour every `step` hours from START to END, subtotals of
     namespace c (count per subkey: scale * (1 + hour % 7 ...)), their day and month rollups
-    except the tokens in drop, and a lookup record for the hashed subkey."""
+    (docs/formats.md#rollup-records: the mask of their hours, then the sums) except the
+    tokens in drop, and a lookup record for the hashed subkey."""
     hours = {}
     for ts in range(START, END, step * 3600):
         token = ymdh_encode(ts)
         cols = {s: scale * (1 + (ts // 3600 + i) % 7) for i, s in enumerate(SUBKEYS) if (ts // 3600 + i) % 5}
         hours[token] = cols
     lines = {"u|k": " ".join(f"{t}:{sum(c.values())}" for t, c in sorted(hours.items()))}
-    rollups = {}
+    rollups, summed = {}, {}
     for token, cols in hours.items():
         lines[f"c.u|k.{token}"] = cols
         for period in (token[:2], token[:3]):
+            summed.setdefault(period, []).append(token)
             r = rollups.setdefault(period, {})
             for s, n in cols.items():
                 r[s] = r.get(s, 0) + n
     for period, cols in rollups.items():
         if period not in drop:
-            lines[f"c.u|k.{period}"] = cols
+            lines[f"c.u|k.{period}"] = (mask_value(summed[period]), cols)
     lines["_l|h0aMB8AuNw4="] = "http://www.facebook.com/"
     out = []
     for key in sorted(lines, key=lambda k: k.encode()):
         v = lines[key]
+        mask = ""
+        if isinstance(v, tuple):
+            mask, v = v[0] + " ", v[1]
         if isinstance(v, dict):
-            v = " ".join(f"{s}:{n}" for s, n in sorted(v.items(), key=lambda kv: kv[0].encode()))
+            v = mask + " ".join(f"{s}:{n}" for s, n in sorted(v.items(), key=lambda kv: kv[0].encode()))
         out.append(f"{key},{v}\n")
     return "".join(out)
 
@@ -101,6 +108,46 @@ def test_rollups_answer_exactly_as_hours(procs, tmp_path):
     # Every range is at or before W (2012-04-30): realtime was asked only before W was known.
     assert sa["realtime_skipped"] >= len(queries) - 2, sa
     assert stats(a)["archive_cache"]["hits"] > 0
+
+
+def test_a_published_generation_reads_rollups_that_answer_as_its_hours(procs, tmp_path):
+    """import + merge + publish, then the API: the generation says `rollups = 1`, and a
+    rollup stands for its hours only when every hour it summed is an hour of the total
+    record. Hour 01 of 2013-02-18 has subtotals (US +5, JP -5) but its total nets to 0, so
+    the total record has no column for it and the hour path never reads it: the day rollup
+    of 2013-02-18 and the month rollup of February summed it, and are read as their hours
+    instead. u|m's rollups summed only indexed hours and are read as they are."""
+    lines = ["u|k.d2i0,3", "c.u|k.US.d2i0,3",
+             "c.u|k.US.d2i1,5", "c.u|k.JP.d2i1,-5",         # total 0: no column
+             "u|k.d2i2,4", "c.u|k.US.d2i2,4",
+             "u|k.d2i3,2", "c.u|k.US.d2i3,1", "c.u|k.JP.d2i3,1",
+             "u|k.d2j0,1", "c.u|k.US.d2j0,1", "u|k.d2j1,1", "c.u|k.US.d2j1,1",
+             "u|k.d310,1", "c.u|k.US.d310,1"]                # W = 2013-03-01: February is whole
+    lines += [f"{k}.d2{d}{h},2" for d in "ij" for h in "01" for k in ("u|m", "c.u|m.US")]
+    work = publish_archive(tmp_path, lines, 1)
+    assert "rollups = 1" in (work / "current" / "manifest").read_text().splitlines()
+    merged = (work / "current" / "shard-0.csv").read_bytes()
+    assert check_rollups(merged) == 6, merged
+    assert b"c.u|k.d2,.i:15 .j:3 JP:-4 US:15\n" in merged, merged   # summed hour 01
+    assert b"c.u|k.d2i,.i:15 JP:-4 US:13\n" in merged, merged
+    cluster = Cluster(procs, tmp_path, [[work / "current" / "shard-0.csv"]])
+
+    def breakdown(key, unit, ts):
+        r = cluster.query(f"/breakdown?ns=u&key={key}&sub=c&unit={unit}&units=1&unit_reference_ts={ts}")
+        assert r.status == 200, r
+        return {e["subkey"]: e["value"] for e in r.json()["data"]["breakdown"]}
+
+    # The last hour of February, of 2013-02-18 and of 2013-02-19: whole UTC periods.
+    feb, feb18, feb19 = 1362092400, 1361228400, 1361314800
+    # The hour path's answers: hour 01 of 2013-02-18 is not counted.
+    assert breakdown("k", "month", feb) == {"US": 10, "JP": 1}
+    assert breakdown("k", "day", feb18) == {"US": 8, "JP": 1}
+    plan = stats(cluster)["plan"]
+    assert plan["rollup_fallbacks"] == 2 and plan["month_records"] == 0 and plan["day_records"] == 0, plan
+    assert breakdown("k", "day", feb19) == {"US": 2}
+    assert breakdown("m", "month", feb) == {"US": 8}
+    after = stats(cluster)["plan"]
+    assert after["rollup_fallbacks"] == 2 and after["month_records"] == 1 and after["day_records"] == 1, after
 
 
 def test_a_range_after_the_watermark_asks_only_realtime(procs, tmp_path):

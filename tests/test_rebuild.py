@@ -224,7 +224,8 @@ def test_publish_without_servers_writes_a_generation_manifest_and_backup(tmp_pat
     generation = target.split("/")[1]
     assert target.startswith("gen/20120401-") and len(generation) == 8 + 1 + 16
     manifest = (work / "current" / "manifest").read_text().splitlines()
-    assert manifest[:3] == [f"generation = {generation}", "last_day = 2012-04-01", "shards = 2"]
+    # rollups = 1: the merged files' rollups carry their masks (docs/formats.md#rollup-records).
+    assert manifest[:4] == [f"generation = {generation}", "last_day = 2012-04-01", "rollups = 1", "shards = 2"]
     for k in range(2):
         data = read(work / "current" / f"shard-{k}.csv")
         assert f"shard.{k}.file = shard-{k}.csv" in manifest

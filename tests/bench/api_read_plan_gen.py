@@ -30,6 +30,8 @@ from datetime import datetime, timezone
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ops", "lib"))
 from ymdh import encode as ymdh  # noqa: E402  (docs/formats.md#hours-ymdh)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from rollups import mask_value  # noqa: E402  (docs/formats.md#rollup-records)
 
 W = datetime(2024, 6, 29, tzinfo=timezone.utc)
 REF = int(datetime(2024, 6, 30, 20, tzinfo=timezone.utc).timestamp())
@@ -68,19 +70,20 @@ def main():
     records = {}
 
     # bench|long: every hour, 50 subkeys, with day and month rollups.
-    total, periods = [], {}
+    total, periods, hours = [], {}, {}
     for h in range(first_hour, last_hour + 1, 3600):
         token = ymdh(h)
         cols = {name: 1 + int(200 * w * rng.random()) for name, w in zip(names, weights)}
         records[f"c.bench|long.{token}"] = columns(cols)
         total.append(f"{token}:{sum(cols.values())}")
         for period in (token[:2], token[:3]):
+            hours.setdefault(period, []).append(token)
             acc = periods.setdefault(period, {})
             for name, n in cols.items():
                 acc[name] = acc.get(name, 0) + n
     records["bench|long"] = " ".join(total)
     for period, acc in periods.items():
-        records[f"c.bench|long.{period}"] = columns(acc)
+        records[f"c.bench|long.{period}"] = mask_value(hours[period]) + " " + columns(acc)
     for h, original in lookups.items():
         records[f"_l|{h}"] = original
     print(f"api_read_plan_gen: bench|long: {len(total)} hours, {len(periods)} rollups "
