@@ -7,7 +7,10 @@
 # THREADS (archive event loops, one run per value; default "1 2"), DURATION (wrk seconds per endpoint; 10),
 # CONNECTIONS (32), ENDPOINTS ("get miss mget fwmatch"), POPULATE (1: start with --populate;
 # 0: map only), DROP_CACHES (1: drop the page cache before each archive run — root only — so
-# that every lookup starts from the disk: the cold figures of a file larger than memory).
+# that the first lookups start from the disk), MEMORY_LIMIT_MB (run the archive in a memory
+# cgroup of that size — root, cgroup v1 memory controller — with the page cache dropped before
+# it starts: its file pages beyond the limit are evicted, so lookups keep reading the disk, as
+# with a file larger than memory).
 # BENCH_DIR may hold any archive file as data.csv (a symlink is fine) with keys.txt and
 # prefixes.txt of percent-encoded keys; LINES must then be its line count.
 #
@@ -52,6 +55,7 @@ nginx_pid=""
 cleanup() {
   [[ -n "$archive_pid" ]] && kill "$archive_pid" 2>/dev/null && wait "$archive_pid" 2>/dev/null || true
   [[ -n "$nginx_pid" ]] && kill "$nginx_pid" 2>/dev/null && wait "$nginx_pid" 2>/dev/null || true
+  rmdir /sys/fs/cgroup/memory/clickatron-archive-bench-$$ 2>/dev/null || true
   rm -rf "$run_dir"
 }
 trap cleanup EXIT
@@ -65,8 +69,19 @@ start_archive() {
   archive_port=$(free_port)
   local start_ns
   start_ns=$(date +%s%N)
-  "$archive_bin" --db-file "$bench_dir/data.csv" --port "$archive_port" --threads "$1" \
-    $([[ ${POPULATE:-1} == 1 ]] && echo --populate) 2> "$run_dir/archive.log" &
+  local cgroup=""
+  if [[ -n ${MEMORY_LIMIT_MB:-} ]]; then
+    cgroup=/sys/fs/cgroup/memory/clickatron-archive-bench-$$
+    mkdir -p "$cgroup"
+    echo $((MEMORY_LIMIT_MB << 20)) > "$cgroup/memory.limit_in_bytes"
+    sync
+    echo 3 > /proc/sys/vm/drop_caches
+  fi
+  (
+    [[ -n $cgroup ]] && echo "$BASHPID" > "$cgroup/cgroup.procs"
+    exec "$archive_bin" --db-file "$bench_dir/data.csv" --port "$archive_port" --threads "$1" \
+      $([[ ${POPULATE:-1} == 1 ]] && echo --populate)
+  ) 2> "$run_dir/archive.log" &
   archive_pid=$!
   for _ in $(seq 1 $((${WAIT_PING_SECONDS:-600} * 10))); do  # the start verifies the whole file
     curl -sf "http://127.0.0.1:$archive_port/ping" >/dev/null 2>&1 && break
@@ -78,6 +93,7 @@ start_archive() {
 stop_archive() {
   kill "$archive_pid" && wait "$archive_pid" || { echo "archive exited non-zero" >&2; exit 1; }
   archive_pid=""
+  rmdir /sys/fs/cgroup/memory/clickatron-archive-bench-$$ 2>/dev/null || true
 }
 for _ in $(seq 1 100); do
   curl -sf "http://127.0.0.1:$nginx_port/" >/dev/null 2>&1 && break
