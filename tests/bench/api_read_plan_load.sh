@@ -20,7 +20,10 @@
 # Runs: `latency` = wrk -c1 on /breakdown of bench|long over 1 year (unit=month&units=12)
 # and all time (unit=month&units=61) per API: p50/p99 of one query at a time;
 # `series` = wrk -cCONNECTIONS /series?unit=day&units=30&timezone=America/New_York on Zipf
-# keys; `breakdown` = wrk -cCONNECTIONS /breakdown of bench|long over 30 days (unit=day&units=30).
+# keys; `breakdown` = wrk -cCONNECTIONS /breakdown of bench|long over 30 days (unit=day&units=30);
+# `serieslong` = /series of bench|long over its 5 years by day (units=1826, New York), the
+# longest total record, at -c1 and -cCONNECTIONS on the `rollups` API, beside the archive's
+# own /get of that record at -c1 (not in the default RUNS).
 # Everything on 127.0.0.1, bounded by DURATION, stopped at exit.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -108,6 +111,7 @@ check() {
 for units in 12 61; do check "/breakdown?ns=bench&key=long&sub=c&unit=month&units=$units&unit_reference_ts=$ref"; done
 check "/breakdown?ns=bench&key=long&sub=c&unit=day&units=30&unit_reference_ts=$ref&timezone=America%2FNew_York"
 check "/series?ns=bench&key=z00001&unit=day&units=30&timezone=America%2FNew_York&unit_reference_ts=$ref"
+check "/series?ns=bench&key=long&unit=day&units=1826&timezone=America%2FNew_York&unit_reference_ts=$ref"
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
@@ -155,6 +159,11 @@ for r in $runs; do
       for a in $apis; do run "api-$a /series Zipf -c$connections" "${api_port[$a]}" series "$connections" "${api_pid[$a]}"; done ;;
     breakdown)
       for a in $apis; do run "api-$a /breakdown 30d -c$connections" "${api_port[$a]}" breakdown "$connections" "${api_pid[$a]}"; done ;;
+    serieslong)
+      echo "bench|long total record: $(curl -sf "http://127.0.0.1:${archive_port[rollups]}/get?key=bench%7Clong" | wc -c) bytes"
+      run "archive /get bench|long -c1" "${archive_port[rollups]}" archivelong 1 "$archive_pid"
+      run "api-rollups /series long 5y -c1" "${api_port[rollups]}" serieslong 1 "${api_pid[rollups]}"
+      run "api-rollups /series long 5y -c$connections" "${api_port[rollups]}" serieslong "$connections" "${api_pid[rollups]}" ;;
     *) echo "api_read_plan_load: unknown run '$r'" >&2; exit 1 ;;
   esac
 done
