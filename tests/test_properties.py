@@ -53,6 +53,14 @@ arg_bytes = st.one_of(st.binary(min_size=1, max_size=24),
                       st.text(alphabet=st.characters(min_codepoint=0x21, max_codepoint=0x7E),
                               min_size=1, max_size=13).map(str.encode)
                       ).map(lambda b: b.replace(b"\0", b"\x01"))
+# Subkeys of an event: short and literal-edge values only. The 4 KB values are the key's
+# (and test_stored_key_and_hash_match_md5_and_base64's): two or more of them in one example
+# overrun hypothesis's 8 KB of choices, and its data_too_large health check then failed the
+# test at random (one CI run in a few).
+short_arg_bytes = st.one_of(st.binary(min_size=1, max_size=24),
+                            st.text(alphabet=st.characters(min_codepoint=0x21, max_codepoint=0x7E),
+                                    min_size=1, max_size=13).map(str.encode)
+                            ).map(lambda b: b.replace(b"\0", b"\x01"))
 namespaces = st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9_-]{0,15}\Z")
 
 
@@ -98,7 +106,7 @@ def test_stored_key_and_hash_match_md5_and_base64(value):
 @given(ns=namespaces, user_key=arg_bytes.filter(lambda b: len(b) <= 4096),
        ts=st.integers(ymdh.MIN_TS, ymdh.MAX_TS),
        value=st.integers(-2**63, 2**63 - 1).filter(lambda v: v != 0),
-       subs=st.dictionaries(namespaces, arg_bytes.filter(lambda b: len(b) <= 4096), max_size=3))
+       subs=st.dictionaries(namespaces, short_arg_bytes, max_size=3))
 def test_event_records_match_the_model(ns, user_key, ts, value, subs):
     args = [b"encode", b"--ns=" + ns.encode(), b"--key=" + user_key, b"--ts=" + str(ts).encode(),
             b"--value=" + str(value).encode()]
