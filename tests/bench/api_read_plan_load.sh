@@ -23,7 +23,9 @@
 # keys; `breakdown` = wrk -cCONNECTIONS /breakdown of bench|long over 30 days (unit=day&units=30);
 # `serieslong` = /series of bench|long over its 5 years by day (units=1826, New York), the
 # longest total record, at -c1 and -cCONNECTIONS on the `rollups` API, beside the archive's
-# own /get of that record at -c1 (not in the default RUNS).
+# own /get of that record at -c1; `seriesrate` = http_rate (open loop: latency from each
+# request's due time) at RATE (8000) /series a second on the Zipf keys, CONNECTIONS
+# connections, against the `rollups` API (neither in the default RUNS).
 # Everything on 127.0.0.1, bounded by DURATION, stopped at exit.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -159,6 +161,16 @@ for r in $runs; do
       for a in $apis; do run "api-$a /series Zipf -c$connections" "${api_port[$a]}" series "$connections" "${api_pid[$a]}"; done ;;
     breakdown)
       for a in $apis; do run "api-$a /breakdown 30d -c$connections" "${api_port[$a]}" breakdown "$connections" "${api_pid[$a]}"; done ;;
+    seriesrate)
+      [[ -x "$bin/http_rate" ]] || { echo "api_read_plan_load: build $bin/http_rate first" >&2; exit 1; }
+      sed "s|.*|/series?ns=bench\&key=&\&unit=day\&units=30\&timezone=America%2FNew_York\&unit_reference_ts=$ref|" \
+        "$bench_dir/zipf.txt" > "$run_dir/series-paths.txt"
+      before=$(cpu_ticks "${api_pid[rollups]}")
+      out=$("$bin/http_rate" --target "127.0.0.1:${api_port[rollups]}" --paths "$run_dir/series-paths.txt" \
+            --rate "${RATE:-8000}" --connections "$connections" --seconds "$duration" --warmup 1) || true
+      answered=$(sed -n 's/.* \([0-9]*\) answered.*/\1/p' <<< "$out")
+      printf "%-34s %s API CPU/req %sus\n" "api-rollups /series Zipf at ${RATE:-8000}/s" "${out#http_rate: }" \
+        "$(echo "($(cpu_ticks "${api_pid[rollups]}") - $before) * 1000000 / $hz / (${answered:-0} + ${RATE:-8000} + 1)" | bc)" ;;
     serieslong)
       echo "bench|long total record: $(curl -sf "http://127.0.0.1:${archive_port[rollups]}/get?key=bench%7Clong" | wc -c) bytes"
       run "archive /get bench|long -c1" "${archive_port[rollups]}" archivelong 1 "$archive_pid"
