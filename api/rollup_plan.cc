@@ -11,27 +11,15 @@ namespace clickatron {
 
 namespace {
 
-int SymbolValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'v') return c - 'a' + 10;
-  return -1;
-}
-
 bool Inside(HourRange outer, HourRange inner) { return inner.start >= outer.start && inner.end <= outer.end; }
-
-// Adds a plausible hour token (PlausibleHour) to a rollup's index hours.
-void MarkHour(std::string_view token, RollupHours* hours) {
-  (*hours)[size_t(SymbolValue(token[2]))] |= uint32_t(1) << SymbolValue(token[3]);
-}
 
 // A 4-byte token whose day and hour symbols are in range (the month was checked with its
 // period): the columns inside a whole month are taken on this test alone, not decoded one
 // by one — a rollup record of the month replaces them, or, missing, their hour records are
 // asked for and a bad token among them is simply not found.
 bool PlausibleHour(std::string_view token) {
-  if (token.size() != kYmdhSize) return false;
-  const int day = SymbolValue(token[2]), hour = SymbolValue(token[3]);
-  return day >= 1 && day <= 31 && hour >= 0 && hour <= 23;
+  int day = 0, hour = 0;
+  return RollupDayAndHour(token, &day, &hour);
 }
 
 }  // namespace
@@ -55,7 +43,7 @@ Result<HourRange> PeriodOfToken(std::string_view token) {
     r.end = r.start + kSecondsPerDay;
   } else {
     // The month after: the next month symbol, or January of the next year.
-    int year = SymbolValue(token[0]), month = SymbolValue(token[1]);
+    int year = YmdhSymbolValue(token[0]), month = YmdhSymbolValue(token[1]);
     if (month == 12) {
       year += 1;
       month = 1;
@@ -106,7 +94,7 @@ Status PlanSubtotalRecords(std::string_view total_value, HourRange range, int64_
     }
     std::string_view m = column.name.substr(0, kMonthTokenSize);
     if (open != SIZE_MAX && month_inside && m == month && PlausibleHour(column.name)) {
-      MarkHour(column.name, &(*plan)[open].index_hours);
+      MarkRollupHour(column.name, &(*plan)[open].index_hours);
       continue;  // one more hour of the open month
     }
     Result<int64_t> hour = DecodeYmdh(column.name);
@@ -136,7 +124,7 @@ Status PlanSubtotalRecords(std::string_view total_value, HourRange range, int64_
           open = plan->size() - 1;
           open_from = offset_of(column.name);
         }
-        MarkHour(column.name, &(*plan)[open].index_hours);  // decoded: a valid hour
+        MarkRollupHour(column.name, &(*plan)[open].index_hours);  // decoded: a valid hour
         continue;
       }
     }

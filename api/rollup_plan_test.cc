@@ -166,10 +166,8 @@ Dataset MakeDataset(std::mt19937_64& rng, int* unindexed) {
         days[token.substr(0, 3)][name] += n;
         months[token.substr(0, 2)][name] += n;
       }
-      auto symbol = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
-      const int day = symbol(token[2]), bit = symbol(token[3]);
-      masks[token.substr(0, 3)][size_t(day)] |= uint32_t(1) << bit;
-      masks[token.substr(0, 2)][size_t(day)] |= uint32_t(1) << bit;
+      MarkRollupHour(token, &masks[token.substr(0, 3)]);
+      MarkRollupHour(token, &masks[token.substr(0, 2)]);
       d.records[std::string(kPrefix) + token] = ColumnsOf(hour);
     }
     if (!indexed) {

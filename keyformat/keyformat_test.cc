@@ -55,6 +55,11 @@ TEST(Ymdh, EdgesAndErrors) {
   EXPECT_NE(DecodeYmdh("c2u0").status().message().find("not a date"), std::string::npos);
 }
 
+TEST(Ymdh, SymbolValues) {
+  for (int i = 0; i < 32; i++) EXPECT_EQ(YmdhSymbolValue(kYmdhAlphabet[i]), i);
+  for (char c : {'w', 'z', 'A', 'V', '/', ':', ' ', '\0', '\xff'}) EXPECT_EQ(YmdhSymbolValue(c), -1) << int(c);
+}
+
 TEST(Ymdh, Days) {
   EXPECT_EQ(FormatDay(15431), "2012-04-01");
   EXPECT_EQ(*ParseDay("2012-04-01"), 15431);

@@ -7,15 +7,19 @@
 
 namespace clickatron {
 
-namespace {
-
-int DayOfSymbol(char c) {
-  if (c >= '1' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'v') return c - 'a' + 10;
-  return -1;  // '0' is no day either
+bool RollupDayAndHour(std::string_view ymdh, int* day, int* hour) {
+  if (ymdh.size() != kYmdhSize) return false;
+  *day = YmdhSymbolValue(ymdh[2]);
+  *hour = YmdhSymbolValue(ymdh[3]);
+  return *day >= 1 && *hour >= 0 && *hour <= 23;  // a symbol's value is at most 31
 }
 
-}  // namespace
+bool MarkRollupHour(std::string_view ymdh, RollupHours* hours) {
+  int day = 0, hour = 0;
+  if (!RollupDayAndHour(ymdh, &day, &hour)) return false;
+  (*hours)[size_t(day)] |= uint32_t(1) << hour;
+  return true;
+}
 
 void AppendRollupMask(std::string* out, size_t start, char day_symbol, uint32_t hours) {
   if (out->size() > start) out->push_back(' ');
@@ -44,11 +48,11 @@ Result<std::string_view> SplitRollupMask(std::string_view token, std::string_vie
   while (!value.empty() && value[0] == kRollupMaskMark) {
     const size_t end = std::min(value.find(' '), value.size());
     const std::string_view column = value.substr(0, end);
-    const int day = column.size() >= 4 && column[2] == ':' ? DayOfSymbol(column[1]) : -1;
+    const int day = column.size() >= 4 && column[2] == ':' ? YmdhSymbolValue(column[1]) : -1;
     uint32_t mask = 0;
     auto [ptr, ec] = std::from_chars(column.data() + std::min<size_t>(3, column.size()),
                                      column.data() + column.size(), mask);
-    if (day < 0 || ec != std::errc() || ptr != column.data() + column.size()) {
+    if (day < 1 || ec != std::errc() || ptr != column.data() + column.size()) {  // '0' is no day
       return Status::Error("rollup mask column '" + Clipped(column, 40) + "' is not .{day}:{hours}");
     }
     if (mask == 0 || mask > kAllHoursOfDay) {

@@ -30,6 +30,13 @@ inline constexpr uint32_t kAllHoursOfDay = (uint32_t(1) << 24) - 1;
 // The hours of a rollup: by day of month (1 .. 31), bit h for hour h; [0] is unused.
 using RollupHours = std::array<uint32_t, 32>;
 
+// The day of month (1 .. 31) and hour (0 .. 23) that a mask gives the 4-symbol hour token
+// `ymdh` (its year and month are not looked at); false when either symbol is outside them.
+bool RollupDayAndHour(std::string_view ymdh, int* day, int* hour);
+
+// Marks the hour of `ymdh` in *hours; false, and nothing marked, where RollupDayAndHour is.
+bool MarkRollupHour(std::string_view ymdh, RollupHours* hours);
+
 // Appends the mask column of one day (day_symbol: its YMDH day symbol) to a value being
 // written, with the separating space when *out already holds columns past start.
 void AppendRollupMask(std::string* out, size_t start, char day_symbol, uint32_t hours);

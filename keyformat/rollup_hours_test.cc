@@ -20,6 +20,28 @@ TEST(RollupHours, WritesOneColumnPerDayInDayOrder) {
   EXPECT_EQ(v, "x.1:3145728 .2:3 .v:16777215");
 }
 
+TEST(RollupHours, DayAndHourOfAnHourToken) {
+  int day = 0, hour = 0;
+  EXPECT_TRUE(RollupDayAndHour("c41k", &day, &hour));
+  EXPECT_EQ(day, 1);
+  EXPECT_EQ(hour, 20);
+  EXPECT_TRUE(RollupDayAndHour("zzvn", &day, &hour));  // the year and month are not looked at
+  EXPECT_EQ(day, 31);
+  EXPECT_EQ(hour, 23);
+  for (const char* bad : {"c40k", "c41o", "c4w0", "c41", "c41k0", "c4!0", "c41K"}) {
+    EXPECT_FALSE(RollupDayAndHour(bad, &day, &hour)) << bad;
+  }
+  RollupHours h{};
+  EXPECT_TRUE(MarkRollupHour("c41k", &h));
+  EXPECT_TRUE(MarkRollupHour("c41l", &h));
+  EXPECT_TRUE(MarkRollupHour("c4v0", &h));
+  EXPECT_FALSE(MarkRollupHour("c41o", &h));
+  RollupHours expected{};
+  expected[1] = (1u << 20) | (1u << 21);
+  expected[31] = 1;
+  EXPECT_EQ(h, expected);
+}
+
 TEST(RollupHours, SplitsTheMaskFromTheSums) {
   RollupHours h;
   Result<std::string_view> rest = SplitRollupMask("c41", ".1:3145728 JP:3 US:5", &h);

@@ -26,6 +26,8 @@ std::string RangeError(int64_t ts) {
 
 }  // namespace
 
+int YmdhSymbolValue(char symbol) { return kSymbols.value[static_cast<unsigned char>(symbol)]; }
+
 Result<Ymdh> EncodeYmdh(int64_t ts) {
   if (ts < kYmdhMinTs || ts > kYmdhMaxTs) return Status::Error(RangeError(ts));
   const int64_t day = ts / kSecondsPerDay;  // ts > 0 here, so division floors

@@ -28,6 +28,9 @@ struct Ymdh {
   std::string_view view() const { return std::string_view(bytes, kYmdhSize); }
 };
 
+// The value (0 .. 31) of one symbol of the alphabet, -1 for any other byte.
+int YmdhSymbolValue(char symbol);
+
 // The token of the hour holding unix time `ts`. Fails outside [kYmdhMinTs, kYmdhMaxTs].
 Result<Ymdh> EncodeYmdh(int64_t ts);
 

@@ -22,20 +22,6 @@ bool IsSubtotalKey(std::string_view key) {
   return at != std::string_view::npos && key[at] == '.';
 }
 
-// The day of month (1 .. 31) of an hour token's third symbol, or -1.
-int DayOfSymbol(char c) {
-  if (c >= '1' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'v') return c - 'a' + 10;
-  return -1;
-}
-
-// The hour (0 .. 23) of an hour token's last symbol, or -1.
-int HourOfSymbol(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'n') return c - 'a' + 10;
-  return -1;
-}
-
 }  // namespace
 
 Status RollupWriter::Add(std::string_view key, std::string_view value, uint64_t columns) {
@@ -142,8 +128,8 @@ Status RollupWriter::Record(std::string_view key, std::string_view value, std::s
   }
   const uint64_t n = cols_.size() - cols_before;
   Day& d = days_.back();
-  const int hour = HourOfSymbol(time[3]);
-  if (hour < 0 || DayOfSymbol(time[2]) < 0) {
+  int day_of_month = 0, hour = 0;
+  if (!RollupDayAndHour(time, &day_of_month, &hour)) {
     d.ok = false;  // no rollup can name this hour (the merge checks tokens before)
   } else {
     d.mask |= uint32_t(1) << hour;
@@ -434,13 +420,11 @@ Status CheckRollups(std::string_view file) {
       m.rollups.emplace(std::string(time), std::string(parts->value));
       continue;
     }
-    const int day_of_month = DayOfSymbol(time[2]), hour = HourOfSymbol(time[3]);
-    if (day_of_month < 0 || hour < 0) {
+    if (!MarkRollupHour(time, &m.hours[std::string(time.substr(0, 3))]) ||
+        !MarkRollupHour(time, &m.hours[std::string(time.substr(0, 2))])) {
       return Status::Error("line " + std::to_string(line_no) + ": '" + Clipped(parts->key, 200) +
                            "' has no day and hour symbols");
     }
-    m.hours[std::string(time.substr(0, 3))][size_t(day_of_month)] |= uint32_t(1) << hour;
-    m.hours[std::string(time.substr(0, 2))][size_t(day_of_month)] |= uint32_t(1) << hour;
     ColumnReader reader(parts->value);
     Column c;
     auto& day = m.sums[std::string(time.substr(0, 3))];

@@ -9,6 +9,7 @@ import os
 import urllib.parse
 
 from harness import SECRET, SECRET_FILE, SENDER, free_port, get, post, request, run, wait_until
+from test_limits import stats_limits
 from test_realtime import DAY0, day_text, key, verify_export
 
 WRONG = "0" * len(SECRET)
@@ -31,9 +32,7 @@ def refused_both_ways(method, port, path, body=None, headers=None):
 
 def refusals(port):
     """/stats limits.secret_missing and limits.secret_wrong."""
-    r = get(port, "/stats")
-    assert r.status == 200, r
-    limits = r.json()["data"]["limits"]
+    limits = stats_limits(port)
     return limits["secret_missing"], limits["secret_wrong"]
 
 
