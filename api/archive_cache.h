@@ -9,9 +9,10 @@
 // lru_cache.h).
 //
 // Which generation is served is learnt only from live answers: a query's first archive
-// request (a total record, a breakdown's index) always goes to a replica, and the query's
-// further requests are pinned to the generation it named — taken from the cache when it holds
-// them, and only their answers are kept. A live answer naming another generation drops every entry of the shard's other
+// request (a total record, a breakdown's index) always goes to a replica — conditionally,
+// when the cache holds its answer under the shard's last known generation (a 304 confirms
+// it) — and the query's further requests are pinned to the generation it named, taken from
+// the cache when it holds them. A live answer naming another generation drops every entry of the shard's other
 // generations. A shard's generation is also "fresh" for confirm_us after a live answer named
 // it: the read plan skips the archive for a range wholly after its W only then.
 // Answers without a generation (a file without a manifest) are never cached.
@@ -70,6 +71,12 @@ class ArchiveCache {
     const ShardState& st = shards_[shard];
     if (st.generation.empty() || now_us - st.confirmed_us > confirm_us_) return nullptr;
     return &st.generation;
+  }
+
+  // The generation the shard's last live answer named (however long ago), or nullptr.
+  const std::string* KnownGeneration(size_t shard) const {
+    const std::string& g = shards_[shard].generation;
+    return g.empty() ? nullptr : &g;
   }
 
   // A live answer of shard named generation at now_us: it becomes the shard's, and entries

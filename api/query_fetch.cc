@@ -10,6 +10,7 @@
 
 #include "api/query_plan.h"
 #include "archive/archive_server.h"
+#include "archive/etag.h"
 #include "base/latency.h"
 #include "keyformat/records.h"
 #include "keyformat/shard.h"
@@ -26,7 +27,13 @@ struct ArchiveCall : std::enable_shared_from_this<ArchiveCall> {
   size_t shard;
   std::string path;
   bool is_get = false;
-  bool cache_answer = false;  // a pinned request: its path may be asked for again under its generation
+  // Its answer is kept: a pinned request (asked again under its generation, from the cache)
+  // or a /get (a query's live first request: asked again with If-None-Match).
+  bool cache_answer = false;
+  // The cached answer a live /get asks the replica to confirm (archive/etag.h): a 304 naming
+  // held_generation makes it the answer without its bytes crossing the network again.
+  std::optional<CachedArchiveAnswer> held;
+  std::string held_generation;
   size_t first;
   size_t tried = 0;
   std::string errors;
@@ -43,8 +50,15 @@ struct ArchiveCall : std::enable_shared_from_this<ArchiveCall> {
     size_t replica = (first + tried) % replicas.size();
     ++tried;
     auto self = shared_from_this();
-    s->client->Get(replicas[replica], path, s->options.archive_timeout_ms,
-                   [self, replica](net::HttpResponse&& r) { self->OnResponse(replica, std::move(r)); });
+    auto on_response = [self, replica](net::HttpResponse&& r) { self->OnResponse(replica, std::move(r)); };
+    if (!held) {
+      s->client->Get(replicas[replica], path, s->options.archive_timeout_ms, std::move(on_response));
+      return;
+    }
+    net::RequestOptions conditional;
+    conditional.timeout_ms = s->options.archive_timeout_ms;
+    conditional.headers.emplace_back(archive::kIfNoneMatchHeader, archive::GenerationEtag(held_generation));
+    s->client->Request(replicas[replica], path, std::move(conditional), std::move(on_response));
   }
 
   void OnResponse(size_t replica, net::HttpResponse&& r) {
@@ -63,7 +77,10 @@ struct ArchiveCall : std::enable_shared_from_this<ArchiveCall> {
       if (ec != std::errc() || end != cap->data() + cap->size()) refused.fwmatch_limit = 0;
       done(std::move(refused));
       return;
-    } else if (r.status != 200 && r.status != 404) {
+    } else if (r.status == 304 && (!held || r.Header(kGenerationHeader) != held_generation)) {
+      problem = from.ToString() + ": answered 304 for an answer of another generation";
+      held.reset();  // the next replica is asked for the whole answer
+    } else if (r.status != 200 && r.status != 404 && r.status != 304) {
       problem = from.ToString() + ": answered HTTP " + std::to_string(r.status);
     } else if (w = ParseWatermark(r.Header(kWatermarkHeader)); !w.ok()) {
       problem = from.ToString() + ": " + w.status().message();
@@ -73,6 +90,23 @@ struct ArchiveCall : std::enable_shared_from_this<ArchiveCall> {
       errors += problem;
       ++s->archive_failovers;
       Try();
+      return;
+    }
+    if (r.status == 304) {
+      // The replica serves the generation whose answer this call holds: it is the answer.
+      ++s->archive_revalidated;
+      s->archive_cache.Confirm(shard, held_generation, static_cast<int64_t>(MonotonicMicros()));
+      BackendAnswer a;
+      a.ok = true;
+      a.status = held->status;
+      a.body = held->body;
+      a.watermark = w.value();
+      a.generation = std::move(held_generation);
+      a.rollups = held->rollups;
+      a.more = held->more;
+      a.replica = replica;
+      a.cached = true;
+      done(std::move(a));
       return;
     }
     BackendAnswer a;
@@ -88,8 +122,6 @@ struct ArchiveCall : std::enable_shared_from_this<ArchiveCall> {
       a.generation = std::string(*g);
       const int64_t now = static_cast<int64_t>(MonotonicMicros());
       s->archive_cache.Confirm(shard, a.generation, now);
-      // Only answers a later query can ask the cache for are kept: a query's first request is
-      // always live, so keeping it (a 5-year total record is 400 KB) would only hold memory.
       if (cache_answer) {
         s->archive_cache.Put(shard, a.generation, path,
                              CachedArchiveAnswer{a.status, a.body, a.watermark, a.more, a.rollups});
@@ -219,7 +251,16 @@ void FetchArchive(QueryState* s, size_t shard, std::string path, int first_repli
   call->shard = shard;
   call->path = std::move(path);
   call->is_get = call->path.compare(0, 5, "/get?") == 0;
-  call->cache_answer = !pinned_generation.empty();
+  call->cache_answer = !pinned_generation.empty() || call->is_get;
+  if (pinned_generation.empty() && call->is_get) {
+    // The shard's last known generation may still be served: ask with its tag.
+    if (const std::string* known = s->archive_cache.KnownGeneration(shard)) {
+      if (const CachedArchiveAnswer* hit = s->archive_cache.Get(shard, *known, call->path)) {
+        call->held = *hit;
+        call->held_generation = *known;
+      }
+    }
+  }
   size_t replicas = s->config.archive[shard].size();
   if (first_replica >= 0) {
     call->first = static_cast<size_t>(first_replica) % replicas;

@@ -16,7 +16,10 @@
 // one a live answer of the same query named) asks the cache first; a hit is delivered on the
 // next turn of the loop (never inside FetchArchive), exactly as a live answer would be. A
 // request without one always goes to a replica: that is how a query learns which generation
-// is served, and that a shard is down.
+// is served, and that a shard is down. Such a live /get whose path the cache holds under the
+// shard's last known generation asks with `If-None-Match` (archive/etag.h): a 304 naming that
+// generation makes the cached bytes the answer (a 5-year index is 400 KB not sent again);
+// a 200 is a new answer, kept in its turn.
 //
 // Lookups: `_l|<hash>` on its archive shard, then, for the hashes not found, on its
 // realtime shard (docs/formats.md#sharding: shard of "_l|<hash>"); values are unescaped (docs/formats.md#text-files). Found
@@ -57,6 +60,7 @@ struct QueryService::State {
   // requests per tier (live, or answered by the archive cache), the tiers a query skipped,
   // and the subtotal records a breakdown read, by kind.
   uint64_t archive_requests = 0, archive_cache_answers = 0, realtime_requests = 0;
+  uint64_t archive_revalidated = 0;  // live /get answers a replica confirmed with 304
   uint64_t archive_skipped = 0, realtime_skipped = 0;
   uint64_t month_records = 0, day_records = 0, hour_records = 0, rollup_fallbacks = 0;
 

@@ -551,6 +551,7 @@ void QueryService::WriteStatsJson(net::JsonWriter* w) const {
   w->BeginObject("plan");
   w->Field("archive_requests", s->archive_requests);
   w->Field("archive_cache_answers", s->archive_cache_answers);
+  w->Field("archive_revalidated", s->archive_revalidated);
   w->Field("realtime_requests", s->realtime_requests);
   w->Field("archive_skipped", s->archive_skipped);
   w->Field("realtime_skipped", s->realtime_skipped);

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 
+#include "archive/etag.h"
 #include "base/clip.h"
 #include "net/json.h"
 #include "net/secret.h"
@@ -90,6 +91,18 @@ void ArchiveServer::AddFileHeaders(net::Request& req, const DbFile& db) {
   req.AddHeader("X-Archive-Last-Day", db.manifest().last_day.c_str());
   req.AddHeader("X-Archive-Generation", db.manifest().generation.c_str());
   if (db.manifest().rollups) req.AddHeader("X-Archive-Rollups", "1");
+  if (!db.etag().empty()) req.AddHeader(kEtagHeader, db.etag().c_str());
+}
+
+bool ArchiveServer::ReplyNotModified(net::Request& req, LoopScratch& scratch, const DbFile& db) {
+  const char* held = req.Header(kIfNoneMatchHeader);
+  if (held == nullptr || !EtagMatches(held, db.has_manifest() ? db.manifest().generation : std::string())) {
+    return false;
+  }
+  Bump(counters_[req.loop_index()].not_modified);
+  req.AddHeader("Date", scratch.date.Now());
+  req.Reply(304, {});  // no body, no Content-Length: the client holds the answer (RFC 9110 15.4.5)
+  return true;
 }
 
 void ArchiveServer::ReplyText(net::Request& req, LoopScratch& scratch, int code,
@@ -129,6 +142,7 @@ void ArchiveServer::OnGet(net::Request& req) {
     ReplyBadRequest(req, "MISSING_ARG_KEY", "missing argument: key");
     return;
   }
+  if (ReplyNotModified(req, scratch, *db)) return;
   Line line;
   if (db->Find(scratch.params.keys()[0], &line)) {
     Bump(counters.get_hits);
@@ -160,6 +174,7 @@ void ArchiveServer::OnMget(net::Request& req) {
                                               std::to_string(options_.max_mget_keys) + " per /mget");
     return;
   }
+  if (ReplyNotModified(req, scratch, *db)) return;
   std::string& out = scratch.out;
   out.clear();
   uint64_t hits = 0;
@@ -222,6 +237,7 @@ void ArchiveServer::OnFwmatch(net::Request& req) {
     }
     limit = n;
   }
+  if (ReplyNotModified(req, scratch, *db)) return;
   std::string& out = scratch.out;
   out.clear();
   const size_t max_answer = options_.max_answer_bytes;
@@ -297,7 +313,7 @@ void ArchiveServer::DeliverReloads(int loop) {
 void ArchiveServer::OnStats(net::Request& req) {
   std::shared_ptr<const DbFile> db = db_.Current();
   uint64_t get_hits = 0, get_misses = 0, mget_keys = 0, mget_hits = 0, fwmatch_lines = 0,
-           bad = 0, too_many_keys = 0, answers_too_large = 0;
+           bad = 0, too_many_keys = 0, answers_too_large = 0, not_modified = 0;
   for (int i = 0; i < options_.threads; ++i) {
     const LoopCounters& c = counters_[i];
     get_hits += c.get_hits.load(std::memory_order_relaxed);
@@ -308,6 +324,7 @@ void ArchiveServer::OnStats(net::Request& req) {
     bad += c.bad_requests.load(std::memory_order_relaxed);
     too_many_keys += c.too_many_keys.load(std::memory_order_relaxed);
     answers_too_large += c.answers_too_large.load(std::memory_order_relaxed);
+    not_modified += c.not_modified.load(std::memory_order_relaxed);
   }
   std::string data;
   net::JsonWriter w(&data);
@@ -332,6 +349,7 @@ void ArchiveServer::OnStats(net::Request& req) {
   w.Field("mget_keys", mget_keys);
   w.Field("mget_hits", mget_hits);
   w.Field("fwmatch_lines", fwmatch_lines);
+  w.Field("not_modified", not_modified);
   w.Field("bad_requests", bad);
   w.BeginObject("limits");  // docs/operations.md#limits
   server_.WriteLimitFields(&w);

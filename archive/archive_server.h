@@ -28,8 +28,9 @@
 // "data":null,"message":"..."}. Keys are decoded as described in key_params.h.
 // When the serving file has a manifest, every /get, /mget and /fwmatch answer carries
 // `X-Archive-Last-Day: YYYY-MM-DD` and `X-Archive-Generation: <id>` of the file that
-// answered it, and `X-Archive-Rollups: 1` when that manifest says `rollups = 1`
-// (docs/formats.md#rollup-records).
+// answered it, `X-Archive-Rollups: 1` when that manifest says `rollups = 1`
+// (docs/formats.md#rollup-records), and `ETag: "<generation>"`: a valid request whose
+// If-None-Match names that tag is answered 304 with those headers and no body (archive/etag.h).
 //
 // Threads: options.threads event loops share one listening address (SO_REUSEPORT) and one
 // mapping. A request holds the file it started on until it has replied, so a reload never
@@ -112,6 +113,7 @@ class ArchiveServer {
     std::atomic<uint64_t> fwmatch_lines{0};
     std::atomic<uint64_t> bad_requests{0};
     std::atomic<uint64_t> too_many_keys{0}, answers_too_large{0};
+    std::atomic<uint64_t> not_modified{0};  // 304s: answers the client already held
   };
   // Scratch space of one loop, reused by every request it serves.
   struct LoopScratch {
@@ -137,6 +139,9 @@ class ArchiveServer {
   void ReplyBadRequest(net::Request& req, const char* status_txt, const std::string& message);
   void ReplyAnswerTooLarge(net::Request& req, const char* what);
   static void AddFileHeaders(net::Request& req, const DbFile& db);
+  // A request whose If-None-Match names the served generation's tag (archive/etag.h) is
+  // answered 304 without a body: true when it was.
+  bool ReplyNotModified(net::Request& req, LoopScratch& scratch, const DbFile& db);
   // Replies with body, giving evhttp the Date and Content-Length headers ready-made (it
   // would printf them for every reply; see date_header.h).
   static void ReplyText(net::Request& req, LoopScratch& scratch, int code,

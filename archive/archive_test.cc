@@ -18,6 +18,7 @@
 #include "archive/db_file.h"
 #include "archive/key_params.h"
 #include "archive/live_db.h"
+#include "archive/etag.h"
 #include "archive/manifest.h"
 #include "archive/reloader.h"
 #include "keyformat/hex64.h"
@@ -260,6 +261,7 @@ TEST(DbFile, ManifestBesideFileIsReadAndChecked) {
   EXPECT_TRUE(db->has_manifest());
   EXPECT_EQ(db->manifest().generation, "g7");
   EXPECT_EQ(db->manifest().last_day, "2026-03-20");
+  EXPECT_EQ(db->etag(), "\"g7\"");
 
   dir.Write("manifest", "generation = g8\nlast_day = 2026-03-21\n"
                         "shard.0.file = shard-0.csv\nshard.0.records = 3\n");
@@ -269,6 +271,25 @@ TEST(DbFile, ManifestBesideFileIsReadAndChecked) {
   EXPECT_NE(OpenError(p).find(": xxh64 "), std::string::npos);
   dir.Write("manifest", "generation = g9\n");
   EXPECT_EQ(OpenError(p), dir.path() + "/manifest: no 'last_day' line");
+}
+
+// The tag of a generation's answers and the If-None-Match values that name it (RFC 9110
+// 13.1.2: a list, `*`, weak comparison).
+TEST(Etag, NamesTheGenerationAndMatchesWhatAClientHolds) {
+  EXPECT_EQ(GenerationEtag("20120325-914c817bc232203e"), "\"20120325-914c817bc232203e\"");
+  EXPECT_TRUE(EtagMatches("\"g7\"", "g7"));
+  EXPECT_TRUE(EtagMatches("*", "g7"));
+  EXPECT_TRUE(EtagMatches("W/\"g7\"", "g7"));
+  EXPECT_TRUE(EtagMatches("\"g6\", \"g7\"", "g7"));
+  EXPECT_TRUE(EtagMatches(" \"g7\" ,\"g8\"", "g7"));
+  EXPECT_FALSE(EtagMatches("\"g7\"", "g8"));
+  EXPECT_FALSE(EtagMatches("\"g7\"", ""));  // no manifest: no tag, never 304
+  EXPECT_FALSE(EtagMatches("*", ""));
+  EXPECT_FALSE(EtagMatches("g7", "g7"));       // unquoted is not a tag
+  EXPECT_FALSE(EtagMatches("\"g7", "g7"));
+  EXPECT_FALSE(EtagMatches("\"g77\"", "g7"));
+  EXPECT_FALSE(EtagMatches("", "g7"));
+  EXPECT_FALSE(EtagMatches(",,", "g7"));
 }
 
 TEST(DbFile, SymlinkedPathReadsManifestOfTheTarget) {

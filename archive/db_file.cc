@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "archive/etag.h"
 #include "base/clip.h"
 #include "base/errno_status.h"
 #include "keyformat/hex64.h"
@@ -109,6 +110,7 @@ Result<std::shared_ptr<const DbFile>> DbFile::Open(const std::string& path,
   if (!manifest.ok()) return manifest.status();
   db->has_manifest_ = manifest->has_value();
   if (db->has_manifest_) db->manifest_ = **manifest;
+  if (db->has_manifest_ && !db->manifest_.generation.empty()) db->etag_ = GenerationEtag(db->manifest_.generation);
   if (const ShardMeta* entry = db->manifest_.FindFile(BaseOf(db->real_path_))) {
     auto mismatch = [&](const char* what, const std::string& want, const std::string& got) {
       return Status::Error(path + ": " + what + " " + got + " does not match the manifest's " +

@@ -149,6 +149,8 @@ class DbFile {
   // The manifest beside the file (has_manifest() false when there is none).
   bool has_manifest() const { return has_manifest_; }
   const Manifest& manifest() const { return manifest_; }
+  // The tag of the file's answers, `"<generation>"` (archive/etag.h); empty without a manifest.
+  const std::string& etag() const { return etag_; }
 
  private:
   DbFile() = default;
@@ -181,6 +183,7 @@ class DbFile {
   char separator_ = ',';
   bool has_manifest_ = false;
   Manifest manifest_;  // empty when there is none
+  std::string etag_;
   // The sparse sample: line start offsets, and their keys back to back in sample_keys_
   // (key i spans [sample_key_ends_[i], sample_key_ends_[i + 1]); one more end than keys).
   std::vector<uint64_t> sample_offsets_;

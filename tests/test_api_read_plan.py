@@ -172,6 +172,48 @@ def test_a_range_after_the_watermark_asks_only_realtime(procs, tmp_path):
     wait_until(skipped)
 
 
+def test_a_repeated_query_has_its_archive_answer_confirmed_not_sent_again(procs, tmp_path):
+    """A query's first archive request (a breakdown's index, a series' total record) is
+    always live; asked again, it names the generation whose answer the API holds
+    (If-None-Match) and the archive confirms it with a 304 instead of sending the record
+    again. After a publish the same request gets the new generation's record: the answer
+    changes, nothing stale is confirmed."""
+    g1 = write_generation(tmp_path / "g1", "g1", records(step=1, scale=1), True)
+    g2 = write_generation(tmp_path / "g2", "g2", records(step=1, scale=2), True)
+    live = tmp_path / "live"
+    os.symlink(g1.parent, live)
+    cluster = Cluster(procs, tmp_path, [[live / "shard-0.csv"]])
+    archive_port = cluster.archive[0][0][1]
+    queries = ["/breakdown?ns=u&key=k&sub=c&unit=day&units=30&unit_reference_ts=1334900000&timezone=America/New_York",
+               "/series?ns=u&key=k&unit=day&units=30&unit_reference_ts=1334900000&timezone=America/New_York",
+               "/series?ns=u&key=absent&unit=day&units=3&unit_reference_ts=1334900000"]
+
+    def answers():
+        out = []
+        for q in queries:
+            r = cluster.query(q)
+            assert r.status == 200, (q, r)
+            out.append(r.json()["data"])
+        return out
+
+    def revalidated():
+        return (stats(cluster)["plan"]["archive_revalidated"],
+                get(archive_port, "/stats").json()["data"]["not_modified"])
+
+    # The series reads the breakdown's index record (`u|k`): its request is already a repeat.
+    first = answers()
+    assert revalidated() == (1, 1)
+    assert answers() == first
+    assert revalidated() == (4, 4)
+
+    flip(live, g2.parent, archive_port)
+    second = answers()
+    assert second[:2] == [doubled(first[0]), doubled(first[1])] and second[2] == first[2]
+    assert revalidated() == (5, 5)   # the index read once under g2, then confirmed
+    assert answers() == second
+    assert revalidated() == (8, 8)
+
+
 def doubled(data):
     """An answer with every count doubled: generation g2's answer from g1's."""
     if isinstance(data, dict):

@@ -321,6 +321,39 @@ def test_manifest_header_and_generation_swap(procs, tmp_path):
     assert get(port, "/get?key=c").headers["x-archive-last-day"] == "2026-03-21"
 
 
+def test_answers_carry_their_generation_tag_and_a_holder_of_it_gets_304(procs, tmp_path):
+    """ETag "<generation>" on every answer of a file with a manifest; If-None-Match naming
+    the served generation gets 304 with the file's headers and no body (on /get, /mget and
+    /fwmatch, found or not); another generation's tag, or a file without a manifest, gets
+    the whole answer (docs/api.md#archive-conditional-requests)."""
+    work = tmp_path / "work"
+    publish(work, "g1", "2026-03-20", "a,1\nb,2\n")
+    _, port = start_archive(procs, str(work / "current" / "shard-0.csv"))
+    for path, body in (("/get?key=a", b"1\n"), ("/get?key=zz", b""), ("/mget?key=a&key=b", b"a,1\nb,2\n"),
+                       ("/fwmatch?key=b", b"b,2\n")):
+        r = get(port, path)
+        assert (r.body, r.headers["etag"]) == (body, '"g1"'), path
+        r = get(port, path, headers={"If-None-Match": '"g1"'})
+        assert (r.status, r.body, r.headers["etag"], r.headers["x-archive-generation"],
+                r.headers["x-archive-last-day"]) == (304, b"", '"g1"', "g1", "2026-03-20"), path
+        r = get(port, path, headers={"If-None-Match": '"g0"'})
+        assert (r.status in (200, 404), r.body) == (True, body), path
+    # a bad request stays a bad request, whatever it claims to hold
+    assert get(port, "/get?key=", headers={"If-None-Match": '"g1"'}).status == 400
+    assert get(port, "/stats").json()["data"]["not_modified"] == 4
+
+    publish(work, "g2", "2026-03-21", "a,10\n")
+    assert post(port, "/reload").text == "db reloaded\n"
+    r = get(port, "/get?key=a", headers={"If-None-Match": '"g1"'})
+    assert (r.status, r.body, r.headers["etag"]) == (200, b"10\n", '"g2"')
+
+    plain = tmp_path / "plain.csv"
+    write(plain, "a,1\n")
+    _, port = start_archive(procs, str(plain))
+    r = get(port, "/get?key=a", headers={"If-None-Match": "*"})
+    assert (r.status, r.body, "etag" in r.headers) == (200, b"1\n", False)
+
+
 def version_file(tmp_path, version, nkeys):
     return write(tmp_path / f"v{version}.csv",
                  "".join(f"key{i:05d},v{version}-{i}\n" for i in range(nkeys)))
