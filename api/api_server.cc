@@ -140,6 +140,7 @@ Status ApiServer::Init() {
   query_options.max_backend_requests = config_.query_max_backend_requests;
   query_options.max_backend_bytes = size_t{config_.query_max_backend_mb} << 20;
   query_options.archive_cache_bytes = size_t{config_.query_cache_mb} << 20;
+  query_options.archive_cache_confirm_ms = static_cast<int>(config_.archive_lease_ms);
   queries_ = std::make_unique<QueryService>(base, client_.get(), config_, query_options);
   const uint64_t last = log_->last_seq();
   append_times_.Add(last + 1, MonotonicMicros());  // older records: "since start"

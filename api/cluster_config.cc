@@ -24,6 +24,9 @@ Status ParseClusterConfig(int argc, const char* const* argv, ClusterConfig* out,
        "MiB of backend answers one query may read; more answers 400 QUERY_TOO_LARGE")
       ("query-cache-mb", po::value(&out->query_cache_mb)->default_value(out->query_cache_mb),
        "MiB of archive answers the read path keeps until their generation is replaced (0: none)")
+      ("archive-lease-ms", po::value(&out->archive_lease_ms)->default_value(out->archive_lease_ms),
+       "ms after a live archive answer during which its generation is taken as served without asking "
+       "(0: every query asks the archive)")
       ("ui-dir", po::value(&out->ui_dir), "the dashboard's files (default: ui beside the executable)")
       ("ui-chartjs", po::value(&out->ui_chartjs)->default_value(out->ui_chartjs),
        "Chart.js for the dashboard (Debian's libjs-chart.js)")
@@ -64,6 +67,11 @@ Status ValidateClusterConfig(const ClusterConfig& config) {
     return Status::Error("query-max-backend-mb must be between 1 and 65536");
   }
   if (config.query_cache_mb > 65536) return Status::Error("query-cache-mb must be between 0 and 65536");
+  if (config.archive_lease_ms > static_cast<uint32_t>(archive::kGenerationConfirmMs)) {
+    // Longer than the release waits out: a day could leave realtime while a query still
+    // takes the generation before it as served (archive/served_generation.h).
+    return Status::Error("archive-lease-ms must be between 0 and " + std::to_string(archive::kGenerationConfirmMs));
+  }
   return Status::OK();
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "archive/served_generation.h"
 #include "base/status.h"
 #include "config/cluster_layout.h"
 #include "net/http_server.h"
@@ -35,6 +36,9 @@ struct ClusterConfig : config::ClusterLayout {  // realtime and archive shards
   uint32_t query_max_backend_mb = 64;
   // The archive answer cache (QueryOptions::archive_cache_bytes, docs/api-read.md#caches).
   uint32_t query_cache_mb = 64;
+  // How long a generation a live archive answer named is taken as served without asking
+  // (QueryOptions::archive_cache_confirm_ms): 0 to archive::kGenerationConfirmMs.
+  uint32_t archive_lease_ms = archive::kGenerationConfirmMs;
   // The dashboard's files (api/static_files.h): empty ui_dir is "ui" beside the executable.
   std::string ui_dir;
   std::string ui_chartjs = "/usr/share/javascript/chart.js/chart.min.js";

@@ -10,7 +10,7 @@
 
 #include "api/query_plan.h"
 #include "archive/archive_server.h"
-#include "archive/etag.h"
+#include "archive/served_generation.h"
 #include "base/latency.h"
 #include "keyformat/records.h"
 #include "keyformat/shard.h"
@@ -30,7 +30,7 @@ struct ArchiveCall : std::enable_shared_from_this<ArchiveCall> {
   // Its answer is kept: a pinned request (asked again under its generation, from the cache)
   // or a /get (a query's live first request: asked again with If-None-Match).
   bool cache_answer = false;
-  // The cached answer a live /get asks the replica to confirm (archive/etag.h): a 304 naming
+  // The cached answer a live /get asks the replica to confirm (archive/served_generation.h): a 304 naming
   // held_generation makes it the answer without its bytes crossing the network again.
   std::optional<CachedArchiveAnswer> held;
   std::string held_generation;
@@ -229,6 +229,7 @@ bool AnswerFromCache(QueryState* s, size_t shard, const std::string& path, std::
   d->answer.rollups = hit->rollups;
   d->answer.more = hit->more;
   d->answer.cached = true;
+  d->answer.replica = s->next_replica[shard]++ % s->config.archive[shard].size();  // where a breakdown's misses go
   d->done = std::move(*done);
   const timeval now{0, 0};
   if (event_base_once(s->base, -1, EV_TIMEOUT, &Deliver, d.get(), &now) != 0) {
@@ -245,15 +246,22 @@ bool AnswerFromCache(QueryState* s, size_t shard, const std::string& path, std::
 void FetchArchive(QueryState* s, size_t shard, std::string path, int first_replica,
                   BackendCallback done, std::string_view pinned_generation) {
   if (AnswerFromCache(s, shard, path, pinned_generation, &done)) return;
+  const bool is_get = path.compare(0, 5, "/get?") == 0;
+  if (pinned_generation.empty() && is_get) {
+    // A live /get within the lease of the shard's generation (archive/served_generation.h):
+    // the answer held of that generation is taken as it is.
+    const std::string* fresh = s->archive_cache.FreshGeneration(shard, static_cast<int64_t>(MonotonicMicros()));
+    if (fresh != nullptr && AnswerFromCache(s, shard, path, *fresh, &done)) return;
+  }
   ++s->archive_requests;
   auto call = std::make_shared<ArchiveCall>();
   call->s = s;
   call->shard = shard;
   call->path = std::move(path);
-  call->is_get = call->path.compare(0, 5, "/get?") == 0;
+  call->is_get = is_get;
   call->cache_answer = !pinned_generation.empty() || call->is_get;
   if (pinned_generation.empty() && call->is_get) {
-    // The shard's last known generation may still be served: ask with its tag.
+    // After the lease: asked for again with the tag of the generation last named.
     if (const std::string* known = s->archive_cache.KnownGeneration(shard)) {
       if (const CachedArchiveAnswer* hit = s->archive_cache.Get(shard, *known, call->path)) {
         call->held = *hit;

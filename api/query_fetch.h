@@ -17,7 +17,7 @@
 // next turn of the loop (never inside FetchArchive), exactly as a live answer would be. A
 // request without one always goes to a replica: that is how a query learns which generation
 // is served, and that a shard is down. Such a live /get whose path the cache holds under the
-// shard's last known generation asks with `If-None-Match` (archive/etag.h): a 304 naming that
+// shard's last known generation asks with `If-None-Match` (archive/served_generation.h): a 304 naming that
 // generation makes the cached bytes the answer (a 5-year index is 400 KB not sent again);
 // a 200 is a new answer, kept in its turn.
 //

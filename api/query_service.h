@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "archive/served_generation.h"
 #include "api/cluster_config.h"
 
 struct event_base;
@@ -61,9 +62,10 @@ struct QueryOptions {
   size_t lookup_cache_entries = 100000;
   // Archive answers kept per (shard, generation) (docs/api-read.md#caches): at most this many
   // bytes, taken from the cache while the shard's generation was confirmed by a live archive
-  // answer within archive_cache_confirm_ms.
+  // answer within archive_cache_confirm_ms. No longer than the lease the release waits out
+  // (archive/served_generation.h); tests may shorten it.
   size_t archive_cache_bytes = size_t{64} << 20;
-  int archive_cache_confirm_ms = 1000;
+  int archive_cache_confirm_ms = archive::kGenerationConfirmMs;
   size_t max_backend_url_bytes = 6000;  // /mget batches are cut to fit backend URL limits
   // The fan-out of one query (docs/api-read.md#bounds): backend requests (archive /get and
   // /mget batches, realtime /mget batches and /fwmatch pages) and the bytes of their answers.

@@ -4,7 +4,7 @@
 #include <charconv>
 #include <cstdio>
 
-#include "archive/etag.h"
+#include "archive/served_generation.h"
 #include "base/clip.h"
 #include "net/json.h"
 #include "net/secret.h"
@@ -341,6 +341,7 @@ void ArchiveServer::OnStats(net::Request& req) {
   w.Field("uptime_seconds",
           std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_).count());
   w.Field("reloads", db_.reloads());
+  w.Field("served_ms", db_.ServedMs());  // how long this file has been served: the release's lease
   w.Field("failed_reloads", db_.failed_reloads());
   w.Field("hits", get_hits + mget_hits);
   w.Field("misses", get_misses + (mget_keys - mget_hits));

@@ -18,7 +18,7 @@
 #include "archive/db_file.h"
 #include "archive/key_params.h"
 #include "archive/live_db.h"
-#include "archive/etag.h"
+#include "archive/served_generation.h"
 #include "archive/manifest.h"
 #include "archive/reloader.h"
 #include "keyformat/hex64.h"

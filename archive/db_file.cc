@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "archive/etag.h"
+#include "archive/served_generation.h"
 #include "base/clip.h"
 #include "base/errno_status.h"
 #include "keyformat/hex64.h"

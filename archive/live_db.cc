@@ -9,7 +9,14 @@ Status LiveDb::Open() {
   if (!db.ok()) return db.status();
   std::lock_guard<std::mutex> lock(mu_);
   current_ = std::move(db).value();
+  current_since_ = std::chrono::steady_clock::now();
   return Status::OK();
+}
+
+int64_t LiveDb::ServedMs() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - current_since_)
+      .count();
 }
 
 Status LiveDb::Reload() {
@@ -23,6 +30,7 @@ Status LiveDb::Reload() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     old = std::exchange(current_, std::move(db).value());
+    current_since_ = std::chrono::steady_clock::now();
   }
   reloads_.fetch_add(1, std::memory_order_relaxed);
   // `old` is released here, outside the lock: if no request holds it, it is unmapped now;

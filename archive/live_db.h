@@ -14,6 +14,7 @@
 #define CLICKATRON_ARCHIVE_LIVE_DB_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -41,6 +42,10 @@ class LiveDb {
     return current_;
   }
 
+  // How long the current file has been served, in milliseconds (since Open() or the
+  // Reload() that made it current): the release's lease check (served_generation.h).
+  int64_t ServedMs() const;
+
   const std::string& path() const { return path_; }
   uint64_t reloads() const { return reloads_.load(std::memory_order_relaxed); }
   uint64_t failed_reloads() const { return failed_reloads_.load(std::memory_order_relaxed); }
@@ -51,6 +56,7 @@ class LiveDb {
   std::mutex reload_mu_;  // one reload at a time
   mutable std::mutex mu_;  // guards current_
   std::shared_ptr<const DbFile> current_;
+  std::chrono::steady_clock::time_point current_since_;  // guarded by mu_
   std::atomic<uint64_t> reloads_{0};
   std::atomic<uint64_t> failed_reloads_{0};
 };

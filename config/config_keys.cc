@@ -11,6 +11,7 @@ constexpr std::string_view kKeys[] = {
     "address",          // api, realtime, archive
     "api",              // api, rebuild: one line per API node
     "archive",          // api, rebuild: one line per archive shard
+    "archive-lease-ms",            // api
     "archive-shards",   // rebuild
     "backup",           // rebuild
     "before",           // rebuild

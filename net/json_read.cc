@@ -77,7 +77,10 @@ Result<ArchiveStatsFields> ReadArchiveStats(std::string_view body) {
   if (Status s = Parse(body, &doc); !s.ok()) return s;
   Result<const Value*> data = DataOf(doc);
   if (!data.ok()) return data.status();
-  return ArchiveStatsFields{StringOf(Member(**data, "generation")), StringOf(Member(**data, "last_day"))};
+  ArchiveStatsFields fields{StringOf(Member(**data, "generation")), StringOf(Member(**data, "last_day"))};
+  const Value* served = Member(**data, "served_ms");
+  if (served != nullptr && served->IsInt64()) fields.served_ms = served->GetInt64();
+  return fields;
 }
 
 Result<std::vector<RealtimeSlotFields>> ReadRealtimeSlots(std::string_view body) {

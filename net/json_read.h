@@ -48,6 +48,7 @@ Result<IncrAnswer> ReadIncrAnswer(std::string_view body);
 struct ArchiveStatsFields {
   std::string generation;
   std::string last_day;
+  int64_t served_ms = -1;  // how long the file has been served; -1 when not said (an older server)
 };
 // Fails unless body has a "data" object.
 Result<ArchiveStatsFields> ReadArchiveStats(std::string_view body);

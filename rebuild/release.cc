@@ -17,9 +17,13 @@
 // the config (docs/formats.md#manifest): the day was closed, exported from each shard and
 // merged into the live generation. A 404 to POST /release means the slot has moved on
 // meanwhile, which is what release wanted anyway.
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <set>
+#include <thread>
 
+#include "archive/served_generation.h"
 #include "base/clip.h"
 #include "keyformat/manifest.h"
 #include "keyformat/ymdh.h"
@@ -82,17 +86,30 @@ Status RunRelease(const Options& options, WorkDir* work) {
     return Status::Error("the live generation " + live + " holds days through " + last_day +
                          " only: refusing to release " + through);
   }
-  for (const auto& replicas : options.archive) {
-    for (const net::HostPort& host : replicas) {
-      Result<HttpResult> r = HttpCall(host, "GET", "/stats", options.timeout_ms);
-      if (!r.ok()) return Status::Error("refusing to release: " + r.status().message());
-      Result<net::ArchiveStatsFields> stats = net::ReadArchiveStats(r->body);
-      const std::string served = stats.ok() ? stats->last_day : "";
-      if (r->status != 200 || served.empty() || served < through) {
-        return Status::Error("refusing to release " + through + ": archive " + host.ToString() + " serves last day '" +
-                             served + "' (run publish first)");
+  // Every replica serves a generation holding `through`, and has for the lease: no API can
+  // still take an older generation as served (archive/served_generation.h).
+  for (int round = 0;; ++round) {
+    int64_t wait_ms = 0;
+    for (const auto& replicas : options.archive) {
+      for (const net::HostPort& host : replicas) {
+        Result<HttpResult> r = HttpCall(host, "GET", "/stats", options.timeout_ms);
+        if (!r.ok()) return Status::Error("refusing to release: " + r.status().message());
+        Result<net::ArchiveStatsFields> stats = net::ReadArchiveStats(r->body);
+        const std::string served = stats.ok() ? stats->last_day : "";
+        if (r->status != 200 || served.empty() || served < through) {
+          return Status::Error("refusing to release " + through + ": archive " + host.ToString() +
+                               " serves last day '" + served + "' (run publish first)");
+        }
+        // A server that does not say how long (served_ms -1) is waited for in full, once.
+        const int64_t served_ms = stats->served_ms < 0 && round == 0 ? 0 : stats->served_ms;
+        if (served_ms >= 0) wait_ms = std::max(wait_ms, archive::kReleaseAfterServedMs - served_ms);
       }
     }
+    if (wait_ms <= 0 || round > 0) break;
+    std::fprintf(stderr, "clickatron-rebuild: release: waiting %lld ms: a generation holding %s has been served for less than %d ms, "
+                "and an API may still take the one before as served\n",
+                static_cast<long long>(wait_ms), through.c_str(), archive::kReleaseAfterServedMs);
+    std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
   }
   // Every shard's plan first: one refusal anywhere releases nothing.
   std::vector<std::set<std::string>> plan(options.realtime.size());

@@ -406,6 +406,30 @@ def test_release_refuses_when_realtime_stats_cannot_be_read(procs, tmp_path):
     assert [cluster.slot_state(p, DAY0 + 1) for p in cluster.rt_ports] == ["open", "open"]
 
 
+def test_release_waits_out_the_lease_of_the_generation_before(procs, tmp_path):
+    """A day leaves realtime only once every archive replica has served a generation holding
+    it for 2 s (archive/served_generation.h): an API takes the generation a live answer named
+    as served for up to 1 s, and the generation before lacks the day. Released straight after
+    the publish, release waits, says so, and releases."""
+    cluster = Cluster(procs, tmp_path, realtime=1, archive_replicas=(1,))
+    counts, lookups = records_for([DAY0, DAY0 + 1])
+    cluster.load(counts, lookups)
+    bootstrap(cluster)
+    work, config = cluster.work, cluster.config
+    r = post(cluster.rt_ports[0], f"/close?day={day_text(DAY0)}")
+    assert r.status == 200, r
+    for step in ("export", "segment"):
+        rebuild(step, "--work", work, "--config", config, "--day", day_text(DAY0))
+    rebuild("merge", "--work", work, "--config", config)
+    rebuild("publish", "--work", work, "--config", config)
+    archive_port = cluster.archive_ports[0][0]
+    assert get(archive_port, "/stats").json()["data"]["served_ms"] < 2000
+    r = rebuild("release", "--work", work, "--config", config, "--through", day_text(DAY0))
+    assert "release: waiting" in r.stderr.decode(), r.stderr.decode()
+    assert get(archive_port, "/stats").json()["data"]["served_ms"] >= 2000
+    assert cluster.slot_state(cluster.rt_ports[0], DAY0) == "released"
+
+
 class LateApi(http.server.BaseHTTPRequestHandler):
     """An API's late-data endpoints (docs/api.md#api-late): GET /late?after=ID answers the
     entries after ID as a footed export-shaped stream with X-Late-First/-Last; POST

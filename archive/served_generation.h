@@ -1,11 +1,20 @@
-// The entity tag of an archive answer (docs/api.md#archive-conditional-requests).
+// What a client may take from the generation an archive answer names
+// (docs/api.md#archive-conditional-requests, docs/api-read.md#caches).
 //
 // An archive file never changes while it is served, and its manifest names it with a
 // generation: every answer of a file with a manifest carries `ETag: "<generation>"`. A
 // request with `If-None-Match` naming that tag (or `*`) is answered 304 Not Modified with the
 // file's headers and no body while that generation is served — its answer is the one the
 // client already holds. A file without a manifest has no tag and always answers in full.
-// Pure code: the one home of the tag's text, used by the archive and by the API.
+//
+// The lease: a client (the API) may take a generation as still served, and answer from what
+// it holds of it without asking, for kGenerationConfirmMs after a live answer named it. The
+// release of a day from realtime waits until every archive replica has served a generation
+// holding that day for kReleaseAfterServedMs (rebuild/release.cc), so no client can still be
+// taking an older generation — whose missing day only realtime holds — as served when the day
+// leaves realtime. The margin (twice the lease) covers an answer's time in flight.
+// Pure code: the one home of the tag's text and of the lease, used by the archive, the API
+// and the release.
 #pragma once
 
 #include <string>
@@ -15,6 +24,8 @@ namespace clickatron::archive {
 
 inline constexpr char kEtagHeader[] = "ETag";
 inline constexpr char kIfNoneMatchHeader[] = "If-None-Match";
+inline constexpr int kGenerationConfirmMs = 1000;
+inline constexpr int kReleaseAfterServedMs = 2 * kGenerationConfirmMs;
 
 // "\"" + generation + "\"" (RFC 9110 8.8.3: a strong tag).
 inline std::string GenerationEtag(std::string_view generation) {
