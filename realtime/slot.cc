@@ -467,11 +467,16 @@ uint64_t Slot::records() const {
 uint64_t Slot::file_bytes() const { return db_ == nullptr ? 0 : tcbdbfsiz(db_); }
 
 SlotCursor::SlotCursor(const Slot& slot) {
-  if (slot.db() != nullptr) cur_ = tcbdbcurnew(slot.db());
+  if (slot.db() == nullptr) return;
+  cur_ = tcbdbcurnew(slot.db());
+  key_buf_ = tcxstrnew();
+  value_buf_ = tcxstrnew();
 }
 
 SlotCursor::~SlotCursor() {
   if (cur_ != nullptr) tcbdbcurdel(cur_);
+  if (key_buf_ != nullptr) tcxstrdel(key_buf_);
+  if (value_buf_ != nullptr) tcxstrdel(value_buf_);
 }
 
 void SlotCursor::Seek(std::string_view start) {
@@ -490,18 +495,13 @@ void SlotCursor::Next() {
   Load();
 }
 
+// The key and the value in one call: each cursor call locks the database and finds the
+// leaf again (tcbdbcurkey3 + tcbdbcurval3 were two of the three per record a listing made).
 void SlotCursor::Load() {
-  int size = 0;
-  const char* k = static_cast<const char*>(tcbdbcurkey3(cur_, &size));
-  if (k == nullptr) return;
-  key_ = std::string_view(k, static_cast<size_t>(size));
+  if (!tcbdbcurrec(cur_, key_buf_, value_buf_)) return;
+  key_ = std::string_view(key_buf_->ptr, static_cast<size_t>(key_buf_->size));  // TCXSTR's fields are public
+  value_ = std::string_view(value_buf_->ptr, static_cast<size_t>(value_buf_->size));
   valid_ = true;
-}
-
-std::string_view SlotCursor::stored_value() const {
-  int size = 0;
-  const char* v = static_cast<const char*>(tcbdbcurval3(cur_, &size));
-  return v == nullptr ? std::string_view() : std::string_view(v, static_cast<size_t>(size));
 }
 
 }  // namespace clickatron::realtime

@@ -186,15 +186,17 @@ class SlotCursor {
   bool Valid() const { return valid_; }
   void Next();
   std::string_view key() const { return key_; }
-  std::string_view stored_value() const;  // raw bytes (8-byte int for counters)
+  std::string_view stored_value() const { return value_; }  // raw bytes (8-byte int for counters)
   void AppendValue(std::string* out) const { AppendRecordValue(key_, stored_value(), out); }
 
  private:
   void Load();  // reads the current key, skipping metadata
 
   BDBCUR* cur_ = nullptr;
+  TCXSTR* key_buf_ = nullptr;    // the current record, copied out of its leaf
+  TCXSTR* value_buf_ = nullptr;
   bool valid_ = false;
-  std::string_view key_;
+  std::string_view key_, value_;
 };
 
 }  // namespace clickatron::realtime
