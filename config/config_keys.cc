@@ -14,6 +14,7 @@ constexpr std::string_view kKeys[] = {
     "archive-lease-ms",            // api
     "archive-shards",   // rebuild
     "backup",           // rebuild
+    "backup-codec",     // rebuild
     "before",           // rebuild
     "cache-mb",         // realtime
     "chunks",           // rebuild

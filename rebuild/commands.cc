@@ -9,7 +9,7 @@ constexpr Command kCommands[] = {
     {"import", RunImport, "--input FILE|- [--memory SIZE] [--archive-shards M] [--max-errors N] [--replace]",
      kNeedsInput},
     {"merge", RunMerge, "[--archive-shards M]", 0},
-    {"publish", RunPublish, "[--config FILE] [--backup DIR] [--jobs N]", 0},
+    {"publish", RunPublish, "[--config FILE] [--backup DIR [--backup-codec zstd|gzip]] [--jobs N]", 0},
     {"export", RunExport, "--config FILE --day YYYY-MM-DD", kNeedsDay | kNeedsCluster},
     {"segment", RunSegment, "--config FILE --day YYYY-MM-DD", kNeedsDay},
     {"late", RunLate, "--config FILE (its api = lines)", 0},

@@ -17,7 +17,7 @@ namespace {
 
 // Flags read as text and turned into values once the command line is complete.
 struct TextFlags {
-  std::string memory, day, before, through;
+  std::string memory, day, before, through, backup_codec;
 };
 
 // "usage: ..." and one line per command (commands.h).
@@ -40,7 +40,8 @@ void DeclareOptions(config::OptionLoader* loader, Options* out, TextFlags* text)
       ("jobs", po::value(&out->jobs), "parallel tasks (default 1)")
       ("max-errors", po::value(&out->max_errors), "import: malformed lines tolerated (default 0)")
       ("replace", po::bool_switch(&out->replace), "import: replace days that already have segments")
-      ("backup", po::value(&out->backup), "publish: directory for the gzip backup copy")
+      ("backup", po::value(&out->backup), "publish: directory for the backup copy")
+      ("backup-codec", po::value(&text->backup_codec), "publish: zstd (default) or gzip: the backup copy's codec")
       ("keep-generations", po::value(&out->keep_generations), "publish: generations kept (default 3)")
       ("timeout-ms", po::value(&out->timeout_ms), "HTTP request timeout (default 30000)")
       ("day", po::value(&text->day), "export/segment: the day, YYYY-MM-DD; nightly: as --through")
@@ -175,6 +176,11 @@ Status ParseOptions(int argc, const char* const* argv, Options* out, bool* help_
   if (command == nullptr) return Status::Error("unknown command '" + out->command + "' (see --help)");
   if (out->work.empty()) return Status::Error("--work is required");
   if (Status s = ReadMemory(text.memory, &out->memory); !s.ok()) return s;
+  if (!text.backup_codec.empty()) {
+    Result<BackupCodec> codec = ParseBackupCodec(text.backup_codec);
+    if (!codec.ok()) return codec.status();
+    out->backup_codec = *codec;
+  }
   if (out->jobs < 1 || out->jobs > 64) return Status::Error("--jobs must be 1..64");
   out->jobs_given = vm.count("jobs") > 0;
   if (Status s = config::ReadClusterLayout(vm, out); !s.ok()) return s;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "rebuild/backup_copy.h"
 #include "base/status.h"
 #include "config/cluster_layout.h"
 #include "rebuild/record_sorter.h"
@@ -26,11 +27,12 @@ struct Options : config::ClusterLayout {  // realtime and archive servers
   std::string config;
   std::string input;
   std::string backup;
+  BackupCodec backup_codec = BackupCodec::kZstd;  // publish's backup copy (backup_copy.h)
   Day day = 0, before = 0, through = 0;  // 0 = not given
   uint64_t memory = 1ull << 30;
   uint32_t archive_shards = 0;           // resolved: always >= 1 after parsing
   uint32_t jobs = 1;
-  bool jobs_given = false;               // --jobs was given (publish's gzip uses every core otherwise)
+  bool jobs_given = false;               // --jobs was given (publish's backup copy uses every core otherwise)
   uint64_t max_errors = 0;
   bool replace = false;
   uint32_t keep_generations = 3;

@@ -1,6 +1,6 @@
 // `publish`: DIR/merged → a new generation DIR/gen/<id>/ (shard files + manifest), an
-// optional gzip backup copy (written by the same read that verifies each file, deflated on
-// every core: rebuild/parallel_gzip.h), the atomic flip of DIR/current, and the archive servers'
+// optional backup copy (zstd or gzip, written by the same read that verifies each file,
+// compressed on every core: rebuild/backup_copy.h), the atomic flip of DIR/current, and the archive servers'
 // reload, confirmed on each one's /stats. On any failure the previous generation is put
 // back (current flipped back, servers reloaded again): the old generation stays live.
 //
@@ -27,7 +27,7 @@
 #include "rebuild/commands.h"
 #include "rebuild/file.h"
 #include "rebuild/merged.h"
-#include "rebuild/parallel_gzip.h"
+#include "rebuild/backup_copy.h"
 #include "rebuild/progress.h"
 #include "rebuild/publish.h"
 #include "rebuild/tasks.h"
@@ -37,16 +37,12 @@ namespace clickatron::rebuild {
 namespace {
 
 constexpr size_t kIoBuffer = 4 << 20;
-// zlib level of the backup copy: on the archive file level 1 costs a quarter of the CPU of
-// gzip's default 6 for 15-19 % more bytes, and deflate was 97 % of publish's CPU
-// (docs/benchmarks.md#publish-and-its-backup).
-constexpr int kBackupLevel = 1;
 
 // Reads a whole file once and checks its size and XXH64 against what merge recorded; with
-// a gz path, the same read feeds a gzip copy of it there (ParallelGzipWriter, on
-// gzip.threads threads), removed again when the check fails.
-Status VerifyMergedFile(const std::string& path, const FileSummary& expect, const std::string& gz,
-                        const ParallelGzipOptions& gzip, Progress* progress) {
+// a copy path, the same read feeds the backup copy of it there (backup_copy.h, on
+// copy.threads threads), removed again when the check fails.
+Status VerifyMergedFile(const std::string& path, const FileSummary& expect, const std::string& copy_path,
+                        const BackupCopyOptions& copy, Progress* progress) {
   XXH64_state_t st;
   XXH64_reset(&st, 0);
   uint64_t bytes = 0;
@@ -56,10 +52,11 @@ Status VerifyMergedFile(const std::string& path, const FileSummary& expect, cons
     progress->Add(0, block.size());
     progress->Tick();
   };
-  Status status = gz.empty() ? ForEachBlock(path, kIoBuffer, digest) : GzipFileParallel(path, gz, gzip, digest);
+  Status status = copy_path.empty() ? ForEachBlock(path, kIoBuffer, digest)
+                                    : WriteBackupCopy(path, copy_path, copy, digest);
   if (!status.ok()) return status;
   if (bytes != expect.bytes || XXH64_digest(&st) != expect.xxh64) {
-    if (!gz.empty()) ::unlink(gz.c_str());
+    if (!copy_path.empty()) ::unlink(copy_path.c_str());
     return Status::Error(path + " does not match merged/meta (" + std::to_string(bytes) + " bytes, xxh64 " +
                          Hex64(XXH64_digest(&st)) + "; expected " + std::to_string(expect.bytes) + ", " +
                          Hex64(expect.xxh64) + "): run merge again");
@@ -176,12 +173,12 @@ Result<MergedInfo> ReadPublishable(const WorkDir& work, const Options& options) 
 // is complete, then renamed to BACKUP/<generation>/.
 struct BackupWork {
   std::string tmp;  // "" when there is no backup to write
-  ParallelGzipOptions gzip;
+  BackupCopyOptions copy;
 };
 
 // Step 1: DIR/gen/<generation>/ with the verified merged files (hard-linked) and the
 // manifest, built in a temp directory and renamed into place. The read that verifies a
-// file also writes its gzip copy into backup->tmp, when there is one to write (each file
+// file also writes its backup copy into backup->tmp, when there is one to write (each file
 // is read once). Sets *wrote unless it was already there.
 Status WriteGeneration(const WorkDir& work, const std::string& generation, const MergedInfo& merged,
                        const std::string& manifest, unsigned jobs, const BackupWork& backup, Progress* progress,
@@ -197,12 +194,13 @@ Status WriteGeneration(const WorkDir& work, const std::string& generation, const
   if (Exists(gen_dir)) RemoveAll(gen_dir);
   const std::string tmp = work.Path("gen/.tmp-" + WorkDir::NewId());
   if (Status s = MakeDirs(tmp); !s.ok()) return s;
-  // With a backup, one file at a time on every gzip thread; else one file per job.
+  // With a backup, one file at a time on every compressing thread; else one file per job.
   Status s = RunTasks(merged.shards, backup.tmp.empty() ? jobs : 1, [&](size_t k) -> Status {
     const std::string name = MergedFileName(uint32_t(k));
     const std::string from = work.Path("merged/" + name);
-    const std::string gz = backup.tmp.empty() ? "" : backup.tmp + "/" + name + ".gz";
-    if (Status v = VerifyMergedFile(from, merged.files[k], gz, backup.gzip, progress); !v.ok()) return v;
+    const std::string copy =
+        backup.tmp.empty() ? "" : backup.tmp + "/" + name + std::string(BackupSuffix(backup.copy.codec));
+    if (Status v = VerifyMergedFile(from, merged.files[k], copy, backup.copy, progress); !v.ok()) return v;
     return LinkOrCopy(from, tmp + "/" + name);
   });
   if (s.ok()) s = WriteFileAtomic(tmp + "/manifest", manifest);
@@ -216,22 +214,23 @@ Status WriteGeneration(const WorkDir& work, const std::string& generation, const
   return Status::OK();
 }
 
-// Step 2: BACKUP/<generation>/ with a gzip copy of each shard file and the manifest. The
+// Step 2: BACKUP/<generation>/ with a compressed copy of each shard file and the manifest. The
 // copies step 1 did not write (the generation was already there) are made from the
 // generation's files, verified the same way. Returns what it did for the summary.
 Result<std::string> WriteBackup(const std::string& backup, const BackupWork& work, const std::string& gen_dir,
                                 const std::string& generation, const MergedInfo& merged,
                                 const std::string& manifest, Progress* progress) {
   const std::string backup_dir = backup + "/" + generation;
-  uint64_t gz_bytes = 0;
+  const std::string suffix(BackupSuffix(work.copy.codec));
+  uint64_t copy_bytes = 0;
   Status s;
   for (uint32_t k = 0; k < merged.shards && s.ok(); ++k) {
     const std::string name = MergedFileName(k);
-    const std::string gz = work.tmp + "/" + name + ".gz";
-    if (!Exists(gz)) s = VerifyMergedFile(gen_dir + "/" + name, merged.files[k], gz, work.gzip, progress);
+    const std::string copy = work.tmp + "/" + name + suffix;
+    if (!Exists(copy)) s = VerifyMergedFile(gen_dir + "/" + name, merged.files[k], copy, work.copy, progress);
   }
   if (s.ok()) {
-    for (uint32_t k = 0; k < merged.shards; ++k) gz_bytes += FileSize(work.tmp + "/" + MergedFileName(k) + ".gz");
+    for (uint32_t k = 0; k < merged.shards; ++k) copy_bytes += FileSize(work.tmp + "/" + MergedFileName(k) + suffix);
     s = WriteFileAtomic(work.tmp + "/manifest", manifest);
   }
   if (s.ok()) s = SyncDir(work.tmp);
@@ -241,7 +240,8 @@ Result<std::string> WriteBackup(const std::string& backup, const BackupWork& wor
     RemoveAll(work.tmp);
     return s;
   }
-  return "backup " + HumanBytes(gz_bytes) + " gzip in " + backup_dir;
+  return "backup " + HumanBytes(copy_bytes) + " " + std::string(BackupCodecName(work.copy.codec)) + " in " +
+         backup_dir;
 }
 
 // Step 3b: every archive server reloads and confirms it serves generation. On the first
@@ -332,8 +332,8 @@ Status RunPublish(const Options& options, WorkDir* work) {
   if (!options.backup.empty() && !Exists(options.backup + "/" + generation + "/manifest")) {
     backup.tmp = options.backup + "/.tmp-" + generation + "-" + WorkDir::NewId();
     if (Status s = MakeDirs(backup.tmp); !s.ok()) return s;
-    backup.gzip.threads = options.jobs_given ? options.jobs : 0;  // 0: every core
-    backup.gzip.level = kBackupLevel;
+    backup.copy.threads = options.jobs_given ? options.jobs : 0;  // 0: every core
+    backup.copy.codec = options.backup_codec;
   }
   bool wrote = false;
   if (Status s = WriteGeneration(*work, generation, *merged, manifest_text, options.jobs, backup, &progress, &wrote);

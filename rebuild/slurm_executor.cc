@@ -214,6 +214,8 @@ std::vector<std::string> Graph::Command(const std::string& task, size_t i, const
   if (!o_.backup.empty()) {
     argv.push_back("--backup");
     argv.push_back(o_.backup);
+    argv.push_back("--backup-codec");
+    argv.push_back(std::string(BackupCodecName(o_.backup_codec)));
   }
   if (o_.replace) argv.push_back("--replace");
   return argv;

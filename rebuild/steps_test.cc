@@ -42,13 +42,16 @@ void WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
-// What `gzip -dc` makes of a file ("" when it fails).
-std::string Gunzip(const std::string& path) {
-  if (std::system(("gzip -dc " + path + " > " + path + ".out").c_str()) != 0) return "";
+// What `tool -dc` (gzip, zstd: the tools ops/restore-archive unpacks with) makes of a file
+// ("" when it fails).
+std::string Unpacked(const std::string& tool, const std::string& path) {
+  if (std::system((tool + " -dc " + path + " > " + path + ".out").c_str()) != 0) return "";
   std::string out = ReadFile(path + ".out");
   fs::remove(path + ".out");
   return out;
 }
+std::string Gunzip(const std::string& path) { return Unpacked("gzip", path); }
+std::string Unzstd(const std::string& path) { return Unpacked("zstd -q", path); }
 
 // A work directory opened for one test, and the options a command line would give.
 class Work {
@@ -551,10 +554,27 @@ TEST(PublishStep, WritesTheGenerationFlipsCurrentAndReloadsEveryReplica) {
   EXPECT_EQ(b.reloads(), 1);
 }
 
+TEST(PublishStep, WritesTheZstdBackupByDefaultOnce) {
+  Work w;
+  ASSERT_TRUE(w.ImportAndMerge(kTwoDays).ok());
+  w.options.backup = w.Temp("backup");
+  ASSERT_TRUE(w.Run(RunPublish).ok());
+  const std::string generation = *LiveGeneration(*w.work());
+  const std::string dir = w.options.backup + "/" + generation;
+  EXPECT_EQ(ReadFile(dir + "/manifest"), ReadFile(w.Path("current/manifest")));
+  EXPECT_EQ(ReadFile(dir + "/shard-0.csv.zst").substr(0, 4), "\x28\xb5\x2f\xfd");  // a zstd frame
+  EXPECT_FALSE(fs::exists(dir + "/shard-0.csv.gz"));
+  EXPECT_EQ(Unzstd(dir + "/shard-0.csv.zst"), ReadFile(w.Path("merged/shard-0.csv")));
+  const auto written = fs::last_write_time(dir + "/shard-0.csv.zst");
+  ASSERT_TRUE(w.Run(RunPublish).ok());
+  EXPECT_EQ(fs::last_write_time(dir + "/shard-0.csv.zst"), written);
+}
+
 TEST(PublishStep, WritesTheGzipBackupOnce) {
   Work w;
   ASSERT_TRUE(w.ImportAndMerge(kTwoDays).ok());
   w.options.backup = w.Temp("backup");
+  w.options.backup_codec = BackupCodec::kGzip;
   ASSERT_TRUE(w.Run(RunPublish).ok());
   const std::string generation = *LiveGeneration(*w.work());
   const std::string dir = w.options.backup + "/" + generation;
@@ -576,7 +596,7 @@ TEST(PublishStep, TheBackupOfAPublishedGenerationIsMadeFromItsFiles) {
   w.options.backup = w.Temp("backup");
   ASSERT_TRUE(w.Run(RunPublish).ok());
   const std::string dir = w.options.backup + "/" + generation;
-  EXPECT_EQ(Gunzip(dir + "/shard-0.csv.gz"), ReadFile(w.Path("gen/" + generation + "/shard-0.csv")));
+  EXPECT_EQ(Unzstd(dir + "/shard-0.csv.zst"), ReadFile(w.Path("gen/" + generation + "/shard-0.csv")));
   EXPECT_EQ(ReadFile(dir + "/manifest"), ReadFile(w.Path("current/manifest")));
 }
 

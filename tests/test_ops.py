@@ -394,10 +394,11 @@ def test_nightly_moves_yesterday_into_the_archive_then_backup_restores_it(demo_v
     again = sh([NIGHTLY, "--var", demo_var, "--day", str(yesterday)], timeout=300)
     assert again.returncode == 0, again.stdout + again.stderr
 
-    # The gzip backup of the live generation brings it back after its files are lost.
+    # The backup of the live generation (zstd, the default codec) brings it back after its
+    # files are lost.
     generation = archive_stats(ar_ports[0])["generation"]
     backup = os.path.join(demo_var, "backup", generation)
-    assert sorted(os.listdir(backup)) == ["manifest", "shard-0.csv.gz", "shard-1.csv.gz"]
+    assert sorted(os.listdir(backup)) == ["manifest", "shard-0.csv.zst", "shard-1.csv.zst"]
     work = os.path.join(demo_var, "rebuild")
     gen_dir = os.path.join(work, "gen", generation)
     before = {n: open(os.path.join(gen_dir, n), "rb").read() for n in ("shard-0.csv", "shard-1.csv")}
@@ -414,7 +415,7 @@ def test_nightly_moves_yesterday_into_the_archive_then_backup_restores_it(demo_v
     # A backup that does not match its manifest is refused, and nothing changes.
     bad = tmp_path / "bad"
     subprocess.run(["cp", "-r", backup, str(bad)], check=True)
-    subprocess.run(f"gzip -dc {bad}/shard-1.csv.gz | head -n 1 | gzip > {bad}/x && mv {bad}/x {bad}/shard-1.csv.gz",
+    subprocess.run(f"zstd -q -dc {bad}/shard-1.csv.zst | head -n 1 | zstd -q > {bad}/x && mv {bad}/x {bad}/shard-1.csv.zst",
                    shell=True, check=True)
     other_work = tmp_path / "other-work"
     refused = sh([os.path.join(OPS, "restore-archive"), "--backup", str(bad), "--work", str(other_work)])
@@ -422,11 +423,12 @@ def test_nightly_moves_yesterday_into_the_archive_then_backup_restores_it(demo_v
     assert not os.path.lexists(other_work / "current")
     assert os.listdir(other_work / "gen") == []
 
-    # Archive records → history → import with 3 shards: the same records, spread anew.
+    # Archive records → history → import with 3 shards: the same records, spread anew (one
+    # shard read from its zstd backup copy, one from the generation's file).
     history = tmp_path / "history.csv"
     with open(history, "wb") as out:
         subprocess.run([os.path.join(OPS, "archive-to-history"),
-                        os.path.join(gen_dir, "shard-0.csv"), os.path.join(gen_dir, "shard-1.csv")],
+                        os.path.join(backup, "shard-0.csv.zst"), os.path.join(gen_dir, "shard-1.csv")],
                        stdout=out, check=True)
     new_work = str(tmp_path / "work3")
     run("clickatron-rebuild", ["import", "--work", new_work, "--input", history, "--archive-shards", 3],

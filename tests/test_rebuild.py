@@ -5,6 +5,7 @@ import + merge byte for byte (tests/golden/seed-example), its rollup lines
 (docs/formats.md#rollup-records) aside, and every rollup must be the sum of its hours.
 """
 import os
+import subprocess
 import zlib
 
 import pytest
@@ -214,7 +215,13 @@ def test_a_hash_collision_is_counted_and_reported_never_silently_resolved(tmp_pa
     assert "http://www.facebook.com/" in text and "http://evil.example/" in text
 
 
+def unzstd(path):
+    return subprocess.run(["zstd", "-q", "-dc", str(path)], stdout=subprocess.PIPE, check=True).stdout
+
+
 def test_publish_without_servers_writes_a_generation_manifest_and_backup(tmp_path):
+    """The backup copy is zstd by default (docs/formats.md#backups) and gzip on request:
+    each unpacks with its standard tool to the shard file, byte for byte."""
     import gzip
     work, backup = tmp_path / "w", tmp_path / "backup"
     rebuild("import", "--work", work, "--input", os.path.join(SEED, "history.csv"), "--archive-shards", "2")
@@ -232,11 +239,20 @@ def test_publish_without_servers_writes_a_generation_manifest_and_backup(tmp_pat
         lines = data.count(b"\n")
         assert f"shard.{k}.records = {lines}" in manifest
         assert f"shard.{k}.bytes = {len(data)}" in manifest
-        assert gzip.decompress(read(backup / generation / f"shard-{k}.csv.gz")) == data
+        assert unzstd(backup / generation / f"shard-{k}.csv.zst") == data
         assert data == read(work / "merged" / f"shard-{k}.csv")
+    assert sorted(os.listdir(backup / generation)) == ["manifest", "shard-0.csv.zst", "shard-1.csv.zst"]
     assert (backup / generation / "manifest").read_text() == (work / "current" / "manifest").read_text()
     r = rebuild("publish", "--work", work, "--backup", backup)
     assert b"already live, nothing to do" in r.stdout
+    # Another backup directory, gzip: written from the live generation's files.
+    r = rebuild("publish", "--work", work, "--backup", tmp_path / "gz", "--backup-codec", "gzip")
+    assert b" gzip in " in r.stdout, r.stdout
+    for k in range(2):
+        assert gzip.decompress(read(tmp_path / "gz" / generation / f"shard-{k}.csv.gz")) == \
+            read(work / "current" / f"shard-{k}.csv")
+    r = rebuild("publish", "--work", work, "--backup", tmp_path / "x", "--backup-codec", "xz", check=False)
+    assert r.returncode == 2 and b"backup-codec 'xz' is not zstd or gzip" in r.stderr, r.stderr
 
 
 def test_release_refuses_days_the_archive_does_not_hold(tmp_path):
