@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The rebuild benchmark: import + merge + publish with its gzip backup, against GNU sort
+# The rebuild benchmark: import + merge + publish with its backup copy, against GNU sort
 # (figures: docs/benchmarks.md#rebuild).
 #
 #   tests/bench/rebuild_bench.sh [RECORDS] [DIR]     default 100000000 records in /tmp/clickatron-rebuild-bench
@@ -7,8 +7,9 @@
 # Generates RECORDS realistic realtime records (tests/bench/rebuild_gen.cc), then in one run:
 # GNU sort of the input (`LC_ALL=C sort -S 2G --parallel=2`, the reference), and
 # `clickatron-rebuild import --memory 2G --jobs 2` + `merge --jobs 2` (which writes the day
-# and month rollups) + `publish --backup --jobs 2`, each under /usr/bin/time for wall time and
-# peak RSS; then the archive and gzip sizes and the share of rollup lines. Everything stays in
+# and month rollups) + `publish --backup --jobs 2` (BACKUP_CODEC: zstd, the default, or
+# gzip), each under /usr/bin/time for wall time and peak RSS; then the archive and backup
+# sizes and the share of rollup lines. Everything stays in
 # DIR; nothing is sent anywhere. Uses a release build:
 #   cmake -S . -B build/rebuild-release -G Ninja -DCMAKE_BUILD_TYPE=Release
 #   cmake --build build/rebuild-release --target clickatron-rebuild rebuild_gen
@@ -40,7 +41,8 @@ rm -f "$dir/sorted.csv"
 sync
 timed import "$bin/clickatron-rebuild" import --work "$dir/work" --input "$input" --memory 2G --jobs 2
 timed merge "$bin/clickatron-rebuild" merge --work "$dir/work" --jobs 2
-timed publish "$bin/clickatron-rebuild" publish --work "$dir/work" --backup "$dir/backup" --jobs 2
+timed publish "$bin/clickatron-rebuild" publish --work "$dir/work" --backup "$dir/backup" --jobs 2 \
+  --backup-codec "${BACKUP_CODEC:-zstd}"
 echo "load after: $(uptime)"
 cat "$dir/out.import" "$dir/out.merge" "$dir/out.publish"
 sort_s=$(cut -d' ' -f1 "$dir/time.sort")
@@ -52,10 +54,10 @@ awk -v a="$all_s" -v b="$sort_s" 'BEGIN {printf "import+merge+publish %.2f s / s
 meta=$dir/work/merged/meta
 points=$(awk -F' = ' '/^shard\.[0-9]+\.columns/ {s += $2} END {print s}' "$meta")
 bytes=$(awk -F' = ' '/^shard\.[0-9]+\.bytes/ {s += $2} END {print s}' "$meta")
-gz=$(du -cb "$dir"/backup/*/*.gz | tail -1 | cut -f1)
+gz=$(du -cb "$dir"/backup/*/*.csv.* | tail -1 | cut -f1)
 lines=$(wc -l < "$input")
 awk -v p="$points" -v b="$bytes" -v g="$gz" -v r="$lines" 'BEGIN {
-  printf "data points %d (input lines %d); archive %d bytes = %.2f B/point; gzip backup %d bytes = %.2f B/point\n",
+  printf "data points %d (input lines %d); archive %d bytes = %.2f B/point; backup copy %d bytes = %.2f B/point\n",
          p, r, b, b / p, g, g / p }'
 # Rollup records (docs/formats.md#rollup-records): subtotal keys whose time is 2 or 3 symbols.
 awk -F, '{
