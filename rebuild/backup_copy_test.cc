@@ -1,8 +1,11 @@
-// The backup copy (backup_copy.h): a zstd copy is one stream libzstd and `zstd -dc` read back
-// byte for byte, with every block of the input shown to the caller in order, whatever the
-// input's size against the read block; a gzip copy the same through zlib; a failed write is
-// an error naming the file, and the file is gone; an unknown codec is named.
+// The backup copies (backup_copy.h). ParallelGzipWriter: what it writes is one gzip member
+// that zlib and `gzip -d` both read back byte for byte, whatever the input's size against the
+// block size and however many threads deflate it. A zstd copy: one stream libzstd and
+// `zstd -dc` read back byte for byte, every block of the input shown to the caller in order.
+// For both, a failed write is an error naming the file, and the file is gone; an unknown
+// codec is named.
 #include "rebuild/backup_copy.h"
+#include "rebuild/parallel_gzip.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -10,6 +13,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +25,8 @@
 namespace clickatron::rebuild {
 namespace {
 
+constexpr size_t kBlock = 64 << 10;  // the smallest block: many blocks from small inputs
+
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream s;
@@ -28,8 +34,43 @@ std::string ReadFile(const std::string& path) {
   return s.str();
 }
 
-void WriteFile(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+// Inflates a whole gzip file with zlib; "" and a failure on anything but one clean member.
+std::string Gunzip(const std::string& gz) {
+  z_stream z{};
+  EXPECT_EQ(inflateInit2(&z, 16 + 15), Z_OK);
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
+  z.avail_in = uInt(gz.size());
+  std::string out;
+  char buf[1 << 16];
+  int rc;
+  do {
+    z.next_out = reinterpret_cast<Bytef*>(buf);
+    z.avail_out = sizeof buf;
+    rc = inflate(&z, Z_NO_FLUSH);
+    out.append(buf, sizeof buf - z.avail_out);
+  } while (rc == Z_OK);
+  EXPECT_EQ(rc, Z_STREAM_END);
+  EXPECT_EQ(z.avail_in, 0u) << "bytes after the gzip member";
+  inflateEnd(&z);
+  return out;
+}
+
+// Archive-like lines: compressible, with repeats that reach across block boundaries.
+std::string Lines(size_t bytes, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::string s;
+  while (s.size() < bytes) {
+    s += "c.u|u" + std::to_string(rng() % 5000) + ".c3p0\tUS\t" + std::to_string(rng() % 100000) + "\n";
+  }
+  s.resize(bytes);
+  return s;
+}
+
+std::string Random(size_t bytes, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::string s(bytes, '\0');
+  for (char& c : s) c = char(rng());
+  return s;
 }
 
 // Decompresses a whole zstd file with libzstd's streaming API; "" and a failure on
@@ -55,24 +96,131 @@ std::string Unzstd(const std::string& compressed) {
   return out;
 }
 
-std::string Lines(size_t bytes, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::string s;
-  while (s.size() < bytes) s += "c.u|user" + std::to_string(rng() % 100000) + ".c41l,US:" + std::to_string(rng() % 9) + "\n";
-  s.resize(bytes);
-  return s;
-}
-
-std::string Random(size_t bytes, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::string s(bytes, '\0');
-  for (char& c : s) c = char(rng());
-  return s;
-}
-
-void RoundTrip(const std::string& input, unsigned threads) {
+// Writes input in pieces of `piece` bytes on `threads` threads; checks it with zlib, gzip -t
+// and gzip -dc.
+void RoundTrip(const std::string& input, unsigned threads, size_t piece = 100'003) {
   TestDir dir;
-  WriteFile(dir / "in.csv", input);
+  const std::string gz_path = dir / "x.gz";
+  ParallelGzipWriter gz;
+  ASSERT_TRUE(gz.Open(gz_path, {threads, kBlock, 6}).ok());
+  for (size_t at = 0; at < input.size(); at += piece) {
+    Status s = gz.Append(std::string_view(input).substr(at, piece));
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  Status s = gz.Finish();
+  ASSERT_TRUE(s.ok()) << s.message();
+  const std::string gz_bytes = ReadFile(gz_path);
+  EXPECT_EQ(gz.bytes_in(), input.size());
+  EXPECT_EQ(gz.bytes_out(), gz_bytes.size());
+  EXPECT_TRUE(Gunzip(gz_bytes) == input) << "zlib, " << input.size() << " bytes, " << threads << " thread(s)";
+  EXPECT_EQ(std::system(("gzip -t " + gz_path).c_str()), 0);
+  ASSERT_EQ(std::system(("gzip -dc " + gz_path + " > " + (dir / "x")).c_str()), 0);
+  EXPECT_TRUE(ReadFile(dir / "x") == input) << "gzip -d, " << input.size() << " bytes, " << threads << " thread(s)";
+}
+
+TEST(ParallelGzip, EmptyInputIsAValidEmptyMember) { RoundTrip("", 2); }
+
+TEST(ParallelGzip, TinyInputs) {
+  RoundTrip("x", 2);
+  RoundTrip("hello\n", 1);
+  RoundTrip(Lines(1000, 1), 3);
+}
+
+TEST(ParallelGzip, InputsAtTheBlockBoundaries) {
+  for (size_t n : {kBlock - 1, kBlock, kBlock + 1, 2 * kBlock, 2 * kBlock + 1}) RoundTrip(Lines(n, 2), 2, kBlock);
+}
+
+TEST(ParallelGzip, ManyBlocksOnOneToFourThreads) {
+  const std::string input = Lines(37 * kBlock + 12'345, 3);  // more blocks than are ever in flight
+  for (unsigned threads : {1u, 2u, 4u}) RoundTrip(input, threads);
+}
+
+TEST(ParallelGzip, RandomBytes) { RoundTrip(Random(5 * kBlock + 777, 4), 2, 4096); }
+
+// Each block is primed with the 32 KiB before it: a repeat of the previous block's end
+// costs next to nothing, as in one deflate stream.
+TEST(ParallelGzip, BlocksSeeTheInputBeforeThem) {
+  TestDir dir;
+  const std::string piece = Random(kBlock / 4, 5);
+  std::string input;
+  for (int i = 0; i < 8; ++i) input += piece;  // two blocks, the second all repeats
+  ParallelGzipWriter gz;
+  ASSERT_TRUE(gz.Open(dir / "x.gz", {2, kBlock, 6}).ok());
+  ASSERT_TRUE(gz.Append(input).ok());
+  ASSERT_TRUE(gz.Finish().ok());
+  EXPECT_LT(gz.bytes_out(), piece.size() + piece.size() / 4);  // unprimed: twice the piece
+  EXPECT_TRUE(Gunzip(ReadFile(dir / "x.gz")) == input);
+}
+
+TEST(ParallelGzipFile, CompressesAFileAndShowsEveryByteRead) {
+  TestDir dir;
+  const std::string input = Lines(3 * kBlock + 99, 6);
+  const std::string from = dir.Write("in", input);
+  std::string seen;
+  Status s = GzipFileParallel(from, dir / "in.gz", {2, kBlock, 1}, [&](std::string_view b) { seen.append(b); });
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(seen == input);
+  EXPECT_TRUE(Gunzip(ReadFile(dir / "in.gz")) == input);
+}
+
+TEST(ParallelGzipFile, AMissingInputIsAnErrorAndWritesNothing) {
+  TestDir dir;
+  Status s = GzipFileParallel(dir / "nope", dir / "nope.gz", {}, nullptr);
+  EXPECT_EQ(s.message(), "open " + (dir / "nope") + ": No such file or directory");
+  EXPECT_FALSE(std::filesystem::exists(dir / "nope.gz"));
+}
+
+TEST(ParallelGzip, AFileThatCannotBeCreatedIsAnError) {
+  TestDir dir;
+  ParallelGzipWriter gz;
+  EXPECT_EQ(gz.Open(dir / "no/such/dir.gz").message(),
+            "create " + (dir / "no/such/dir.gz") + ": No such file or directory");
+}
+
+// The file size limit makes write(2) fail as a full disk does: the error names the file,
+// and the partial file is removed.
+TEST(ParallelGzip, AFailedWriteIsAnErrorAndRemovesThePartialFile) {
+  TestDir dir;
+  const std::string path = dir / "big.gz";
+  const std::string input = Random(8 << 20, 7);  // incompressible: more than the 4 MiB write buffer
+  ::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit old;
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  struct rlimit small = old;
+  small.rlim_cur = 1 << 20;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  Status s;
+  {
+    ParallelGzipWriter gz;
+    s = gz.Open(path, {2, kBlock, 6});
+    if (s.ok()) s = gz.Append(input);
+    if (s.ok()) s = gz.Finish();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  EXPECT_EQ(s.message(), "write " + path + ": File too large");
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST(ParallelGzip, AWriterDroppedBeforeFinishRemovesItsFile) {
+  TestDir dir;
+  {
+    ParallelGzipWriter gz;
+    ASSERT_TRUE(gz.Open(dir / "x.gz", {2, kBlock, 6}).ok());
+    ASSERT_TRUE(gz.Append(Lines(5 * kBlock, 8)).ok());
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "x.gz"));
+}
+
+TEST(ParallelGzip, ALevelOutsideOneToNineIsRefused) {
+  TestDir dir;
+  ParallelGzipWriter gz;
+  EXPECT_EQ(gz.Open(dir / "x.gz", {2, kBlock, 0}).message(), "gzip level must be 1..9");
+  EXPECT_FALSE(std::filesystem::exists(dir / "x.gz"));
+}
+
+void ZstdRoundTrip(const std::string& input, unsigned threads) {
+  TestDir dir;
+  dir.Write("in.csv", input);
   std::string seen;
   Status s = ZstdFileParallel(dir / "in.csv", dir / "in.csv.zst", threads, [&](std::string_view b) { seen += b; });
   ASSERT_TRUE(s.ok()) << s.message();
@@ -84,14 +232,14 @@ void RoundTrip(const std::string& input, unsigned threads) {
   EXPECT_EQ(std::system(("zstd -q -t " + (dir / "in.csv.zst")).c_str()), 0);
 }
 
-TEST(ZstdBackupCopy, EmptyInputIsAValidEmptyFrame) { RoundTrip("", 2); }
+TEST(ZstdBackupCopy, EmptyInputIsAValidEmptyFrame) { ZstdRoundTrip("", 2); }
 
 TEST(ZstdBackupCopy, SmallAndMultiBlockInputsOnOneToFourThreads) {
-  RoundTrip("u|k,c413:2\n", 1);
-  for (unsigned threads : {1u, 2u, 4u}) RoundTrip(Lines((9 << 20) + 12345, threads), threads);
+  ZstdRoundTrip("u|k,c413:2\n", 1);
+  for (unsigned threads : {1u, 2u, 4u}) ZstdRoundTrip(Lines((9 << 20) + 12345, threads), threads);
 }
 
-TEST(ZstdBackupCopy, IncompressibleBytes) { RoundTrip(Random((5 << 20) + 777, 3), 2); }
+TEST(ZstdBackupCopy, IncompressibleBytes) { ZstdRoundTrip(Random((5 << 20) + 777, 3), 2); }
 
 TEST(ZstdBackupCopy, AMissingInputIsAnErrorAndWritesNothing) {
   TestDir dir;
@@ -103,7 +251,7 @@ TEST(ZstdBackupCopy, AMissingInputIsAnErrorAndWritesNothing) {
 
 TEST(ZstdBackupCopy, AFailedWriteIsAnErrorAndRemovesThePartialFile) {
   TestDir dir;
-  WriteFile(dir / "big.csv", Random(12 << 20, 7));  // incompressible: past the 4 MiB write buffer
+  dir.Write("big.csv", Random(12 << 20, 7));  // incompressible: past the 4 MiB write buffer
   const std::string path = dir / "big.csv.zst";
   ::signal(SIGXFSZ, SIG_IGN);
   struct rlimit old;
@@ -120,20 +268,9 @@ TEST(ZstdBackupCopy, AFailedWriteIsAnErrorAndRemovesThePartialFile) {
 TEST(BackupCopy, GzipOnRequestIsReadByZlib) {
   TestDir dir;
   const std::string input = Lines((3 << 20) + 5, 9);
-  WriteFile(dir / "in.csv", input);
+  dir.Write("in.csv", input);
   ASSERT_TRUE(WriteBackupCopy(dir / "in.csv", dir / "in.csv.gz", {BackupCodec::kGzip, 2}, {}).ok());
-  const std::string gz = ReadFile(dir / "in.csv.gz");
-  z_stream z{};
-  ASSERT_EQ(inflateInit2(&z, 16 + 15), Z_OK);
-  std::string out(input.size() + 1, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
-  z.avail_in = uInt(gz.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = uInt(out.size());
-  EXPECT_EQ(inflate(&z, Z_FINISH), Z_STREAM_END);
-  out.resize(z.total_out);
-  inflateEnd(&z);
-  EXPECT_EQ(out, input);
+  EXPECT_EQ(Gunzip(ReadFile(dir / "in.csv.gz")), input);
 }
 
 TEST(BackupCopy, CodecNamesAndSuffixes) {
