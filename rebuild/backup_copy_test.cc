@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 
@@ -179,24 +180,30 @@ TEST(ParallelGzip, AFileThatCannotBeCreatedIsAnError) {
 
 // The file size limit makes write(2) fail as a full disk does: the error names the file,
 // and the partial file is removed.
+// What write does runs with files limited to 1 MiB (RLIMIT_FSIZE, SIGXFSZ ignored).
+Status WithFilesOfAtMostOneMiB(const std::function<Status()>& write) {
+  ::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit old;
+  EXPECT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  struct rlimit small = old;
+  small.rlim_cur = 1 << 20;
+  EXPECT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  Status s = write();
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  return s;
+}
+
 TEST(ParallelGzip, AFailedWriteIsAnErrorAndRemovesThePartialFile) {
   TestDir dir;
   const std::string path = dir / "big.gz";
   const std::string input = Random(8 << 20, 7);  // incompressible: more than the 4 MiB write buffer
-  ::signal(SIGXFSZ, SIG_IGN);
-  struct rlimit old;
-  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
-  struct rlimit small = old;
-  small.rlim_cur = 1 << 20;
-  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
-  Status s;
-  {
+  Status s = WithFilesOfAtMostOneMiB([&] {
     ParallelGzipWriter gz;
-    s = gz.Open(path, {2, kBlock, 6});
-    if (s.ok()) s = gz.Append(input);
-    if (s.ok()) s = gz.Finish();
-  }
-  ::setrlimit(RLIMIT_FSIZE, &old);
+    Status w = gz.Open(path, {2, kBlock, 6});
+    if (w.ok()) w = gz.Append(input);
+    if (w.ok()) w = gz.Finish();
+    return w;
+  });
   EXPECT_EQ(s.message(), "write " + path + ": File too large");
   EXPECT_FALSE(std::filesystem::exists(path));
 }
@@ -253,14 +260,7 @@ TEST(ZstdBackupCopy, AFailedWriteIsAnErrorAndRemovesThePartialFile) {
   TestDir dir;
   dir.Write("big.csv", Random(12 << 20, 7));  // incompressible: past the 4 MiB write buffer
   const std::string path = dir / "big.csv.zst";
-  ::signal(SIGXFSZ, SIG_IGN);
-  struct rlimit old;
-  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
-  struct rlimit small = old;
-  small.rlim_cur = 1 << 20;
-  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
-  Status s = ZstdFileParallel(dir / "big.csv", path, 2, {});
-  ::setrlimit(RLIMIT_FSIZE, &old);
+  Status s = WithFilesOfAtMostOneMiB([&] { return ZstdFileParallel(dir / "big.csv", path, 2, {}); });
   EXPECT_EQ(s.message(), "write " + path + ": File too large");
   EXPECT_FALSE(std::filesystem::exists(path));
 }
