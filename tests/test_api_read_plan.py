@@ -172,6 +172,16 @@ def test_a_range_after_the_watermark_asks_only_realtime(procs, tmp_path):
     wait_until(skipped)
 
 
+def two_generations(procs, tmp_path, rollups, api_options):
+    """Generations g1 and g2 = 2 x g1 of the same records, `live` a symlink to g1's
+    directory, and a cluster whose archive serves live/shard-0.csv."""
+    g1 = write_generation(tmp_path / "g1", "g1", records(step=1, scale=1), rollups)
+    g2 = write_generation(tmp_path / "g2", "g2", records(step=1, scale=2), rollups)
+    live = tmp_path / "live"
+    os.symlink(g1.parent, live)
+    return g1, g2, live, Cluster(procs, tmp_path, [[live / "shard-0.csv"]], api_options=api_options)
+
+
 def test_a_repeated_query_has_its_archive_answer_confirmed_not_sent_again(procs, tmp_path):
     """Without a lease (archive-lease-ms = 0) a query's first archive request (a breakdown's
     index, a series' total record) always goes to the archive; asked again, it names the
@@ -179,11 +189,7 @@ def test_a_repeated_query_has_its_archive_answer_confirmed_not_sent_again(procs,
     304 instead of sending the record again. After a publish the same request gets the new
     generation's record: the answer changes, nothing stale is confirmed. With the default
     lease the repeats are answered without asking the archive at all."""
-    g1 = write_generation(tmp_path / "g1", "g1", records(step=1, scale=1), True)
-    g2 = write_generation(tmp_path / "g2", "g2", records(step=1, scale=2), True)
-    live = tmp_path / "live"
-    os.symlink(g1.parent, live)
-    cluster = Cluster(procs, tmp_path, [[live / "shard-0.csv"]], api_options="archive-lease-ms = 0\n")
+    g1, g2, live, cluster = two_generations(procs, tmp_path, True, "archive-lease-ms = 0\n")
     archive_port = cluster.archive[0][0][1]
     queries = ["/breakdown?ns=u&key=k&sub=c&unit=day&units=30&unit_reference_ts=1334900000&timezone=America/New_York",
                "/series?ns=u&key=k&unit=day&units=30&unit_reference_ts=1334900000&timezone=America/New_York",
@@ -241,12 +247,8 @@ def test_a_publish_under_load_never_mixes_generations(procs, tmp_path):
     exactly one generation's — never a sum from both. A breakdown reads its index and
     several /mget batches; the 40 queries' ranges differ, so the cache misses and the API
     meets each new generation mid-query."""
-    g1 = write_generation(tmp_path / "g1", "g1", records(step=1, scale=1), False)
-    g2 = write_generation(tmp_path / "g2", "g2", records(step=1, scale=2), False)
-    live = tmp_path / "live"
-    os.symlink(g1.parent, live)
     # A short lease: the API asks the archive again every 200 ms, and meets each generation.
-    cluster = Cluster(procs, tmp_path, [[live / "shard-0.csv"]], api_options="archive-lease-ms = 200\n")
+    g1, g2, live, cluster = two_generations(procs, tmp_path, False, "archive-lease-ms = 200\n")
     archive_port = cluster.archive[0][0][1]
     rng = random.Random(3)
     queries = []
