@@ -8,13 +8,14 @@
 // by (shard, generation, path) and bounds them by bytes (the read path's one cache policy,
 // lru_cache.h).
 //
-// Which generation is served is learnt only from live answers: a query's first archive
-// request (a total record, a breakdown's index) always goes to a replica — conditionally,
-// when the cache holds its answer under the shard's last known generation (a 304 confirms
-// it) — and the query's further requests are pinned to the generation it named, taken from
-// the cache when it holds them. A live answer naming another generation drops every entry of the shard's other
-// generations. A shard's generation is also "fresh" for confirm_us after a live answer named
-// it: the read plan skips the archive for a range wholly after its W only then.
+// Which generation is served is learnt only from live answers. A shard's generation is
+// "fresh" for confirm_us after a live answer named it (the lease, archive/served_generation.h):
+// then a query's first archive request (a total record, a breakdown's index) is answered from
+// the cache when it holds it, and the read plan may skip the archive for a range wholly after
+// W. Otherwise that request goes to a replica — conditionally, when the cache holds its answer
+// under the shard's last known generation (a 304 confirms it). The query's further requests
+// are pinned to the generation it named, taken from the cache when it holds them. A live
+// answer naming another generation drops every entry of the shard's other generations.
 // Answers without a generation (a file without a manifest) are never cached.
 //
 // Bodies are shared, not copied: a hit hands the query the cached bytes (SharedBody).

@@ -15,11 +15,13 @@
 // generation is kept under (shard, generation, path). A request that pins a generation (the
 // one a live answer of the same query named) asks the cache first; a hit is delivered on the
 // next turn of the loop (never inside FetchArchive), exactly as a live answer would be. A
-// request without one always goes to a replica: that is how a query learns which generation
-// is served, and that a shard is down. Such a live /get whose path the cache holds under the
-// shard's last known generation asks with `If-None-Match` (archive/served_generation.h): a 304 naming that
-// generation makes the cached bytes the answer (a 5-year index is 400 KB not sent again);
-// a 200 is a new answer, kept in its turn.
+// /get without one (a query's first request) is answered from the cache too while the
+// shard's generation is within its lease (archive/served_generation.h); otherwise it goes to
+// a replica — that is how a query learns which generation is served, and that a shard is
+// down — with `If-None-Match` when the cache holds its path under the shard's last known
+// generation: a 304 naming that generation makes the cached bytes the answer (a 5-year index
+// is 400 KB not sent again); a 200 is a new answer, kept in its turn. Other requests without
+// a pinned generation (lookups, listings) always go to a replica.
 //
 // Lookups: `_l|<hash>` on its archive shard, then, for the hashes not found, on its
 // realtime shard (docs/formats.md#sharding: shard of "_l|<hash>"); values are unescaped (docs/formats.md#text-files). Found
