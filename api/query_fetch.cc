@@ -21,6 +21,22 @@ namespace clickatron {
 
 namespace {
 
+// The answer a cached archive answer gives: a cache hit, or the answer a replica confirmed
+// with a 304.
+BackendAnswer CachedBackendAnswer(const CachedArchiveAnswer& hit, std::string_view generation, size_t replica) {
+  BackendAnswer a;
+  a.ok = true;
+  a.status = hit.status;
+  a.body = hit.body;
+  a.watermark = hit.watermark;
+  a.generation = std::string(generation);
+  a.rollups = hit.rollups;
+  a.more = hit.more;
+  a.cached = true;
+  a.replica = replica;
+  return a;
+}
+
 // One archive request walking the shard's replicas.
 struct ArchiveCall : std::enable_shared_from_this<ArchiveCall> {
   QueryState* s;
@@ -96,16 +112,8 @@ struct ArchiveCall : std::enable_shared_from_this<ArchiveCall> {
       // The replica serves the generation whose answer this call holds: it is the answer.
       ++s->archive_revalidated;
       s->archive_cache.Confirm(shard, held_generation, static_cast<int64_t>(MonotonicMicros()));
-      BackendAnswer a;
-      a.ok = true;
-      a.status = held->status;
-      a.body = held->body;
+      BackendAnswer a = CachedBackendAnswer(*held, held_generation, replica);
       a.watermark = w.value();
-      a.generation = std::move(held_generation);
-      a.rollups = held->rollups;
-      a.more = held->more;
-      a.replica = replica;
-      a.cached = true;
       done(std::move(a));
       return;
     }
@@ -213,23 +221,13 @@ void Deliver(evutil_socket_t, short, void* arg) {
   d->done(std::move(d->answer));
 }
 
-// Answers from the archive cache when it holds the path under the pinned generation; false
-// when the request must go to a replica.
-bool AnswerFromCache(QueryState* s, size_t shard, const std::string& path, std::string_view generation,
-                     BackendCallback* done) {
-  if (generation.empty()) return false;
-  const CachedArchiveAnswer* hit = s->archive_cache.Get(shard, generation, path);
-  if (hit == nullptr) return false;
+// Hands a cache hit of generation to *done on the next turn of the loop; false (and *done
+// left as it was) when the loop refuses: the request then goes to a replica.
+bool DeliverCached(QueryState* s, size_t shard, const CachedArchiveAnswer& hit, std::string_view generation,
+                   BackendCallback* done) {
   auto d = std::make_unique<Delivery>();
-  d->answer.ok = true;
-  d->answer.status = hit->status;
-  d->answer.body = hit->body;
-  d->answer.watermark = hit->watermark;
-  d->answer.generation = std::string(generation);
-  d->answer.rollups = hit->rollups;
-  d->answer.more = hit->more;
-  d->answer.cached = true;
-  d->answer.replica = s->next_replica[shard]++ % s->config.archive[shard].size();  // where a breakdown's misses go
+  // The replica a breakdown's misses go to.
+  d->answer = CachedBackendAnswer(hit, generation, s->next_replica[shard]++ % s->config.archive[shard].size());
   d->done = std::move(*done);
   const timeval now{0, 0};
   if (event_base_once(s->base, -1, EV_TIMEOUT, &Deliver, d.get(), &now) != 0) {
@@ -241,17 +239,30 @@ bool AnswerFromCache(QueryState* s, size_t shard, const std::string& path, std::
   return true;
 }
 
+// Answers from the archive cache when it holds the path under the pinned generation; false
+// when the request must go to a replica.
+bool AnswerFromCache(QueryState* s, size_t shard, const std::string& path, std::string_view generation,
+                     BackendCallback* done) {
+  if (generation.empty()) return false;
+  const CachedArchiveAnswer* hit = s->archive_cache.Get(shard, generation, path);
+  return hit != nullptr && DeliverCached(s, shard, *hit, generation, done);
+}
+
 }  // namespace
 
 void FetchArchive(QueryState* s, size_t shard, std::string path, int first_replica,
                   BackendCallback done, std::string_view pinned_generation) {
   if (AnswerFromCache(s, shard, path, pinned_generation, &done)) return;
   const bool is_get = path.compare(0, 5, "/get?") == 0;
-  if (pinned_generation.empty() && is_get) {
-    // A live /get within the lease of the shard's generation (archive/served_generation.h):
-    // the answer held of that generation is taken as it is.
-    const std::string* fresh = s->archive_cache.FreshGeneration(shard, static_cast<int64_t>(MonotonicMicros()));
-    if (fresh != nullptr && AnswerFromCache(s, shard, path, *fresh, &done)) return;
+  // A live /get whose answer the cache holds under the generation the shard's last live
+  // answer named: within that generation's lease (archive/served_generation.h) the answer is
+  // taken as it is; after it, the replica is asked to confirm it (If-None-Match).
+  const std::string* known = nullptr;
+  const CachedArchiveAnswer* held = nullptr;
+  if (pinned_generation.empty() && is_get && (known = s->archive_cache.KnownGeneration(shard)) != nullptr) {
+    held = s->archive_cache.Get(shard, *known, path);
+    const bool leased = s->archive_cache.FreshGeneration(shard, static_cast<int64_t>(MonotonicMicros())) != nullptr;
+    if (held != nullptr && leased && DeliverCached(s, shard, *held, *known, &done)) return;
   }
   ++s->archive_requests;
   auto call = std::make_shared<ArchiveCall>();
@@ -260,14 +271,9 @@ void FetchArchive(QueryState* s, size_t shard, std::string path, int first_repli
   call->path = std::move(path);
   call->is_get = is_get;
   call->cache_answer = !pinned_generation.empty() || call->is_get;
-  if (pinned_generation.empty() && call->is_get) {
-    // After the lease: asked for again with the tag of the generation last named.
-    if (const std::string* known = s->archive_cache.KnownGeneration(shard)) {
-      if (const CachedArchiveAnswer* hit = s->archive_cache.Get(shard, *known, call->path)) {
-        call->held = *hit;
-        call->held_generation = *known;
-      }
-    }
+  if (held != nullptr) {
+    call->held = *held;
+    call->held_generation = *known;
   }
   size_t replicas = s->config.archive[shard].size();
   if (first_replica >= 0) {
