@@ -96,7 +96,7 @@ void ArchiveServer::AddFileHeaders(net::Request& req, const DbFile& db) {
 
 bool ArchiveServer::ReplyNotModified(net::Request& req, LoopScratch& scratch, const DbFile& db) {
   const char* held = req.Header(kIfNoneMatchHeader);
-  if (held == nullptr || !EtagMatches(held, db.has_manifest() ? db.manifest().generation : std::string())) {
+  if (held == nullptr || !db.has_manifest() || !EtagMatches(held, db.manifest().generation)) {
     return false;
   }
   Bump(counters_[req.loop_index()].not_modified);

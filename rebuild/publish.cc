@@ -174,6 +174,8 @@ Result<MergedInfo> ReadPublishable(const WorkDir& work, const Options& options) 
 struct BackupWork {
   std::string tmp;  // "" when there is no backup to write
   BackupCopyOptions copy;
+  // Where the copy of shard file `name` is written: tmp/name + the codec's suffix.
+  std::string CopyOf(const std::string& name) const { return tmp + "/" + name + std::string(BackupSuffix(copy.codec)); }
 };
 
 // Step 1: DIR/gen/<generation>/ with the verified merged files (hard-linked) and the
@@ -198,8 +200,7 @@ Status WriteGeneration(const WorkDir& work, const std::string& generation, const
   Status s = RunTasks(merged.shards, backup.tmp.empty() ? jobs : 1, [&](size_t k) -> Status {
     const std::string name = MergedFileName(uint32_t(k));
     const std::string from = work.Path("merged/" + name);
-    const std::string copy =
-        backup.tmp.empty() ? "" : backup.tmp + "/" + name + std::string(BackupSuffix(backup.copy.codec));
+    const std::string copy = backup.tmp.empty() ? "" : backup.CopyOf(name);
     if (Status v = VerifyMergedFile(from, merged.files[k], copy, backup.copy, progress); !v.ok()) return v;
     return LinkOrCopy(from, tmp + "/" + name);
   });
@@ -221,16 +222,15 @@ Result<std::string> WriteBackup(const std::string& backup, const BackupWork& wor
                                 const std::string& generation, const MergedInfo& merged,
                                 const std::string& manifest, Progress* progress) {
   const std::string backup_dir = backup + "/" + generation;
-  const std::string suffix(BackupSuffix(work.copy.codec));
   uint64_t copy_bytes = 0;
   Status s;
   for (uint32_t k = 0; k < merged.shards && s.ok(); ++k) {
     const std::string name = MergedFileName(k);
-    const std::string copy = work.tmp + "/" + name + suffix;
+    const std::string copy = work.CopyOf(name);
     if (!Exists(copy)) s = VerifyMergedFile(gen_dir + "/" + name, merged.files[k], copy, work.copy, progress);
   }
   if (s.ok()) {
-    for (uint32_t k = 0; k < merged.shards; ++k) copy_bytes += FileSize(work.tmp + "/" + MergedFileName(k) + suffix);
+    for (uint32_t k = 0; k < merged.shards; ++k) copy_bytes += FileSize(work.CopyOf(MergedFileName(k)));
     s = WriteFileAtomic(work.tmp + "/manifest", manifest);
   }
   if (s.ok()) s = SyncDir(work.tmp);

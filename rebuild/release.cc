@@ -72,6 +72,28 @@ Result<std::set<std::string>> PlanShard(const Options& options, size_t n, const 
   return days;
 }
 
+// How long release must still wait before `through` may leave realtime: until every archive
+// replica has served a generation holding it for kReleaseAfterServedMs (a replica that does
+// not say how long, an older server, counts as just reloaded). Fails, naming the replica,
+// when one cannot be read or serves an older last day.
+Result<int64_t> LeaseLeft(const Options& options, const std::string& through) {
+  int64_t wait_ms = 0;
+  for (const auto& replicas : options.archive) {
+    for (const net::HostPort& host : replicas) {
+      Result<HttpResult> r = HttpCall(host, "GET", "/stats", options.timeout_ms);
+      if (!r.ok()) return Status::Error("refusing to release: " + r.status().message());
+      Result<net::ArchiveStatsFields> stats = net::ReadArchiveStats(r->body);
+      const std::string served = stats.ok() ? stats->last_day : "";
+      if (r->status != 200 || served.empty() || served < through) {
+        return Status::Error("refusing to release " + through + ": archive " + host.ToString() +
+                             " serves last day '" + served + "' (run publish first)");
+      }
+      wait_ms = std::max(wait_ms, archive::kReleaseAfterServedMs - std::max<int64_t>(stats->served_ms, 0));
+    }
+  }
+  return wait_ms;
+}
+
 }  // namespace
 
 Status RunRelease(const Options& options, WorkDir* work) {
@@ -87,29 +109,16 @@ Status RunRelease(const Options& options, WorkDir* work) {
                          " only: refusing to release " + through);
   }
   // Every replica serves a generation holding `through`, and has for the lease: no API can
-  // still take an older generation as served (archive/served_generation.h).
-  for (int round = 0;; ++round) {
-    int64_t wait_ms = 0;
-    for (const auto& replicas : options.archive) {
-      for (const net::HostPort& host : replicas) {
-        Result<HttpResult> r = HttpCall(host, "GET", "/stats", options.timeout_ms);
-        if (!r.ok()) return Status::Error("refusing to release: " + r.status().message());
-        Result<net::ArchiveStatsFields> stats = net::ReadArchiveStats(r->body);
-        const std::string served = stats.ok() ? stats->last_day : "";
-        if (r->status != 200 || served.empty() || served < through) {
-          return Status::Error("refusing to release " + through + ": archive " + host.ToString() +
-                               " serves last day '" + served + "' (run publish first)");
-        }
-        // A server that does not say how long (served_ms -1) is waited for in full, once.
-        const int64_t served_ms = stats->served_ms < 0 && round == 0 ? 0 : stats->served_ms;
-        if (served_ms >= 0) wait_ms = std::max(wait_ms, archive::kReleaseAfterServedMs - served_ms);
-      }
-    }
-    if (wait_ms <= 0 || round > 0) break;
+  // still take an older generation as served (archive/served_generation.h). After the wait
+  // the replicas are checked again (one may have reloaded meanwhile), not waited for again.
+  Result<int64_t> wait_ms = LeaseLeft(options, through);
+  if (!wait_ms.ok()) return wait_ms.status();
+  if (*wait_ms > 0) {
     std::fprintf(stderr, "clickatron-rebuild: release: waiting %lld ms: a generation holding %s has been served for less than %d ms, "
                 "and an API may still take the one before as served\n",
-                static_cast<long long>(wait_ms), through.c_str(), archive::kReleaseAfterServedMs);
-    std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+                static_cast<long long>(*wait_ms), through.c_str(), archive::kReleaseAfterServedMs);
+    std::this_thread::sleep_for(std::chrono::milliseconds(*wait_ms));
+    if (wait_ms = LeaseLeft(options, through); !wait_ms.ok()) return wait_ms.status();
   }
   // Every shard's plan first: one refusal anywhere releases nothing.
   std::vector<std::set<std::string>> plan(options.realtime.size());
