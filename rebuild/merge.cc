@@ -23,6 +23,7 @@
 #include "rebuild/commands.h"
 #include "rebuild/file.h"
 #include "rebuild/merged.h"
+#include "rebuild/parallel_rollups.h"
 #include "rebuild/progress.h"
 #include "rebuild/rollup.h"
 #include "rebuild/segment_merge.h"
@@ -97,13 +98,21 @@ Status MergeShard(const std::vector<SegmentInfo>& segments, uint32_t k, const st
     shard_bytes = bytes;
     progress->Tick();
   };
-  // Day and month rollups of every subtotal key (docs/formats.md#rollup-records).
-  RollupWriter with_rollups(&out);
-  if (Status s = MergeSegments(paths, &with_rollups, &m->stats, on_collision, on_progress, read_threads); !s.ok()) {
-    return s;
+  // Day and month rollups of every subtotal key (docs/formats.md#rollup-records), summed
+  // on threads of their own when there are threads to spare (parallel_rollups.h).
+  if (read_threads > 1) {
+    ParallelRollups with_rollups(&out, read_threads);
+    Status merged = MergeSegments(paths, &with_rollups, &m->stats, on_collision, on_progress, read_threads);
+    const Status rolled = with_rollups.Finish();
+    if (!merged.ok()) return merged;
+    if (!rolled.ok()) return rolled;
+    m->rollups = with_rollups.stats();
+  } else {
+    RollupWriter with_rollups(&out);
+    if (Status s = MergeSegments(paths, &with_rollups, &m->stats, on_collision, on_progress, 1); !s.ok()) return s;
+    if (Status s = with_rollups.Finish(); !s.ok()) return s;
+    m->rollups = with_rollups.stats();
   }
-  if (Status s = with_rollups.Finish(); !s.ok()) return s;
-  m->rollups = with_rollups.stats();
   if (Status s = out.Finish(); !s.ok()) return s;
   m->file = out.summary();
   return Status::OK();
