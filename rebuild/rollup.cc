@@ -206,40 +206,84 @@ bool RollupWriter::ParseColumns(size_t at, size_t size) {
   }
 }
 
-bool RollupWriter::Sum(std::vector<Col>* cols, size_t begin, size_t* end) const {
+bool RollupWriter::Sum(std::vector<Col>* cols, size_t begin, size_t* end) {
   const char* base = held_.data();
   auto name = [base](const Col& c) { return std::string_view(base + c.name, c.size); };
-  // Names hold no NUL byte: equal zero-padded prefixes of names of at most 8 bytes mean
-  // equal names.
-  auto less = [&](const Col& a, const Col& b) {
-    if (a.prefix != b.prefix) return a.prefix < b.prefix;
-    if (a.size <= 8 && b.size <= 8) return false;
-    return name(a) < name(b);
+  // <0, 0, >0 by name. Names hold no NUL byte: equal zero-padded prefixes of names of at
+  // most 8 bytes mean equal names.
+  auto compare = [&](const Col& a, const Col& b) -> int {
+    if (a.prefix != b.prefix) return a.prefix < b.prefix ? -1 : 1;
+    if (a.size <= 8 && b.size <= 8) return 0;
+    return name(a).compare(name(b));
   };
-  auto same = [&](const Col& a, const Col& b) {
-    return a.prefix == b.prefix && a.size == b.size && (a.size <= 8 || name(a) == name(b));
-  };
-  if (*end - begin <= 32) {  // a day of a few hours: insertion sort, no calls
-    for (size_t i = begin + 1; i < *end; ++i) {
-      const Col c = (*cols)[i];
+  Col* const first = cols->data() + begin;
+  const size_t n = *end - begin;
+  if (n <= 32) {  // a day of a few hours: insertion sort, then the sums of equal names
+    for (size_t i = 1; i < n; ++i) {
+      const Col c = first[i];
       size_t j = i;
-      for (; j > begin && less(c, (*cols)[j - 1]); --j) (*cols)[j] = (*cols)[j - 1];
-      (*cols)[j] = c;
+      for (; j > 0 && compare(c, first[j - 1]) < 0; --j) first[j] = first[j - 1];
+      first[j] = c;
     }
-  } else {
-    std::sort(cols->begin() + ptrdiff_t(begin), cols->begin() + ptrdiff_t(*end), less);
-  }
-  size_t out = begin;
-  for (size_t i = begin; i < *end;) {
-    Col c = (*cols)[i];
-    size_t j = i + 1;
-    for (; j < *end && same((*cols)[j], c); ++j) {
-      if (__builtin_add_overflow(c.count, (*cols)[j].count, &c.count)) return false;
+    size_t out = 0;
+    for (size_t i = 0; i < n;) {
+      Col c = first[i];
+      size_t j = i + 1;
+      for (; j < n && compare(first[j], c) == 0; ++j) {
+        if (__builtin_add_overflow(c.count, first[j].count, &c.count)) return false;
+      }
+      if (c.count != 0) first[out++] = c;
+      i = j;
     }
-    if (c.count != 0) (*cols)[out++] = c;
-    i = j;
+    *end = begin + out;
+    return true;
   }
-  *end = out;
+  // Natural merge sort: the columns of one hour line (or one day's sums) are already in
+  // order, each name once, so they are runs; pairs of runs are merged, equal names summed
+  // as they meet, until one run is left. O(n log runs) and no more than n moves a pass,
+  // where sorting the whole was 8 % of the merge step's time.
+  std::vector<size_t>& runs = run_starts_;
+  runs.clear();
+  runs.push_back(0);
+  for (size_t i = 1; i < n; ++i) {
+    if (compare(first[i - 1], first[i]) >= 0) runs.push_back(i);
+  }
+  runs.push_back(n);  // runs[r] .. runs[r + 1] is run r
+  std::vector<Col>& scratch = merge_scratch_;
+  scratch.resize(n);
+  Col* from = first;
+  Col* to = scratch.data();
+  while (runs.size() > 2) {
+    size_t out = 0, kept = 0;
+    for (size_t r = 0; r + 1 < runs.size(); r += 2) {
+      const size_t a_end = runs[r + 1];
+      const size_t b_end = r + 2 < runs.size() ? runs[r + 2] : a_end;
+      size_t a = runs[r], b = a_end;
+      runs[kept++] = out;
+      while (a < a_end && b < b_end) {
+        const int c = compare(from[a], from[b]);
+        if (c < 0) {
+          to[out++] = from[a++];
+        } else if (c > 0) {
+          to[out++] = from[b++];
+        } else {
+          Col sum = from[a++];
+          if (__builtin_add_overflow(sum.count, from[b++].count, &sum.count)) return false;
+          if (sum.count != 0) to[out++] = sum;  // a name that cancels adds nothing later
+        }
+      }
+      while (a < a_end) to[out++] = from[a++];
+      while (b < b_end) to[out++] = from[b++];
+    }
+    runs[kept++] = out;
+    runs.resize(kept);
+    std::swap(from, to);
+  }
+  size_t out = 0;
+  for (size_t i = 0; i < runs.back(); ++i) {
+    if (from[i].count != 0) first[out++] = from[i];
+  }
+  *end = begin + out;
   return true;
 }
 

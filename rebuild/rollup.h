@@ -84,8 +84,8 @@ class RollupWriter : public RecordWriter {
   void Drop();                           // forget what is held
   bool ParseColumns(size_t at, size_t size);
   // Sorts (*cols)[begin, end) by name and sums equal names in place, dropping zero sums;
-  // *end becomes the end of the sums. False on an int64 overflow.
-  bool Sum(std::vector<Col>* cols, size_t begin, size_t* end) const;
+  // *end becomes the end of the sums. False on an int64 overflow (of a partial sum).
+  bool Sum(std::vector<Col>* cols, size_t begin, size_t* end);
   bool Folds(uint64_t rollup_columns, uint64_t hour_columns) const;
   // The rollup of one day (day) or of the month (day null: the mask of every held day).
   Status WriteRollup(const Day* day, const std::vector<Col>& cols, size_t begin, size_t end);
@@ -102,6 +102,8 @@ class RollupWriter : public RecordWriter {
   std::vector<Col> cols_;
   std::vector<Day> days_;
   std::vector<Col> month_cols_;
+  std::vector<size_t> run_starts_;  // Sum's scratch
+  std::vector<Col> merge_scratch_;  // Sum's scratch
   std::string key_, value_;  // scratch
 };
 
