@@ -371,6 +371,54 @@ TEST(Rollup, RandomizedAgainstSumsComputedHere) {
   }
 }
 
+// Days and months of many columns (summed by merging the hours' runs): every rollup is
+// what CheckRollups sums with 128-bit integers, names that cancel are left out.
+TEST(Rollup, ManyColumnsAreSummedByMergingTheirRuns) {
+  std::mt19937_64 rng(3);
+  for (int round = 0; round < 50; ++round) {
+    std::string in;
+    const int names = 1 + int(rng() % 300);
+    for (char day : std::string("12345")) {
+      for (char hour : std::string("0123456789abcdefghijklmn")) {
+        if (rng() % 4 == 0) continue;
+        std::string value;
+        for (int i = 0; i < names; ++i) {
+          if (rng() % 3 == 0) continue;
+          // Long names that share their first 8 bytes, short ones, and counts that cancel.
+          const std::string name = (i % 3 ? "n" : "referrer") + std::to_string(i * 7919 % 1000);
+          const int64_t n = int64_t(rng() % 5) - 2;
+          if (n != 0) AppendColumn(&value, 0, name, n);
+        }
+        if (!value.empty()) in += std::string("c.u|k.c4") + day + hour + "," + value + "\n";
+      }
+    }
+    // Names within one line must be in order, each once: AppendColumn keeps them as given.
+    std::string sorted;
+    for (size_t pos = 0; pos < in.size();) {
+      const size_t nl = in.find('\n', pos);
+      const std::string line = in.substr(pos, nl - pos);
+      pos = nl + 1;
+      const size_t comma = line.find(',');
+      std::map<std::string, int64_t> cols;
+      ColumnReader reader(std::string_view(line).substr(comma + 1));
+      Column c;
+      while (reader.Next(&c)) cols[std::string(c.name)] += c.count;
+      std::string value;
+      for (const auto& [name, n] : cols) {
+        if (n != 0) AppendColumn(&value, 0, name, n);
+      }
+      if (!value.empty()) sorted += line.substr(0, comma + 1) + value + "\n";
+    }
+    RollupLimits limits;
+    limits.min_fold = 1;
+    RollupStats stats;
+    const std::string out = Roll(sorted, limits, &stats);
+    ASSERT_EQ(WithoutRollups(out), sorted);
+    ASSERT_TRUE(CheckRollups(out).ok()) << CheckRollups(out).message();
+    EXPECT_GT(stats.days, 0u);
+  }
+}
+
 // The merge writes through a RollupWriter like `merge` does: hours from two segments are
 // summed first, then rolled up.
 TEST(Rollup, MergeOfSegmentsWithRollups) {
