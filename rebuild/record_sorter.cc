@@ -659,18 +659,25 @@ Status RecordSorter::MergeSources(std::vector<std::unique_ptr<Source>>* all, Mer
     bool Next() override { return false; }
   } current;
   std::string key;
+  auto advance = [&](size_t j) -> Status {
+    if (sources[j]->Next()) heap.push(j);
+    return sources[j]->status();
+  };
   while (!heap.empty()) {
     size_t i = heap.top();
     heap.pop();
+    // The common case, a key in one source only, goes out before its source moves on:
+    // no copy of the key.
+    if (heap.empty() || Source::Compare(*sources[heap.top()], *sources[i]) != 0) {
+      if (Status s = out->Add(sources[i]->key, sources[i]->count); !s.ok()) return s;
+      if (Status s = advance(i); !s.ok()) return s;
+      continue;
+    }
     key.assign(sources[i]->key);
     current.key = key;
     std::copy(sources[i]->k, sources[i]->k + 3, current.k);
     int64_t sum = sources[i]->count;
     bool overflow = false;
-    auto advance = [&](size_t j) -> Status {
-      if (sources[j]->Next()) heap.push(j);
-      return sources[j]->status();
-    };
     if (Status s = advance(i); !s.ok()) return s;
     while (!heap.empty() && Source::Compare(*sources[heap.top()], current) == 0) {
       const size_t j = heap.top();

@@ -46,20 +46,23 @@ class SortedFileWriter : public RecordWriter {
   Status Open(const std::string& path, bool with_footer);
   // Appends `key,value\n`. REQUIRES: key after the previous key; value not empty.
   Status Add(std::string_view key, std::string_view value, uint64_t columns = 0) override;
-  // Appends whole lines as they are (records of them, with columns data points), hashed
-  // with one call. REQUIRES: each line as Add() would write it, in order after the last.
+  // Appends whole lines as they are (records of them, with columns data points).
+  // REQUIRES: each line as Add() would write it, in order after the last.
   Status AddLines(std::string_view lines, uint64_t records, uint64_t columns) override;
   // Writes the footer (segments), fsyncs, closes.
   Status Finish();
+  // The records so far; xxh64 only once Finish() returned.
   const FileSummary& summary() const { return summary_; }
   const std::string& path() const { return file_.path(); }
 
  private:
+  static constexpr size_t kPendingBytes = 64 << 10;
+  Status FlushPending();  // pending_ hashed and into the file
   FileWriter file_;
   XXH64_state_t state_;
   bool with_footer_ = false;
   FileSummary summary_;
-  std::string line_;
+  std::string pending_;  // lines added, not yet hashed
 };
 
 // Reads a segment, checking order as it goes and the footer at the end.
