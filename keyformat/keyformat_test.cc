@@ -53,6 +53,14 @@ TEST(Ymdh, EdgesAndErrors) {
   EXPECT_FALSE(DecodeYmdh("").ok());
   EXPECT_FALSE(DecodeYmdh(std::string_view("c3\0p", 4)).ok());
   EXPECT_NE(DecodeYmdh("c2u0").status().message().find("not a date"), std::string::npos);
+  // The same token twice, others in between, a bad one after a good one (the last decode
+  // is remembered per thread).
+  EXPECT_EQ(*DecodeYmdh("c2t0"), 1330473600);
+  EXPECT_EQ(*DecodeYmdh("c2t1"), 1330473600 + 3600);
+  EXPECT_FALSE(DecodeYmdh("c2to").ok());
+  EXPECT_FALSE(DecodeYmdh(std::string_view("\0\0\0\0", 4)).ok());
+  EXPECT_EQ(*DecodeYmdh("c2t1"), 1330473600 + 3600);
+  EXPECT_EQ(*DecodeYmdh("c2t0"), 1330473600);
 }
 
 TEST(Ymdh, SymbolValues) {
@@ -113,11 +121,13 @@ TEST(Records, BuildAndParseRealtimeKeys) {
   EXPECT_EQ(p->key, "jehiah");
   EXPECT_EQ(p->subkey, "h0aMB8AuNw4=");
   EXPECT_EQ(p->ymdh, "c41l");
+  EXPECT_EQ(p->hour, *DecodeYmdh("c41l"));
   EXPECT_EQ(p->shard_key, "u|jehiah");
 
   p = ParseRealtimeKey("u|jehiah.c3p1");
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->type, RecordType::kTotal);
+  EXPECT_EQ(p->hour, 1332633600 + 3600);  // 2012-03-25 01:00
   EXPECT_EQ(p->shard_key, "u|jehiah");
   p = ParseRealtimeKey("_l|h0aMB8AuNw4=");
   ASSERT_TRUE(p.ok());

@@ -29,9 +29,10 @@ Status ParseNamespaces(std::string_view key, std::string_view head, ParsedKey* o
   return Status::OK();
 }
 
-Status CheckYmdh(std::string_view key, std::string_view token) {
+Status CheckYmdh(std::string_view key, std::string_view token, int64_t* hour) {
   Result<int64_t> t = DecodeYmdh(token);
   if (!t.ok()) return KeyError(key, "is malformed: " + t.status().message());
+  *hour = *t;
   return Status::OK();
 }
 
@@ -96,7 +97,7 @@ Result<ParsedKey> ParseRealtimeKey(std::string_view key) {
       p->ymdh = rest.substr(dot + 1);
       if (!IsStoredKey(p->subkey)) return KeyError(key, "is malformed: '" + std::string(p->subkey) + "' is not a stored subkey");
     }
-    return CheckYmdh(key, p->ymdh);
+    return CheckYmdh(key, p->ymdh, &p->hour);
   });
 }
 
@@ -110,7 +111,7 @@ Result<ParsedKey> ParseArchiveKey(std::string_view key) {
     p->type = RecordType::kSubtotal;
     if (!has_rest) return KeyError(key, "is malformed: an archive subtotal key needs '.{ymdh}'");
     p->ymdh = rest;
-    return CheckYmdh(key, p->ymdh);
+    return CheckYmdh(key, p->ymdh, &p->hour);
   });
 }
 

@@ -27,6 +27,7 @@ enum class RecordType { kTotal, kSubtotal, kLookup };
 struct ParsedKey {
   RecordType type = RecordType::kTotal;
   std::string_view ns, key, subns, subkey, ymdh, hash, shard_key;
+  int64_t hour = 0;  // the Unix time of ymdh, when the key has one
 };
 
 // Parses and validates a realtime key (namespaces, stored keys, the YMDH token).

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 
 namespace clickatron {
 namespace {
@@ -42,6 +43,15 @@ Result<Ymdh> EncodeYmdh(int64_t ts) {
 }
 
 Result<int64_t> DecodeYmdh(std::string_view token) {
+  // The last token decoded on this thread: the keys of an import or a batch mostly share
+  // their hour, and the date arithmetic below was 4 % of an import.
+  thread_local uint32_t memo_token = 0;
+  thread_local int64_t memo_ts = -1;  // -1: no token yet
+  uint32_t bytes = 0;
+  if (token.size() == kYmdhSize) {
+    std::memcpy(&bytes, token.data(), kYmdhSize);
+    if (bytes == memo_token && memo_ts >= 0) return memo_ts;
+  }
   if (token.size() != kYmdhSize) {
     return Status::Error("time token '" + std::string(token) + "' is not YMDH: it has " +
                          std::to_string(token.size()) + " characters, not 4");
@@ -66,7 +76,9 @@ Result<int64_t> DecodeYmdh(std::string_view token) {
                          std::to_string(v[3]) + " is not 0-23");
   }
   const int64_t day = date::sys_days{ymd}.time_since_epoch().count();
-  return day * kSecondsPerDay + int64_t(v[3]) * kSecondsPerHour;
+  memo_token = bytes;
+  memo_ts = day * kSecondsPerDay + int64_t(v[3]) * kSecondsPerHour;
+  return memo_ts;
 }
 
 int64_t DayOfYmdhUnchecked(std::string_view token) {

@@ -363,7 +363,7 @@ Status RecordSorter::Feeder::Add(std::string_view line) {
     Result<int64_t> n = ParseCount(value);
     if (!n.ok()) return Status::Error("count '" + Clipped(value, 40) + "' of '" + std::string(key) + "' is not a signed 64-bit integer");
     count = *n;
-    const int64_t d = DayOfYmdhUnchecked(p.ymdh);
+    const int64_t d = p.hour / kSecondsPerDay;
     day = Day(d);
     if (options.only_day != 0 && day != options.only_day) {
       return Status::Error("record '" + std::string(key) + "' is of day " + FormatDay(d) +
