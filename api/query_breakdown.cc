@@ -79,6 +79,20 @@ Status BreakdownSum::AddRealtime(std::string_view body, std::string_view prefix)
   return lines.status();
 }
 
+Status BreakdownSum::AddRealtimeSums(std::string_view body) {
+  LineWalker lines(body);
+  std::string_view subkey, value;
+  while (lines.Next(&subkey, &value)) {
+    if (subkey.empty() || subkey.find('.') != std::string_view::npos) {
+      return Malformed("realtime", subkey, "not a subkey of a /fwsum answer");
+    }
+    Result<int64_t> n = ParseCount(value);
+    if (!n.ok()) return Malformed("realtime", subkey, n.status().message());
+    Add(subkey, n.value());
+  }
+  return lines.status();
+}
+
 std::vector<SubkeyCount> BreakdownSum::Candidates(int limit) const {
   std::vector<SubkeyCount> all;
   all.reserve(sums_.size());

@@ -4,7 +4,8 @@
 // The archive total record is the index of which subtotal records exist: only its hours in
 // range (and <= W) are fetched, as `{sub}.{ns}|{key}.{ymdh}` records of `subkey:n` columns.
 // Realtime answers an /fwmatch of `{sub}.{ns}|{key}.` with `{sub}.{ns}|{key}.{subkey}.{ymdh},n`
-// lines; only hours in range and of days > W count. Sums are kept per stored subkey, as
+// lines, of which only hours in range and of days > W count; or, asked for those hours
+// alone, an /fwsum with their sums, `{subkey},n` lines. Sums are kept per stored subkey, as
 // views into the backend bodies (the caller keeps them alive).
 //
 // Ranking: largest sum first, ties by the subkey as shown (the original for a hashed subkey),
@@ -55,6 +56,9 @@ class BreakdownSum {
   Status AddArchive(std::string_view body, std::string_view prefix);
   // A realtime /fwmatch body of subtotal keys; prefix = "{sub}.{ns}|{key}.".
   Status AddRealtime(std::string_view body, std::string_view prefix);
+  // A realtime /fwsum body: `subkey,sum` lines, already of the hours in range past W (the
+  // query asked for exactly those, docs/api.md#realtime-fwsum).
+  Status AddRealtimeSums(std::string_view body);
 
   // The subkeys that can be in the top `limit`, largest first (ties by stored bytes).
   std::vector<SubkeyCount> Candidates(int limit) const;

@@ -300,6 +300,9 @@ void FetchRealtime(QueryState* s, size_t shard, std::string path, BackendCallbac
                      a.body = SharedBody(std::move(r.body));
                      if (is_get && !a.body.empty() && a.body.back() == '\n') a.body.remove_suffix(1);
                      a.more = r.Header(realtime::kFwmatchMoreHeader).has_value();
+                     if (std::optional<std::string_view> after = r.Header(realtime::kFwsumAfterHeader)) {
+                       a.after.assign(*after);
+                     }
                    } else {
                      a.error = s->config.realtime[shard].ToString() + ": answered HTTP " +
                                std::to_string(r.status);

@@ -64,6 +64,7 @@ struct QueryService::State {
   uint64_t archive_requests = 0, archive_cache_answers = 0, realtime_requests = 0;
   uint64_t archive_revalidated = 0;  // live /get answers a replica confirmed with 304
   uint64_t archive_skipped = 0, realtime_skipped = 0;
+  uint64_t realtime_sums = 0;  // /fwsum requests: a breakdown's realtime hours summed by realtime
   uint64_t month_records = 0, day_records = 0, hour_records = 0, rollup_fallbacks = 0;
 
   State(event_base* b, net::HttpClient* c, const ClusterConfig& cfg, QueryOptions o)
@@ -85,6 +86,7 @@ struct BackendAnswer {
   bool cached = false;     // archive answers: from the archive cache, not a replica
   size_t replica = 0;      // archive answers: which replica answered
   bool more = false;       // a /fwmatch page the limit cut (X-Fwmatch-More): the listing goes on
+  std::string after;       // a realtime /fwsum page cut so: where the next starts (X-Fwsum-After)
   // When !ok: the archive replica refused a /fwmatch `limit` above its --fwmatch-limit
   // (400 with X-Fwmatch-Limit): its cap; ask again with at most that.
   size_t fwmatch_limit = 0;

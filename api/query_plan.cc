@@ -24,15 +24,38 @@ HourRange RangeOfBuckets(const std::vector<Bucket>& buckets) {
   return r;
 }
 
+HourRange RealtimeSpan(HourRange range, int64_t w, int64_t last_day) {
+  // Within the YMDH range too: no realtime key names an hour outside it.
+  return HourRange{std::max({range.start, (w + 1) * kSecondsPerDay, kYmdhMinTs}),
+                   std::min({range.end, (last_day + 1) * kSecondsPerDay, kYmdhMaxTs + 1})};
+}
+
 bool RealtimeHours(HourRange range, int64_t w, int64_t last_day, size_t max_hours,
                    std::vector<int64_t>* hours) {
   hours->clear();
-  int64_t start = std::max(range.start, (w + 1) * kSecondsPerDay);
-  int64_t end = std::min(range.end, (last_day + 1) * kSecondsPerDay);
-  if (start >= end) return true;
-  if (static_cast<size_t>((end - start) / kSecondsPerHour) > max_hours) return false;
-  for (int64_t h = start; h < end; h += kSecondsPerHour) hours->push_back(h);
+  const HourRange span = RealtimeSpan(range, w, last_day);
+  if (span.empty()) return true;
+  if (static_cast<size_t>((span.end - span.start) / kSecondsPerHour) > max_hours) return false;
+  for (int64_t h = span.start; h < span.end; h += kSecondsPerHour) hours->push_back(h);
   return true;
+}
+
+std::string FwsumPath(std::string_view prefix, HourRange span) {
+  std::string path = "/fwsum?key=";
+  net::PercentEncode(prefix, &path);
+  // Tokens of hours in the YMDH range (the realtime days around now): never a failure.
+  path += "&from=";
+  path += EncodeYmdh(span.start)->view();
+  path += "&to=";
+  path += EncodeYmdh(span.end - kSecondsPerHour)->view();  // the last hour, included
+  return path;
+}
+
+std::string FwsumPagePath(std::string_view prefix, HourRange span, std::string_view after) {
+  std::string path = FwsumPath(prefix, span);
+  path += "&after=";
+  net::PercentEncode(after, &path);
+  return path;
 }
 
 std::string GetPath(std::string_view key) {

@@ -58,6 +58,15 @@ std::string FwmatchPath(std::string_view prefix);
 // The next page of a realtime /fwmatch whose answer said X-Fwmatch-More: the records after
 // `after`, the last key of the page before (docs/api.md#realtime-get-mget-fwmatch).
 std::string FwmatchPagePath(std::string_view prefix, std::string_view after);
+// The hours realtime may hold past watermark `w` for `range`, as one span: days > w and
+// <= last_day, within the YMDH range (empty when there are none). What a breakdown asks
+// realtime to sum.
+HourRange RealtimeSpan(HourRange range, int64_t w, int64_t last_day);
+// "/fwsum?key=<prefix>&from=<ymdh>&to=<ymdh>" over span (both tokens included: its first
+// and last hour; docs/api.md#realtime-fwsum), and the page after `after` (the
+// X-Fwsum-After of the page before). REQUIRES: span not empty, as RealtimeSpan gives.
+std::string FwsumPath(std::string_view prefix, HourRange span);
+std::string FwsumPagePath(std::string_view prefix, HourRange span, std::string_view after);
 // The key of the last `key,value` line of a listing ("" when it has none). Keys never hold
 // ',', values may.
 std::string_view LastListedKey(std::string_view body);

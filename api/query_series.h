@@ -16,16 +16,12 @@
 #include "api/query_params.h"
 #include "api/query_plan.h"
 #include "base/status.h"
+#include "keyformat/records.h"
 
 namespace clickatron {
 
 namespace net {
 class JsonWriter;
-}
-
-// Adds b to *a, saturating instead of overflowing (counts are user-supplied int64s).
-inline void AddCount(int64_t* a, int64_t b) {
-  if (__builtin_add_overflow(*a, b, a)) *a = b > 0 ? INT64_MAX : INT64_MIN;
 }
 
 class SeriesSum {

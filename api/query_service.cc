@@ -137,6 +137,10 @@ class ReadRun : public std::enable_shared_from_this<ReadRun> {
       for (std::string& path : MgetHourPaths(realtime_prefix_, hours, s_->options.max_backend_url_bytes)) {
         AskRealtime(std::move(path));
       }
+    } else if (range_known && q_.kind == QueryKind::kBreakdown) {
+      // A breakdown needs each subkey's sum over realtime's hours, not the hours: realtime
+      // adds them up (/fwsum), one line a subkey instead of one a subkey and hour.
+      AskRealtimeSums(guess);
     } else {
       realtime_from_ = kNoArchiveDays;  // the /fwmatch covers every realtime day
       AskRealtime(FwmatchPath(realtime_prefix_));
@@ -184,11 +188,26 @@ class ReadRun : public std::enable_shared_from_this<ReadRun> {
   int64_t watermark_ = kNoArchiveDays;
   BackendAnswer archive_;
   std::vector<SharedBody> realtime_;
+  bool realtime_summed_ = false;  // realtime_ holds /fwsum answers (of realtime_span_)
   int pending_ = 0;   // backend calls in flight
   QueryError error_;  // the first failure among them
   size_t backend_requests_ = 0, backend_bytes_ = 0;  // the fan-out so far (Spend)
 
  private:
+  // The sums of realtime's hours of the range past watermark w (RealtimeSpan). REQUIRES: the
+  // buckets are known.
+  void AskRealtimeSums(int64_t w) {
+    realtime_span_ = RealtimeSpan(RangeOfBuckets(buckets_), w, DayOfHour(Now()) + 1);
+    realtime_from_ = w;
+    realtime_summed_ = true;
+    if (realtime_span_.empty()) {
+      ++s_->realtime_skipped;
+      return;
+    }
+    ++s_->realtime_sums;
+    AskRealtime(FwsumPath(realtime_prefix_, realtime_span_));
+  }
+
   void AskRealtime(std::string path) {
     if (!Spend(1)) return;
     ++pending_;
@@ -212,8 +231,13 @@ class ReadRun : public std::enable_shared_from_this<ReadRun> {
     if (!a.ok) {
       if (error_.status_txt.empty()) error_ = Unavailable("REALTIME_UNAVAILABLE", a.error);
     } else if (Spend(0, a.body.size())) {
-      // A listing the shard's limit cut: read it to its end, page by page, before summing.
-      if (a.more) AskRealtime(FwmatchPagePath(realtime_prefix_, LastListedKey(a.body)));
+      // A listing (or a summing) the shard's limit cut: read it to its end, page by page.
+      if (a.more && realtime_summed_) {
+        ++s_->realtime_sums;
+        AskRealtime(FwsumPagePath(realtime_prefix_, realtime_span_, a.after));
+      } else if (a.more) {
+        AskRealtime(FwmatchPagePath(realtime_prefix_, LastListedKey(a.body)));
+      }
       realtime_.push_back(std::move(a.body));
     }
     if (--pending_ == 0) OnBothTiers();
@@ -221,6 +245,14 @@ class ReadRun : public std::enable_shared_from_this<ReadRun> {
 
   void OnBothTiers() {
     if (!error_.status_txt.empty()) return Fail(error_);
+    if (realtime_summed_ && watermark_ != realtime_from_) {
+      // Realtime summed from a W the archive answer did not confirm: older, the days in
+      // between are realtime's too; newer (a publish), those days are the archive's now.
+      realtime_.clear();
+      AskRealtimeSums(watermark_);
+      if (pending_ == 0) return error_.status_txt.empty() ? OnBothTiers() : Fail(error_);
+      return;
+    }
     if (watermark_ < realtime_from_) {
       // The archive answer is older than guessed (a replica behind during a publish): the
       // days in between are realtime's too. One /fwmatch covers them all.
@@ -249,6 +281,7 @@ class ReadRun : public std::enable_shared_from_this<ReadRun> {
   }
 
   int64_t realtime_from_ = kNoArchiveDays;  // realtime answers cover the days after this
+  HourRange realtime_span_;
 };
 
 // /series: the hours of both tiers rolled up into the buckets.
@@ -363,7 +396,8 @@ class BreakdownRun final : public ReadRun {
       if (Status st = sum.AddArchive(body, realtime_prefix_); !st.ok()) return Fail(BadBackend(st.message()));
     }
     for (const SharedBody& body : realtime_) {
-      if (Status st = sum.AddRealtime(body, realtime_prefix_); !st.ok()) return Fail(BadBackend(st.message()));
+      Status st = realtime_summed_ ? sum.AddRealtimeSums(body) : sum.AddRealtime(body, realtime_prefix_);
+      if (!st.ok()) return Fail(BadBackend(st.message()));
     }
     candidates_ = sum.Candidates(q_.limit);
     // The sums hold views into the bodies, which stay in this run until it replies.
@@ -555,6 +589,7 @@ void QueryService::WriteStatsJson(net::JsonWriter* w) const {
   w->Field("realtime_requests", s->realtime_requests);
   w->Field("archive_skipped", s->archive_skipped);
   w->Field("realtime_skipped", s->realtime_skipped);
+  w->Field("realtime_sums", s->realtime_sums);
   w->Field("month_records", s->month_records);
   w->Field("day_records", s->day_records);
   w->Field("hour_records", s->hour_records);

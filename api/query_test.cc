@@ -313,6 +313,24 @@ TEST(SeriesSumTest, Json) {
             R"("tz_offset":0,"total":7})");
 }
 
+// A realtime /fwsum answer: subkeys and their sums, added as they are (realtime kept to the
+// hours asked); pages of one answer add up; anything else is a named error.
+TEST(BreakdownSumTest, RealtimeSumsAddUp) {
+  BreakdownSum sum(RangeOfBuckets(Days(kRef, 1)), kApr1 - 1);
+  ASSERT_TRUE(sum.AddRealtimeSums("HMCJVIkxxP4=,3\nUS,2\n").ok());
+  ASSERT_TRUE(sum.AddRealtimeSums("US,5\nzz,-1\n").ok());  // the next page: US continued
+  std::vector<SubkeyCount> all = sum.Candidates(10);
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].stored, "US");
+  EXPECT_EQ(all[0].value, 7);
+  EXPECT_EQ(all[1].value, 3);
+  EXPECT_EQ(all[2].value, -1);
+  for (const char* bad : {"US,x\n", ",3\n", "r.u|k.US.c41l,3\n", "US\n"}) {
+    BreakdownSum s(RangeOfBuckets(Days(kRef, 1)), kApr1 - 1);
+    EXPECT_FALSE(s.AddRealtimeSums(bad).ok()) << bad;
+  }
+}
+
 TEST(BreakdownSumTest, SumsRanksAndShowsOriginals) {
   std::vector<Bucket> buckets = Days(kRef, 1);
   HourRange range = RangeOfBuckets(buckets);

@@ -55,6 +55,11 @@ Result<Line> SplitLine(std::string_view line, char separator = ',');
 // A signed 64-bit decimal: optional '-', digits, nothing else; overflow is an error.
 Result<int64_t> ParseCount(std::string_view text);
 void AppendCount(std::string* out, int64_t n);
+// Adds b to *a, saturating instead of overflowing (counts are user-supplied int64s): how
+// the API and realtime's /fwsum add counts up.
+inline void AddCount(int64_t* a, int64_t b) {
+  if (__builtin_add_overflow(*a, b, a)) *a = b > 0 ? INT64_MAX : INT64_MIN;
+}
 
 // The lookup value escaping of docs/formats.md#text-files: `%`→%25, LF→%0A, CR→%0D, NUL→%00, nothing else.
 void AppendEscapedLookupValue(std::string* out, std::string_view original);

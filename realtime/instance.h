@@ -26,6 +26,10 @@ inline constexpr char kSyncedSeqHeader[] = "X-Realtime-Synced-Seq";
 // sums what it lists (the API's breakdowns) must read to the end or fail, never add up a
 // first page as if it were everything (docs/api.md#realtime-get-mget-fwmatch).
 inline constexpr char kFwmatchMoreHeader[] = "X-Fwmatch-More";
+// A /fwsum answer cut short carries the same header and `X-Fwsum-After: <the last key it
+// summed>`, where the next page starts (its lines are sums, not keys): the reader adds the
+// pages' sums up (docs/api.md#realtime-fwsum).
+inline constexpr char kFwsumAfterHeader[] = "X-Fwsum-After";
 
 // Every /incr carries `X-Clickatron-Sender: <16 lowercase hex digits>`, an id the sending
 // API process draws at random when it starts (400 SENDER_MISSING without it). The shard

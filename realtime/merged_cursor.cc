@@ -59,14 +59,18 @@ void MergedCursor::AppendValue(std::string* out) const {
     out->append(*e.lookup);
     return;
   }
-  PendingDelta sum = e.delta;
+  AppendCount(out, Count());
+}
+
+int64_t MergedCursor::Count() const {
+  int64_t stored = 0;
   if (from_file_) {
-    const std::string_view stored = file_.stored_value();
-    int64_t v = 0;
-    if (stored.size() == sizeof v) std::memcpy(&v, stored.data(), sizeof v);
-    sum += v;
+    const std::string_view value = file_.stored_value();
+    if (value.size() == sizeof stored) std::memcpy(&stored, value.data(), sizeof stored);
   }
-  AppendCount(out, static_cast<int64_t>(sum));  // fits: the ring refuses any overflow at acceptance
+  if (!from_pending_) return stored;
+  // Fits: the ring refuses any overflow at acceptance.
+  return static_cast<int64_t>(batch_[at_].delta + stored);
 }
 
 }  // namespace clickatron::realtime

@@ -34,6 +34,8 @@ class MergedCursor {
   void Next();
   std::string_view key() const;
   void AppendValue(std::string* out) const;
+  // The value of a counter record (file value plus pending sum). REQUIRES: not a lookup.
+  int64_t Count() const;
 
  private:
   void Settle();       // picks the source(s) of the current record

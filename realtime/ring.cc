@@ -530,8 +530,9 @@ uint64_t Ring::Records(int i) {
   return n;
 }
 
-uint64_t Ring::Fwmatch(std::string_view prefix, std::string_view after, uint64_t limit, std::string* out,
-                       bool* more) {
+template <typename Visit>
+uint64_t Ring::WalkPrefix(std::string_view prefix, std::string_view after, uint64_t limit, bool* more,
+                          Visit visit) {
   // A page starts after `after` when that is inside the prefix's range, else at the prefix.
   const bool resume = !after.empty() && after >= prefix;
   std::unique_ptr<MergedCursor> cursors[kRingSlots];
@@ -550,8 +551,8 @@ uint64_t Ring::Fwmatch(std::string_view prefix, std::string_view after, uint64_t
     days[n] = s.day();
     ++n;
   }
-  uint64_t written = 0;
-  while (written < limit) {
+  uint64_t visited = 0;
+  while (visited < limit) {
     // The smallest key among the cursors still inside the prefix; on a tie (a lookup
     // record in several slots) the newest day's value wins.
     int best = -1;
@@ -567,10 +568,8 @@ uint64_t Ring::Fwmatch(std::string_view prefix, std::string_view after, uint64_t
     }
     if (best < 0) break;
     const std::string_view key = cursors[best]->key();
-    out->append(key).push_back(',');
-    cursors[best]->AppendValue(out);
-    out->push_back('\n');
-    ++written;
+    visit(key, *cursors[best]);
+    ++visited;
     for (int i = 0; i < n; ++i) {
       if (i != best && cursors[i]->Valid() && cursors[i]->key() == key) cursors[i]->Next();
     }
@@ -578,7 +577,55 @@ uint64_t Ring::Fwmatch(std::string_view prefix, std::string_view after, uint64_t
   }
   *more = false;
   for (int i = 0; i < n && !*more; ++i) *more = cursors[i]->Valid() && cursors[i]->key().starts_with(prefix);
-  return written;
+  return visited;
+}
+
+uint64_t Ring::Fwmatch(std::string_view prefix, std::string_view after, uint64_t limit, std::string* out,
+                       bool* more) {
+  return WalkPrefix(prefix, after, limit, more, [out](std::string_view key, const MergedCursor& c) {
+    out->append(key).push_back(',');
+    c.AppendValue(out);
+    out->push_back('\n');
+  });
+}
+
+uint64_t Ring::Fwsum(std::string_view prefix, std::string_view from, std::string_view to, std::string_view after,
+                     uint64_t limit, std::string* out, bool* more, std::string* last) {
+  // Records come in key order, so one subkey's hours are consecutive: a running sum,
+  // written when the subkey changes.
+  std::string_view subkey;
+  int64_t sum = 0;
+  bool summing = false;
+  auto flush = [&] {
+    if (summing && sum != 0) {
+      out->append(subkey).push_back(',');
+      AppendCount(out, sum);
+      out->push_back('\n');
+    }
+    summing = false;
+  };
+  std::string held;  // the subkey being summed (the cursor's key view moves on)
+  last->clear();
+  const uint64_t visited = WalkPrefix(prefix, after, limit, more, [&](std::string_view key, const MergedCursor& c) {
+    last->assign(key);  // where a next page would start
+    // {prefix}{subkey}.{ymdh}; tokens order as their hours (keyformat/ymdh.h).
+    const std::string_view rest = key.substr(prefix.size());
+    const size_t dot = rest.rfind('.');
+    if (dot == std::string_view::npos || dot == 0 || rest.size() - dot - 1 != kYmdhSize) return;
+    const std::string_view ymdh = rest.substr(dot + 1);
+    if (ymdh < from || ymdh > to) return;
+    const std::string_view sk = rest.substr(0, dot);
+    if (!summing || sk != subkey) {
+      flush();
+      held.assign(sk);
+      subkey = held;
+      sum = 0;
+      summing = true;
+    }
+    AddCount(&sum, c.Count());
+  });
+  flush();
+  return visited;
 }
 
 uint64_t Ring::DurableGeneration() {

@@ -125,6 +125,13 @@ class Ring {
   // limit: the next page starts after the last key written.
   uint64_t Fwmatch(std::string_view prefix, std::string_view after, uint64_t limit, std::string* out,
                    bool* more);
+  // The records Fwmatch would list (subtotal keys `{prefix}{subkey}.{ymdh}`), summed per
+  // subkey over the hours from <= ymdh <= to (YMDH tokens): `subkey,sum\n` lines in subkey
+  // order, sums that are 0 left out, adding up as AddCount does. At most limit records are
+  // read (others under the prefix, of another shape, are passed over); *more as Fwmatch's,
+  // and *last the last key read, after which the next page starts. Returns records read.
+  uint64_t Fwsum(std::string_view prefix, std::string_view from, std::string_view to, std::string_view after,
+                 uint64_t limit, std::string* out, bool* more, std::string* last);
   // A cursor over the slot holding day (file + memtable), or nullptr if no slot holds it.
   // Valid until the next write to the ring or the next flush started (BeginFlush).
   std::unique_ptr<MergedCursor> Cursor(int64_t day);
@@ -180,6 +187,10 @@ class Ring {
 
  private:
   Ring() = default;
+  // Calls visit(key, cursor) for each record Fwmatch would list, at most limit; the
+  // shared walk of Fwmatch and Fwsum (merged over the live slots, newest day on a tie).
+  template <typename Visit>
+  uint64_t WalkPrefix(std::string_view prefix, std::string_view after, uint64_t limit, bool* more, Visit visit);
   std::string ClosedDaysPath() const { return dir_ + "/" + kClosedDaysFile; }
   // Runs the state machine for the days of a write; on success the slots are ready.
   WriteOutcome AdmitDays(const int64_t* days, size_t count);

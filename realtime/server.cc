@@ -162,6 +162,7 @@ Status RealtimeServer::Start() {
   server_->Handle("/get", bind(&RealtimeServer::OnGet, read_secret), {.trailing_slash_alias = true});
   server_->Handle("/mget", bind(&RealtimeServer::OnMget, read_secret), {.trailing_slash_alias = true});
   server_->Handle("/fwmatch", bind(&RealtimeServer::OnFwmatch, read_secret), {.trailing_slash_alias = true});
+  server_->Handle("/fwsum", bind(&RealtimeServer::OnFwsum, read_secret));
   server_->Handle("/export", bind(&RealtimeServer::OnExport, secret));
   server_->Handle("/close", bind(&RealtimeServer::OnClose, secret));
   server_->Handle("/release", bind(&RealtimeServer::OnRelease, secret));
@@ -492,6 +493,22 @@ void RealtimeServer::OnMget(net::Request& req) {
   req.Reply(200, out_);
 }
 
+// The `limit` of a /fwmatch or /fwsum: --fwmatch-limit by default, larger ones cut to it;
+// false (and the 400 sent) when it is not a positive integer.
+bool RealtimeServer::ParseLimit(net::Request& req, uint64_t* limit) {
+  *limit = options_.fwmatch_limit;
+  if (std::optional<std::string_view> text = req.Param("limit")) {
+    uint64_t n = 0;
+    auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), n);
+    if (text->empty() || ec != std::errc() || end != text->data() + text->size() || n == 0) {
+      ReplyError(req, 400, "INVALID_ARG_LIMIT", "limit '" + Clipped(*text, kShown) + "' is not a positive integer");
+      return false;
+    }
+    *limit = std::min(*limit, n);  // larger limits are capped at --fwmatch-limit
+  }
+  return true;
+}
+
 void RealtimeServer::OnFwmatch(net::Request& req) {
   if (!CheckQuery(req)) return;
   std::optional<std::string_view> prefix = req.Param("key");
@@ -499,15 +516,8 @@ void RealtimeServer::OnFwmatch(net::Request& req) {
   if (prefix->empty()) {
     return ReplyError(req, 400, "INVALID_ARG_KEY", "key (the prefix) is empty; use /export to dump a day");
   }
-  uint64_t limit = options_.fwmatch_limit;
-  if (std::optional<std::string_view> text = req.Param("limit")) {
-    uint64_t n = 0;
-    auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), n);
-    if (text->empty() || ec != std::errc() || end != text->data() + text->size() || n == 0) {
-      return ReplyError(req, 400, "INVALID_ARG_LIMIT", "limit '" + Clipped(*text, kShown) + "' is not a positive integer");
-    }
-    limit = std::min(limit, n);  // larger limits are capped at --fwmatch-limit
-  }
+  uint64_t limit;
+  if (!ParseLimit(req, &limit)) return;
   const std::string_view after = req.Param("after").value_or(std::string_view());
   out_.clear();
   bool more = false;
@@ -516,6 +526,48 @@ void RealtimeServer::OnFwmatch(net::Request& req) {
   if (more) req.AddHeader(kFwmatchMoreHeader, "1");
   req.Reply(200, out_);
   if (out_.capacity() > (1u << 20)) std::string().swap(out_);  // don't pin a rare huge answer
+}
+
+void RealtimeServer::OnFwsum(net::Request& req) {
+  if (!CheckQuery(req)) return;
+  std::optional<std::string_view> prefix = req.Param("key");
+  if (!prefix) return ReplyError(req, 400, "MISSING_ARG_KEY", "missing argument: key");
+  // `{sub}.{ns}|{key}.`: a '.' before the '|', and the '.' that ends the key.
+  const size_t bar = prefix->find('|'), dot = prefix->find('.');
+  if (bar == std::string_view::npos || dot > bar || prefix->back() != '.' || prefix->size() == bar + 2) {
+    return ReplyError(req, 400, "INVALID_ARG_KEY",
+                      "key '" + Clipped(*prefix, kShown) + "' is not a subtotal prefix {sub}.{ns}|{key}.");
+  }
+  std::string_view hours[2];
+  const char* names[2] = {"from", "to"};
+  for (int i = 0; i < 2; ++i) {
+    std::optional<std::string_view> token = req.Param(names[i]);
+    if (!token) return ReplyError(req, 400, std::string("MISSING_ARG_") + (i ? "TO" : "FROM"), std::string("missing argument: ") + names[i]);
+    if (Result<int64_t> t = DecodeYmdh(*token); !t.ok()) {
+      return ReplyError(req, 400, std::string("INVALID_ARG_") + (i ? "TO" : "FROM"),
+                        std::string(names[i]) + ": " + t.status().message());
+    }
+    hours[i] = *token;
+  }
+  if (hours[0] > hours[1]) {
+    return ReplyError(req, 400, "INVALID_ARG_RANGE", "from '" + std::string(hours[0]) + "' is after to '" +
+                                                          std::string(hours[1]) + "'");
+  }
+  uint64_t limit;
+  if (!ParseLimit(req, &limit)) return;
+  const std::string_view after = req.Param("after").value_or(std::string_view());
+  out_.clear();
+  bool more = false;
+  std::string last;
+  counters_.fwsum_records += ring_->Fwsum(*prefix, hours[0], hours[1], after, limit, &out_, &more, &last);
+  // The limit cut the walk: the client asks again with after=<X-Fwsum-After> and adds up.
+  if (more) {
+    req.AddHeader(kFwmatchMoreHeader, "1");
+    req.AddHeader(kFwsumAfterHeader, last.c_str());  // keys are printable ASCII (keyformat)
+  }
+  counters_.fwsums++;
+  req.Reply(200, out_);
+  if (out_.capacity() > (1u << 20)) std::string().swap(out_);
 }
 
 void RealtimeServer::OnExport(net::Request& req) {
@@ -637,6 +689,7 @@ void RealtimeServer::OnStats(net::Request& req) {
       {"closes", c.closes}, {"releases", c.releases}, {"exports", c.exports}, {"export_records", c.export_records},
       {"gets", c.gets}, {"get_hits", c.get_hits}, {"mget_keys", c.mget_keys},
       {"mget_hits", c.mget_hits}, {"fwmatch_lines", c.fwmatch_lines},
+      {"fwsums", c.fwsums}, {"fwsum_records", c.fwsum_records},
       {"bad_requests", c.bad_requests}, {"refused_not_released", c.refused_not_released},
       {"refused_expired", c.refused_expired}, {"refused_overflow", c.refused_overflow},
       {"refused_instance", c.refused_instance}, {"refused_behind", c.refused_behind},

@@ -9,13 +9,15 @@
 //   GET  /mget?key=A&k=B…       found `key,value\n` lines, request order (more than
 //                               --max-mget-keys keys: 400 TOO_MANY_KEYS)
 //   GET  /fwmatch?key=P[&limit=N]  `key,value\n` lines in key order over every live slot
+//   GET  /fwsum?key={sub}.{ns}|{key}.&from=H&to=H[&limit=N][&after=K]  `subkey,sum\n`: the
+//                               subtotals of those records, summed over hours from <= H <= to
 //   GET  /export?day=D          the day's slot, streamed, then the #END footer; 404 if not held
 //   POST /close?day=D           JSON {day, closed_through, slots_closed}: closes every open day <= D
 //   POST /release?day=D         JSON; 404 if no slot holds D, 409 DAY_NOT_CLOSED if D is open
 //   GET  /stats, /ping
 //
 // The cluster secret (docs/operations.md#threat-model): every route but /ping, /get, /mget,
-// /fwmatch and /stats (those too with require-secret-for-reads) first checks the
+// /fwmatch, /fwsum and /stats (those too with require-secret-for-reads) first checks the
 // X-Clickatron-Secret header: 401 SECRET_MISSING, 403 SECRET_WRONG, nothing done.
 //
 // Bad requests get 400 JSON errors with a "message" naming the problem; refused writes get
@@ -87,6 +89,7 @@ class RealtimeServer {
     uint64_t incr_duplicate_batches = 0;
     uint64_t set_lines = 0, closes = 0, releases = 0, exports = 0, export_records = 0;
     uint64_t gets = 0, get_hits = 0, mget_keys = 0, mget_hits = 0, fwmatch_lines = 0;
+    uint64_t fwsums = 0, fwsum_records = 0;  // /fwsum requests answered, records they read
     uint64_t bad_requests = 0, refused_not_released = 0, refused_expired = 0, refused_overflow = 0;
     uint64_t refused_instance = 0, refused_behind = 0, refused_closed = 0, refused_source_in_use = 0;
     uint64_t too_many_keys = 0;
@@ -109,6 +112,8 @@ class RealtimeServer {
   void OnGet(net::Request& req);
   void OnMget(net::Request& req);
   void OnFwmatch(net::Request& req);
+  void OnFwsum(net::Request& req);
+  bool ParseLimit(net::Request& req, uint64_t* limit);
   void OnExport(net::Request& req);
   void OnClose(net::Request& req);
   void OnRelease(net::Request& req);

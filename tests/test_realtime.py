@@ -594,6 +594,102 @@ def test_fwmatch_pages_to_the_end(procs, tmp_path):
     assert "x-fwmatch-more" not in r.headers and r.text == got[-1] + "\n"
 
 
+def test_fwsum_sums_each_subkey_over_the_hours_asked(procs, tmp_path):
+    """/fwsum adds up, per subkey, the subtotal records of the key whose hour is from..to
+    (both included), over every live slot (pending and flushed alike); sums of 0 are left out;
+    exactly what summing the /fwmatch listing gives, for random ranges."""
+    _, port, _ = start(procs, tmp_path)
+    rng = random.Random(5)
+    lines = []
+    for day in (DAY0, DAY0 + 1):
+        for hour in range(24):
+            for sub in ("US", "JP", "DE", "h0aMB8AuNw4=", "zero"):
+                if rng.random() < 0.3:
+                    continue
+                n = 0 if sub == "zero" else rng.randint(-3, 9)
+                if n:
+                    lines.append((key("k", day, hour, sub=sub), n))
+    lines.append((key("k", DAY0, 5, sub="zero"), 4))
+    lines.append((key("k", DAY0, 6, sub="zero"), -4))
+    lines.append((key("kk", DAY0, 5, sub="US"), 1000))  # another key that starts the same
+    assert incr(port, lines[: len(lines) // 2], seq=1).status == 200
+    # The first half flushed into the slots' files, the second still pending in memory.
+    wait_until(lambda: get(port, "/stats").json()["data"]["sources"]["api-1"]["synced_seq"] >= 1,
+               timeout=30, what="the first batch synced")
+    assert incr(port, lines[len(lines) // 2:], seq=2).status == 200
+    prefix = "ref.u|k."
+    listing = get(port, f"/fwmatch?key={q(prefix)}").text.splitlines()
+
+    def expected(lo, hi):
+        sums = {}
+        for line in listing:
+            k, v = line.split(",")
+            sub, token = k[len(prefix):].rsplit(".", 1)
+            if lo <= token <= hi:
+                sums[sub] = sums.get(sub, 0) + int(v)
+        return "".join(f"{s},{n}\n" for s, n in sorted(sums.items()) if n)
+
+    hours = [ymdh(DAY0, h) for h in range(24)] + [ymdh(DAY0 + 1, h) for h in range(24)] + [ymdh(DAY0 + 2, 0)]
+    for _ in range(30):
+        lo, hi = sorted(rng.sample(hours, 2))
+        r = get(port, f"/fwsum?key={q(prefix)}&from={lo}&to={hi}")
+        assert r.status == 200, r
+        assert r.text == expected(lo, hi), (lo, hi)
+        assert "x-fwmatch-more" not in r.headers
+    whole = get(port, f"/fwsum?key={q(prefix)}&from={hours[0]}&to={hours[-1]}")
+    assert "zero," not in whole.text and "US," in whole.text
+    assert get(port, f"/fwsum?key={q(prefix)}&from={hours[3]}&to={hours[3]}").text == expected(hours[3], hours[3])
+    assert get(port, f"/fwsum?key={q(prefix)}&from={ymdh(DAY0 + 5)}&to={ymdh(DAY0 + 6)}").text == ""
+    counters = get(port, "/stats").json()["data"]["counters"]
+    assert counters["fwsums"] == 33 and counters["fwsum_records"] > 0
+
+
+def test_fwsum_pages_add_up(procs, tmp_path):
+    """A walk the limit cuts says so (X-Fwmatch-More) and where it stopped (X-Fwsum-After);
+    the pages' sums, added up, are the whole answer, even with a subkey split between two."""
+    _, port, _ = start(procs, tmp_path)
+    lines = [(key("big", DAY0, h, sub=f"n{i:03d}"), i + h) for i in range(300) for h in range(0, 24, 3)]
+    assert incr(port, lines, seq=1).status == 200
+    prefix, lo, hi = "ref.u|big.", ymdh(DAY0, 2), ymdh(DAY0, 20)
+    whole = get(port, f"/fwsum?key={q(prefix)}&from={lo}&to={hi}")
+    assert "x-fwmatch-more" not in whole.headers
+    sums, after, pages = {}, "", 0
+    while True:
+        r = get(port, f"/fwsum?key={q(prefix)}&from={lo}&to={hi}&limit=7" + (f"&after={q(after)}" if after else ""))
+        assert r.status == 200, r
+        for line in r.text.splitlines():
+            sub, n = line.split(",")
+            sums[sub] = sums.get(sub, 0) + int(n)
+        pages += 1
+        if r.headers.get("x-fwmatch-more") != "1":
+            break
+        after = r.headers["x-fwsum-after"]
+        assert after.startswith(prefix)
+    assert pages == 2400 // 7 + 1
+    assert "".join(f"{s},{n}\n" for s, n in sorted(sums.items())) == whole.text
+    assert whole.text.splitlines()[0] == f"n000,{sum(range(3, 21, 3))}"
+
+
+def test_fwsum_refuses_bad_arguments(procs, tmp_path):
+    _, port, _ = start(procs, tmp_path)
+    h = ymdh(DAY0, 1)
+    for path, code, status in [
+        ("/fwsum?from=" + h + "&to=" + h, 400, "MISSING_ARG_KEY"),
+        (f"/fwsum?key={q('u|k.')}&from={h}&to={h}", 400, "INVALID_ARG_KEY"),       # a total prefix
+        (f"/fwsum?key={q('ref.u|k')}&from={h}&to={h}", 400, "INVALID_ARG_KEY"),    # no '.' after the key
+        (f"/fwsum?key={q('ref.u|.')}&from={h}&to={h}", 400, "INVALID_ARG_KEY"),    # no key
+        (f"/fwsum?key={q('ref.u|k.')}&to={h}", 400, "MISSING_ARG_FROM"),
+        (f"/fwsum?key={q('ref.u|k.')}&from={h}", 400, "MISSING_ARG_TO"),
+        (f"/fwsum?key={q('ref.u|k.')}&from=c2u0&to={h}", 400, "INVALID_ARG_FROM"),
+        (f"/fwsum?key={q('ref.u|k.')}&from={h}&to=xyz", 400, "INVALID_ARG_TO"),
+        (f"/fwsum?key={q('ref.u|k.')}&from={ymdh(DAY0, 2)}&to={h}", 400, "INVALID_ARG_RANGE"),
+        (f"/fwsum?key={q('ref.u|k.')}&from={h}&to={h}&limit=0", 400, "INVALID_ARG_LIMIT"),
+    ]:
+        r = get(port, path)
+        assert r.status == code and r.json()["status_txt"] == status, (path, r.text)
+        assert r.json()["message"], path
+
+
 # --- The day lifecycle (docs/realtime.md#day-lifecycle) and source identity. ---
 
 OTHER_SENDER = {"X-Clickatron-Sender": "0123456789abcdef"}

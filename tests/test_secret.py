@@ -10,7 +10,7 @@ import urllib.parse
 
 from harness import SECRET, SECRET_FILE, SENDER, free_port, get, post, request, run, wait_until
 from test_limits import stats_limits
-from test_realtime import DAY0, day_text, key, verify_export
+from test_realtime import DAY0, day_text, key, verify_export, ymdh
 
 WRONG = "0" * len(SECRET)
 Q = urllib.parse.quote
@@ -99,7 +99,8 @@ def test_realtime_reads_are_open_unless_required(procs, tmp_path):
     port = start_realtime(procs, tmp_path)
     k = key("a", DAY0)
     assert post(port, "/incr?source=api-1&seq=1", f"{k},5\n", headers=SENDER).status == 200
-    for path in ("/get?key=" + Q(k), "/mget?key=" + Q(k), "/fwmatch?key=u", "/stats", "/ping"):
+    fwsum = "/fwsum?key=" + Q("c.u|a.") + "&from=" + ymdh(DAY0) + "&to=" + ymdh(DAY0, 23)
+    for path in ("/get?key=" + Q(k), "/mget?key=" + Q(k), "/fwmatch?key=u", fwsum, "/stats", "/ping"):
         assert get(port, path, secret=False).status == 200, path
 
     data = tmp_path / "rt2"
@@ -108,7 +109,7 @@ def test_realtime_reads_are_open_unless_required(procs, tmp_path):
     procs.start("clickatron-realtime", ["--data-dir", data, "--port", port2, "--require-secret-for-reads"],
                 ready_port=port2)
     assert post(port2, "/incr?source=api-1&seq=1", f"{k},7\n", headers=SENDER).status == 200
-    for path in ("/get?key=" + Q(k), "/mget?key=" + Q(k), "/fwmatch?key=u", "/stats"):
+    for path in ("/get?key=" + Q(k), "/mget?key=" + Q(k), "/fwmatch?key=u", fwsum, "/stats"):
         refused_both_ways("GET", port2, path)
     assert get(port2, "/get?key=" + Q(k)).text == "7\n"
     assert get(port2, "/ping", secret=False).status == 200  # health checks stay open
