@@ -3,13 +3,14 @@ the API asks /fwsum for the hours of the range past W and gets one line per subk
 answers must be exactly the sums of the hours, whatever the range and zone, paged or not.
 """
 import datetime
+import os
 import random
 import time
 import zoneinfo
 
 from harness import get
 from test_api_read import Cluster
-from test_api_read_plan import records, write_generation
+from test_api_read_plan import flip, records, write_generation
 from ymdh import encode as ymdh_encode
 
 SUBKEYS = ["US", "JP", "DE", "h0aMB8AuNw4="] + [f"s{i:03d}" for i in range(40)]
@@ -89,3 +90,61 @@ def test_realtime_sums_read_to_the_end_of_their_pages(procs, tmp_path):
     got = {e["subkey"]: e["value"] for e in r.json()["data"]["breakdown"]}
     assert got == {sub: 30 * (1 + i % 5) for i, sub in enumerate(subs)}
     assert plan(cluster)["realtime_sums"] == before["realtime_sums"] + 2  # two pages
+
+
+def archive_text(hours):
+    """Archive lines (docs/formats.md#archive-records) of u|k's hours: ts -> subkey -> n."""
+    lines = {"u|k": " ".join(f"{ymdh_encode(ts)}:{sum(c.values())}" for ts, c in sorted(hours.items()))}
+    for ts, cols in hours.items():
+        lines[f"c.u|k.{ymdh_encode(ts)}"] = " ".join(f"{s}:{n}" for s, n in sorted(cols.items()))
+    return "".join(f"{k},{lines[k]}\n" for k in sorted(lines, key=lambda k: k.encode()))
+
+
+def test_a_publish_moves_hours_from_realtime_sums_to_the_archive(procs, tmp_path):
+    """Realtime holds yesterday (D) and today; the archive's W goes from D-1 to D while
+    breakdowns run. A query that asked realtime for the sums of D and later (the W it last
+    saw) and hears W = D from the archive asks again from today: D is never counted twice,
+    nor left out."""
+    now = int(time.time()) // 3600 * 3600
+    today = now // 86400
+    d = today - 1
+    old = {(d - 3) * 86400 + 5 * 3600: {"US": 7, "JP": 1}}
+    day_d = {d * 86400 + h * 3600: {"US": 1 + h % 3, "DE": 2} for h in range(0, 24, 2)}
+    live_hours = {ts: {"US": 4, "JP": 3} for ts in range(today * 86400, now + 3600, 3600)}
+    gens = {}
+    for name, last_day, hours in (("g1", d - 1, old), ("g2", d, {**old, **day_d})):
+        path = tmp_path / name
+        path.mkdir()
+        (path / "shard-0.csv").write_text(archive_text(hours))
+        day_text = datetime.datetime.fromtimestamp(last_day * 86400, datetime.timezone.utc).strftime("%Y-%m-%d")
+        (path / "manifest").write_text(f"generation = {name}\nlast_day = {day_text}\nrollups = 0\n")
+        gens[name] = path
+    live = tmp_path / "live"
+    os.symlink(gens["g1"], live)
+    cluster = Cluster(procs, tmp_path, [[live / "shard-0.csv"]], api_options="archive-lease-ms = 100\n")
+    cluster.incr_realtime([f"c.u|k.{s}.{ymdh_encode(ts)},{n}" for hours in (day_d, live_hours)
+                           for ts, cols in hours.items() for s, n in cols.items()])
+    want = {}
+    for hours in (old, day_d, live_hours):
+        for cols in hours.values():
+            for s, n in cols.items():
+                want[s] = want.get(s, 0) + n
+    q = f"/breakdown?ns=u&key=k&sub=c&unit=day&units=6&unit_reference_ts={now}"
+
+    def answer():
+        r = cluster.query(q)
+        assert r.status == 200, r
+        return {e["subkey"]: e["value"] for e in r.json()["data"]["breakdown"]}
+
+    for _ in range(3):
+        assert answer() == want
+    sums = plan(cluster)["realtime_sums"]
+    assert sums >= 2
+    flip(live, gens["g2"], cluster.archive[0][0][1])
+    deadline = time.monotonic() + 20
+    while get(cluster.port, "/stats").json()["data"]["queries"]["archive_cache"]["generation_changes"] < 1:
+        assert time.monotonic() < deadline, "the API never met g2"
+        assert answer() == want
+    for _ in range(5):
+        assert answer() == want
+    assert plan(cluster)["realtime_sums"] > sums + 5
