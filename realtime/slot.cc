@@ -142,7 +142,10 @@ Status Slot::Error(std::string_view what) const {
 
 Status Slot::OpenFile(const std::string& path, bool truncate) {
   db_ = tcbdbnew();
-  tcbdbsetmutex(db_);  // harmless on one thread; the periodic commit may move to a thread
+  // No tcbdbsetmutex: one thread uses a slot's file at a time — the event loop, or the
+  // flusher while the loop leaves that slot alone (flusher.h, ring.h), and the FileSyncer
+  // never touches Tokyo Cabinet objects — so its lock calls on every cursor step (11 % of a
+  // realtime /fwsum, docs/benchmarks.md) bought nothing.
   // BDBTLARGE: 64-bit offsets, a busy day can pass 2 GB. Bucket count sized for ~1M leaves.
   tcbdbtune(db_, options_.lmemb, options_.nmemb, 262139, -1, -1, BDBTLARGE);
   tcbdbsetcache(db_, options_.leaf_cache, options_.node_cache);
