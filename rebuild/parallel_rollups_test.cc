@@ -6,27 +6,14 @@
 #include <random>
 
 #include "keyformat/columns.h"
+#include "rebuild/memory_record_writer.h"
 #include "rebuild/parallel_rollups.h"
 #include "rebuild/rollup.h"
 
 namespace clickatron::rebuild {
 namespace {
 
-// Collects what is written, with the counts it was given.
-class MemoryWriter : public RecordWriter {
- public:
-  Status Add(std::string_view key, std::string_view value, uint64_t columns) override {
-    return AddLines(std::string(key) + "," + std::string(value) + "\n", 1, columns);
-  }
-  Status AddLines(std::string_view lines, uint64_t records, uint64_t columns) override {
-    bytes.append(lines);
-    this->records += records;
-    this->columns += columns;
-    return Status::OK();
-  }
-  std::string bytes;
-  uint64_t records = 0, columns = 0;
-};
+using MemoryWriter = MemoryRecordWriter;
 
 TEST(ParallelRollups, CutsOnlyBetweenKeyMonths) {
   // Between two keys, and between two months of one key.
@@ -52,7 +39,7 @@ TEST(ParallelRollups, CutsOnlyBetweenKeyMonths) {
 // several MiB (continued over chunks), every 50th one of about 100 KiB.
 std::string Stream(std::mt19937_64& rng, int keys) {
   std::string out;
-  for (int k = 0; k < 20; ++k) out += "_l|h" + std::to_string(k) + ",http://example.com/" + std::to_string(k) + "\n";
+  for (int k = 10; k < 30; ++k) out += "_l|h" + std::to_string(k) + ",http://example.com/" + std::to_string(k) + "\n";
   for (const char* ns : {"c.u|k", "r.u|k"}) {
     for (int k = 0; k < keys; ++k) {
       char key[32];
@@ -76,7 +63,11 @@ std::string Stream(std::mt19937_64& rng, int keys) {
       }
     }
   }
-  for (int k = 0; k < keys; ++k) out += "u|k" + std::to_string(k) + ",c410:1 c411:2\n";
+  for (int k = 0; k < keys; ++k) {
+    char key[32];
+    std::snprintf(key, sizeof key, "u|k%05d,c410:1 c411:2\n", k);
+    out += key;
+  }
   return out;
 }
 

@@ -11,43 +11,14 @@
 #include "keyformat/columns.h"
 #include "keyformat/key_order.h"
 #include "rebuild/file.h"
+#include "rebuild/memory_record_writer.h"
 #include "rebuild/rollup.h"
 #include "rebuild/segment_merge.h"
 
 namespace clickatron::rebuild {
 namespace {
 
-// Collects the records in memory, checking their order as SortedFileWriter would.
-class MemoryWriter : public RecordWriter {
- public:
-  Status Add(std::string_view key, std::string_view value, uint64_t columns) override {
-    return AddLines(std::string(key) + "," + std::string(value) + "\n", 1, columns);
-  }
-  Status AddLines(std::string_view lines, uint64_t records, uint64_t columns) override {
-    uint64_t n = 0;
-    size_t pos = 0;
-    while (pos < lines.size()) {
-      const size_t nl = lines.find('\n', pos);
-      EXPECT_NE(nl, std::string_view::npos);
-      const std::string_view key = KeyOfLine(lines.substr(pos, nl - pos));
-      if (!last_.empty() && CompareKeys(last_, key) >= 0) {
-        return Status::Error("'" + std::string(key) + "' written after '" + last_ + "'");
-      }
-      last_.assign(key);
-      pos = nl + 1;
-      ++n;
-    }
-    EXPECT_EQ(n, records);
-    bytes.append(lines);
-    this->columns += columns;
-    return Status::OK();
-  }
-  std::string bytes;
-  uint64_t columns = 0;
-
- private:
-  std::string last_;
-};
+using MemoryWriter = MemoryRecordWriter;
 
 // The lines of `file` whose key's time (after the last '.') is not 2 or 3 symbols long.
 std::string WithoutRollups(const std::string& file) {
