@@ -532,7 +532,7 @@ uint64_t Ring::Records(int i) {
 
 template <typename Visit>
 uint64_t Ring::WalkPrefix(std::string_view prefix, std::string_view after, uint64_t limit, bool* more,
-                          Visit visit) {
+                          std::string* last, Visit visit) {
   // A page starts after `after` when that is inside the prefix's range, else at the prefix.
   const bool resume = !after.empty() && after >= prefix;
   std::unique_ptr<MergedCursor> cursors[kRingSlots];
@@ -568,6 +568,8 @@ uint64_t Ring::WalkPrefix(std::string_view prefix, std::string_view after, uint6
     }
     if (best < 0) break;
     const std::string_view key = cursors[best]->key();
+    // The key a page cut by the limit ends at: only the limit ends the walk with *more set.
+    if (last != nullptr && visited + 1 == limit) last->assign(key);
     visit(key, *cursors[best]);
     ++visited;
     for (int i = 0; i < n; ++i) {
@@ -582,7 +584,7 @@ uint64_t Ring::WalkPrefix(std::string_view prefix, std::string_view after, uint6
 
 uint64_t Ring::Fwmatch(std::string_view prefix, std::string_view after, uint64_t limit, std::string* out,
                        bool* more) {
-  return WalkPrefix(prefix, after, limit, more, [out](std::string_view key, const MergedCursor& c) {
+  return WalkPrefix(prefix, after, limit, more, nullptr, [out](std::string_view key, const MergedCursor& c) {
     out->append(key).push_back(',');
     c.AppendValue(out);
     out->push_back('\n');
@@ -593,7 +595,7 @@ uint64_t Ring::Fwsum(std::string_view prefix, std::string_view from, std::string
                      uint64_t limit, std::string* out, bool* more, std::string* last) {
   // Records come in key order, so one subkey's hours are consecutive: a running sum,
   // written when the subkey changes.
-  std::string_view subkey;
+  std::string subkey;  // the subkey being summed (the cursor's key view moves on)
   int64_t sum = 0;
   bool summing = false;
   auto flush = [&] {
@@ -602,12 +604,9 @@ uint64_t Ring::Fwsum(std::string_view prefix, std::string_view from, std::string
       AppendCount(out, sum);
       out->push_back('\n');
     }
-    summing = false;
   };
-  std::string held;  // the subkey being summed (the cursor's key view moves on)
   last->clear();
-  const uint64_t visited = WalkPrefix(prefix, after, limit, more, [&](std::string_view key, const MergedCursor& c) {
-    last->assign(key);  // where a next page would start
+  const uint64_t visited = WalkPrefix(prefix, after, limit, more, last, [&](std::string_view key, const MergedCursor& c) {
     // {prefix}{subkey}.{ymdh}; tokens order as their hours (keyformat/ymdh.h).
     const std::string_view rest = key.substr(prefix.size());
     const size_t dot = rest.rfind('.');
@@ -617,8 +616,7 @@ uint64_t Ring::Fwsum(std::string_view prefix, std::string_view from, std::string
     const std::string_view sk = rest.substr(0, dot);
     if (!summing || sk != subkey) {
       flush();
-      held.assign(sk);
-      subkey = held;
+      subkey.assign(sk);
       sum = 0;
       summing = true;
     }

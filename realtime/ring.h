@@ -189,8 +189,10 @@ class Ring {
   Ring() = default;
   // Calls visit(key, cursor) for each record Fwmatch would list, at most limit; the
   // shared walk of Fwmatch and Fwsum (merged over the live slots, newest day on a tie).
+  // When the limit cuts the walk, *last (if given) is the last key visited.
   template <typename Visit>
-  uint64_t WalkPrefix(std::string_view prefix, std::string_view after, uint64_t limit, bool* more, Visit visit);
+  uint64_t WalkPrefix(std::string_view prefix, std::string_view after, uint64_t limit, bool* more,
+                      std::string* last, Visit visit);
   std::string ClosedDaysPath() const { return dir_ + "/" + kClosedDaysFile; }
   // Runs the state machine for the days of a write; on success the slots are ready.
   WriteOutcome AdmitDays(const int64_t* days, size_t count);

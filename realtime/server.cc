@@ -542,7 +542,10 @@ void RealtimeServer::OnFwsum(net::Request& req) {
   const char* names[2] = {"from", "to"};
   for (int i = 0; i < 2; ++i) {
     std::optional<std::string_view> token = req.Param(names[i]);
-    if (!token) return ReplyError(req, 400, std::string("MISSING_ARG_") + (i ? "TO" : "FROM"), std::string("missing argument: ") + names[i]);
+    if (!token) {
+      return ReplyError(req, 400, std::string("MISSING_ARG_") + (i ? "TO" : "FROM"),
+                        std::string("missing argument: ") + names[i]);
+    }
     if (Result<int64_t> t = DecodeYmdh(*token); !t.ok()) {
       return ReplyError(req, 400, std::string("INVALID_ARG_") + (i ? "TO" : "FROM"),
                         std::string(names[i]) + ": " + t.status().message());
