@@ -141,6 +141,68 @@ TEST(Records, BuildAndParseRealtimeKeys) {
   }
 }
 
+// The hot paths parse with the quiet predicates and ask the explaining parsers only why a
+// line failed: both must accept exactly the same keys, counts, tokens and names.
+TEST(Records, QuietParsersAcceptExactlyWhatTheExplainingOnesAccept) {
+  const std::vector<std::string> names = {"c", "u", "_l", "a_b", "-x", "x-", "12345678901234567", "", "US", "\xc3\xa9"};
+  const std::vector<std::string> keys = {"jehiah", "HMCJVIkxxP4=", "", "a:b", "x y", "k", "AAAAAAAAAAA="};
+  const std::vector<std::string> tokens = {"c3p1", "c3p", "c3pw", "zz3p1", "c2u0", "0000", "vvvv", "c3pn", "c2tn"};
+  const std::string mutations = ".|:,_-a0Z =\x80";
+  std::mt19937 rng(7);
+  int valid = 0;
+  auto pick = [&rng](const std::vector<std::string>& from) { return from[rng() % from.size()]; };
+  for (int i = 0; i < 100000; ++i) {
+    std::string key;
+    switch (rng() % 3) {
+      case 0: key = "_l|" + pick(keys); break;
+      case 1: key = pick(names) + "|" + pick(keys) + "." + pick(tokens); break;
+      default: key = pick(names) + "." + pick(names) + "|" + pick(keys) + "." + pick(keys) + "." + pick(tokens); break;
+    }
+    if (rng() % 2 && !key.empty()) {  // one byte changed or dropped
+      const size_t at = rng() % key.size();
+      if (rng() % 4 == 0) key.erase(at, 1);
+      else key[at] = mutations[rng() % mutations.size()];
+    }
+    // ParseRealtimeKey is the quiet parse, then a second walk for the reason: every key the
+    // quiet parse refuses must get a real reason there, not the fallback.
+    ParsedKey quiet;
+    const bool ok = ParseRealtimeKeyQuietly(key, &quiet);
+    const Result<ParsedKey> loud = ParseRealtimeKey(key);
+    ASSERT_EQ(ok, loud.ok()) << key;
+    valid += ok;
+    if (!ok) {
+      EXPECT_NE(loud.status().message(), "key '" + key + "' is malformed") << key;
+    }
+    const std::string name = key.substr(0, rng() % 20);
+    EXPECT_EQ(IsNamespace(name), ValidateNamespace(name).ok()) << name;
+    if (!IsNamespace(name)) {
+      EXPECT_EQ(ValidateNamespace(name).message().find("is not a namespace"), std::string::npos) << name;
+    }
+    const std::string token = key.substr(rng() % 3, 4);
+    int64_t ts = 0;
+    const bool token_ok = DecodeYmdhQuietly(token, &ts);
+    const Result<int64_t> decoded = DecodeYmdh(token);
+    ASSERT_EQ(token_ok, decoded.ok()) << token;
+    if (token_ok) {
+      EXPECT_EQ(ts, *decoded);
+    }
+    if (!token_ok && decoded.status().message().find("is not 0-23") != std::string::npos) {
+      EXPECT_GT(YmdhSymbolValue(token[3]), 23) << token;
+    }
+  }
+  EXPECT_GT(valid, 1000);
+  for (const char* text : {"0", "-1", "12", "9223372036854775807", "-9223372036854775808", "9223372036854775808",
+                           "", "-", "+1", "1x", " 1", "1 ", "00", "-0"}) {
+    int64_t n = 0;
+    const bool ok = ParseCountQuietly(text, &n);
+    const Result<int64_t> loud = ParseCount(text);
+    ASSERT_EQ(ok, loud.ok()) << text;
+    if (ok) {
+      EXPECT_EQ(n, *loud) << text;
+    }
+  }
+}
+
 TEST(Records, ArchiveKeys) {
   Result<ParsedKey> p = ParseArchiveKey("u|jehiah");
   ASSERT_TRUE(p.ok());

@@ -32,6 +32,9 @@ struct ParsedKey {
 
 // Parses and validates a realtime key (namespaces, stored keys, the YMDH token).
 Result<ParsedKey> ParseRealtimeKey(std::string_view key);
+// The same without the reason: true and *p exactly when ParseRealtimeKey succeeds (the
+// hot paths; they ask ParseRealtimeKey why only when this fails).
+bool ParseRealtimeKeyQuietly(std::string_view key, ParsedKey* p);
 // Parses and validates an archive key (totals carry no ymdh; subtotals carry no subkey).
 Result<ParsedKey> ParseArchiveKey(std::string_view key);
 
@@ -54,6 +57,8 @@ Result<Line> SplitLine(std::string_view line, char separator = ',');
 
 // A signed 64-bit decimal: optional '-', digits, nothing else; overflow is an error.
 Result<int64_t> ParseCount(std::string_view text);
+// The same without the reason: true and *n exactly when ParseCount succeeds.
+bool ParseCountQuietly(std::string_view text, int64_t* n);
 void AppendCount(std::string* out, int64_t n);
 // Adds b to *a, saturating instead of overflowing (counts are user-supplied int64s): how
 // the API and realtime's /fwsum add counts up.

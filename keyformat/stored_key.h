@@ -35,6 +35,8 @@ Status ValidateUserKey(std::string_view value, std::string_view what = "key");
 // OK for a namespace or subtotal namespace: [A-Za-z0-9][A-Za-z0-9_-]{0,15}. Names that
 // begin with `_` are the system's (`_l`) and are rejected here.
 Status ValidateNamespace(std::string_view name, std::string_view what = "namespace");
+// The same rule without the reason: true exactly when ValidateNamespace is OK.
+bool IsNamespace(std::string_view name);
 
 // True when `text` looks like a stored hash: 12 base64 characters ending in '='.
 bool IsKeyHash(std::string_view text);

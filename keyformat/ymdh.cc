@@ -42,16 +42,36 @@ Result<Ymdh> EncodeYmdh(int64_t ts) {
   return out;
 }
 
-Result<int64_t> DecodeYmdh(std::string_view token) {
+bool DecodeYmdhQuietly(std::string_view token, int64_t* ts) {
   // The last token decoded on this thread: the keys of an import or a batch mostly share
   // their hour, and the date arithmetic below was 4 % of an import.
   thread_local uint32_t memo_token = 0;
   thread_local int64_t memo_ts = -1;  // -1: no token yet
+  if (token.size() != kYmdhSize) return false;
   uint32_t bytes = 0;
-  if (token.size() == kYmdhSize) {
-    std::memcpy(&bytes, token.data(), kYmdhSize);
-    if (bytes == memo_token && memo_ts >= 0) return memo_ts;
+  std::memcpy(&bytes, token.data(), kYmdhSize);
+  if (bytes == memo_token && memo_ts >= 0) {
+    *ts = memo_ts;
+    return true;
   }
+  int v[kYmdhSize];
+  for (size_t i = 0; i < kYmdhSize; i++) {
+    v[i] = kSymbols.value[static_cast<unsigned char>(token[i])];
+    if (v[i] < 0) return false;
+  }
+  const date::year_month_day ymd{date::year{2000 + v[0]}, date::month(unsigned(v[1])),
+                                 date::day(unsigned(v[2]))};
+  if (!ymd.ok() || v[3] > 23) return false;
+  const int64_t day = date::sys_days{ymd}.time_since_epoch().count();
+  memo_token = bytes;
+  memo_ts = day * kSecondsPerDay + int64_t(v[3]) * kSecondsPerHour;
+  *ts = memo_ts;
+  return true;
+}
+
+// The quiet decode, and on failure the reason.
+Result<int64_t> DecodeYmdh(std::string_view token) {
+  if (int64_t ts; DecodeYmdhQuietly(token, &ts)) return ts;
   if (token.size() != kYmdhSize) {
     return Status::Error("time token '" + std::string(token) + "' is not YMDH: it has " +
                          std::to_string(token.size()) + " characters, not 4");
@@ -71,14 +91,8 @@ Result<int64_t> DecodeYmdh(std::string_view token) {
                          std::to_string(2000 + v[0]) + "-" + std::to_string(v[1]) + "-" +
                          std::to_string(v[2]) + " is not a date");
   }
-  if (v[3] > 23) {
-    return Status::Error("time token '" + std::string(token) + "' is not YMDH: hour " +
-                         std::to_string(v[3]) + " is not 0-23");
-  }
-  const int64_t day = date::sys_days{ymd}.time_since_epoch().count();
-  memo_token = bytes;
-  memo_ts = day * kSecondsPerDay + int64_t(v[3]) * kSecondsPerHour;
-  return memo_ts;
+  return Status::Error("time token '" + std::string(token) + "' is not YMDH: hour " +
+                       std::to_string(v[3]) + " is not 0-23");
 }
 
 int64_t DayOfYmdhUnchecked(std::string_view token) {

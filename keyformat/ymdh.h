@@ -37,6 +37,8 @@ Result<Ymdh> EncodeYmdh(int64_t ts);
 // The unix time of the start of the hour named by `token`. Fails on a wrong length, a
 // symbol outside the alphabet (uppercase included), or an impossible date or hour.
 Result<int64_t> DecodeYmdh(std::string_view token);
+// The same without the reason: true and *ts exactly when DecodeYmdh succeeds.
+bool DecodeYmdhQuietly(std::string_view token, int64_t* ts);
 
 // Days since 1970-01-01 of the hour named by a token already known to be valid.
 int64_t DayOfYmdhUnchecked(std::string_view token);

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <queue>
 #include <thread>
 
 #include "base/clip.h"
@@ -55,12 +54,14 @@ bool TailLess(const char* a, uint32_t la, const char* b, uint32_t lb) {
   return la < lb;
 }
 
-void PutVarint(std::string* out, uint64_t v) {
+// Writes v as a varint at p (at most 10 bytes); returns the end.
+char* EncodeVarint(char* p, uint64_t v) {
   while (v >= 0x80) {
-    out->push_back(char(v | 0x80));
+    *p++ = char(v | 0x80);
     v >>= 7;
   }
-  out->push_back(char(v));
+  *p++ = char(v);
+  return p;
 }
 
 // Returns bytes used, 0 if p..end holds no complete varint.
@@ -183,10 +184,10 @@ class RecordSorter::Batch : public TailOrder {
       const SortEntry& e = entries()[i];
       KeyOf(e, &key);
       const size_t shared = SharedPrefix(previous, key);
-      PutVarint(&buf, shared);
-      PutVarint(&buf, key.size() - shared);
+      char head[20];
+      buf.append(head, EncodeVarint(EncodeVarint(head, shared), key.size() - shared));
       buf.append(key, shared);
-      PutVarint(&buf, ZigZag(e.count));
+      buf.append(head, EncodeVarint(head, ZigZag(e.count)));
       previous.swap(key);
       if (buf.size() >= (1 << 20) - 64) {
         if (Status s = w.Append(buf); !s.ok()) return s;
@@ -229,6 +230,7 @@ class RecordSorter::Source {
   std::string_view key;
   int64_t count = 0;
   uint64_t k[3] = {0, 0, 0};  // the first 24 key bytes, as in SortEntry: most comparisons end here
+  uint32_t index = 0;         // the merge's tie-break between equal keys: sums in source order
 
   void SetPrefixFromKey() {
     char prefix[kInlineKeyBytes] = {};
@@ -286,7 +288,7 @@ class RecordSorter::RunSource : public Source {
       n1 = GetVarint(p, end, &shared);
       n2 = n1 == 0 ? 0 : GetVarint(p + n1, end, &rest);
       if (n2 != 0) {
-        if (shared > key_.size() || shared + rest > kMaxEntryKey) return Fail("bad record size");
+        if (shared > key.size() || shared + rest > kMaxEntryKey) return Fail("bad record size");
         if (uint64_t(end - p) > n1 + n2 + rest) {
           n3 = GetVarint(p + n1 + n2 + rest, end, &zz);
           if (n3 != 0) break;
@@ -297,10 +299,18 @@ class RecordSorter::RunSource : public Source {
         return false;
       }
     }
-    key_.resize(shared + rest);
-    std::memcpy(key_.data() + shared, buffer_.data() + pos_ + n1 + n2, rest);
-    key = key_;
-    SetPrefixFromKey();
+    const size_t size = shared + rest;
+    if (size + kInlineKeyBytes > key_.size()) key_.resize(std::max(2 * key_.size(), size + kInlineKeyBytes));
+    char* const k_bytes = key_.data();
+    std::memcpy(k_bytes + shared, buffer_.data() + pos_ + n1 + n2, rest);
+    key = std::string_view(k_bytes, size);
+    // The prefix words from the buffer itself: bytes past the key are whatever an earlier,
+    // longer key left there, so they are masked off.
+    for (size_t w = 0; w < 3; ++w) {
+      const size_t have = size > 8 * w ? std::min<size_t>(size - 8 * w, 8) : 0;
+      const uint64_t word = LoadBig(k_bytes + 8 * w);
+      k[w] = have == 0 ? 0 : have == 8 ? word : word & ~(~uint64_t(0) >> (8 * have));
+    }
     count = UnZigZag(zz);
     pos_ += n1 + n2 + rest + n3;
     return true;
@@ -328,7 +338,9 @@ class RecordSorter::RunSource : public Source {
   BlockReader reader_;
   std::vector<char> buffer_;
   size_t pos_ = 0, end_ = 0;
-  std::string key_;  // the last key: the next one shares a prefix with it
+  // The last key (the next one shares a prefix with it), with at least 24 bytes to spare
+  // for the prefix words' loads.
+  std::vector<char> key_ = std::vector<char>(256);
   Status status_;
 };
 
@@ -344,9 +356,8 @@ Status RecordSorter::Feeder::Add(std::string_view line) {
   const size_t comma = line.find(',');
   if (comma == std::string_view::npos) return Status::Error("no ',' between key and value");
   const std::string_view key = line.substr(0, comma), value = line.substr(comma + 1);
-  Result<ParsedKey> parsed = ParseRealtimeKey(key);
-  if (!parsed.ok()) return parsed.status();
-  const ParsedKey& p = *parsed;
+  ParsedKey p;
+  if (!ParseRealtimeKeyQuietly(key, &p)) return ParseRealtimeKey(key).status();
   Day day;
   std::string_view archive_head, archive_tail, column;
   int64_t count = 0;
@@ -360,9 +371,9 @@ Status RecordSorter::Feeder::Add(std::string_view line) {
     column = value;
     has_lookups_ = true;
   } else {
-    Result<int64_t> n = ParseCount(value);
-    if (!n.ok()) return Status::Error("count '" + Clipped(value, 40) + "' of '" + std::string(key) + "' is not a signed 64-bit integer");
-    count = *n;
+    if (!ParseCountQuietly(value, &count)) {
+      return Status::Error("count '" + Clipped(value, 40) + "' of '" + std::string(key) + "' is not a signed 64-bit integer");
+    }
     const int64_t d = p.hour / kSecondsPerDay;
     day = Day(d);
     if (options.only_day != 0 && day != options.only_day) {
@@ -584,10 +595,16 @@ class AssemblerSink : public RecordSorter::MergedSink {
 };
 
 // The hand-off from the merging thread to the assembling one: blocks of records
-// (4-byte key size, key, 8-byte count), a few in flight, reused.
+// (4-byte key size, key, 8-byte count), a few in flight, reused. Plain bytes, written in
+// place: appending the three parts to a string was 3 % of an import.
 constexpr size_t kRecordBlockBytes = 1 << 20;
 constexpr size_t kRecordBlocks = 4;
-using RecordPipe = BlockPipe<std::string>;
+struct RecordBlock {
+  std::unique_ptr<char[]> bytes;
+  size_t size = 0, capacity = 0;
+  std::string_view view() const { return {bytes.get(), size}; }
+};
+using RecordPipe = BlockPipe<RecordBlock>;
 
 // The merged stream into blocks of a RecordPipe.
 class PipeSink : public RecordSorter::MergedSink {
@@ -595,15 +612,21 @@ class PipeSink : public RecordSorter::MergedSink {
   explicit PipeSink(RecordPipe* pipe) : pipe_(pipe) {}
   Status Add(std::string_view key, int64_t count) override {
     const uint32_t size = uint32_t(key.size());
-    if (block_ == nullptr || (!block_->empty() && block_->size() + 12 + size > kRecordBlockBytes)) {
+    const size_t need = 12 + size_t(size);
+    if (block_ == nullptr || (block_->size != 0 && block_->size + need > kRecordBlockBytes)) {
       if (block_ != nullptr) pipe_->PushFull(block_);
       block_ = pipe_->TakeFree();
       if (block_ == nullptr) return Status::Error("merge stopped");  // the consumer's error is reported
-      block_->reserve(kRecordBlockBytes);  // once: a block keeps its capacity when cleared
     }
-    block_->append(reinterpret_cast<const char*>(&size), 4);
-    block_->append(key);
-    block_->append(reinterpret_cast<const char*>(&count), 8);
+    if (block_->capacity < need) {  // a block's first record may be longer than a block
+      block_->capacity = std::max(kRecordBlockBytes, need);
+      block_->bytes = std::make_unique_for_overwrite<char[]>(block_->capacity);
+    }
+    char* const p = block_->bytes.get() + block_->size;
+    std::memcpy(p, &size, 4);
+    std::memcpy(p + 4, key.data(), size);
+    std::memcpy(p + 4 + size, &count, 8);
+    block_->size += need;
     return Status::OK();
   }
   // Hands over the last block and closes the pipe.
@@ -615,11 +638,11 @@ class PipeSink : public RecordSorter::MergedSink {
 
  private:
   RecordPipe* pipe_;
-  std::string* block_ = nullptr;
+  RecordBlock* block_ = nullptr;
 };
 
 // Feeds the records of one block to the assembler.
-Status AssembleBlock(const std::string& block, LineAssembler* assembler) {
+Status AssembleBlock(std::string_view block, LineAssembler* assembler) {
   const char* p = block.data();
   const char* const end = p + block.size();
   while (p < end) {
@@ -635,7 +658,9 @@ Status AssembleBlock(const std::string& block, LineAssembler* assembler) {
 
 }  // namespace
 
-// K-way merge of sorted sources; equal keys summed.
+// K-way merge of sorted sources; equal keys summed. The sources sit in a binary min-heap by
+// (key, index) whose top is re-sifted in place as it moves on: one sift a record, where a
+// pop and a push were two.
 Status RecordSorter::MergeSources(std::vector<std::unique_ptr<Source>>* all, MergedSink* out) {
   std::vector<std::unique_ptr<Source>>& sources = *all;
   if (sources.size() == 1) {  // one sorted source, keys already summed: no merge
@@ -645,45 +670,64 @@ Status RecordSorter::MergeSources(std::vector<std::unique_ptr<Source>>* all, Mer
     }
     return only.status();
   }
-  auto greater = [&sources](size_t a, size_t b) {
-    const int c = Source::Compare(*sources[a], *sources[b]);
-    return c != 0 ? c > 0 : a > b;
-  };
-  std::priority_queue<size_t, std::vector<size_t>, decltype(greater)> heap(greater);
+  std::vector<Source*> heap;
   for (size_t i = 0; i < sources.size(); ++i) {
-    if (sources[i]->Next()) heap.push(i);
+    sources[i]->index = uint32_t(i);
+    if (sources[i]->Next()) heap.push_back(sources[i].get());
     else if (Status s = sources[i]->status(); !s.ok()) return s;
   }
+  auto less = [](const Source* a, const Source* b) {
+    const int c = Source::Compare(*a, *b);
+    return c != 0 ? c < 0 : a->index < b->index;
+  };
+  auto sift_down = [&heap, &less](size_t i) {
+    const size_t n = heap.size();
+    Source* const moving = heap[i];
+    for (size_t child; (child = 2 * i + 1) < n; i = child) {
+      if (child + 1 < n && less(heap[child + 1], heap[child])) ++child;
+      if (!less(heap[child], moving)) break;
+      heap[i] = heap[child];
+    }
+    heap[i] = moving;
+  };
+  for (size_t i = heap.size() / 2; i-- > 0;) sift_down(i);
+  // The top moves on: sifted down again, or replaced by the last source at its end.
+  auto advance_top = [&]() -> Status {
+    if (!heap[0]->Next()) {
+      if (Status s = heap[0]->status(); !s.ok()) return s;
+      heap[0] = heap.back();
+      heap.pop_back();
+      if (heap.empty()) return Status::OK();
+    }
+    sift_down(0);
+    return Status::OK();
+  };
   // The record being summed: a copy of its key (its source moves on) and its prefix.
   struct Held final : Source {
     bool Next() override { return false; }
   } current;
   std::string key;
-  auto advance = [&](size_t j) -> Status {
-    if (sources[j]->Next()) heap.push(j);
-    return sources[j]->status();
-  };
   while (!heap.empty()) {
-    size_t i = heap.top();
-    heap.pop();
-    // The common case, a key in one source only, goes out before its source moves on:
-    // no copy of the key.
-    if (heap.empty() || Source::Compare(*sources[heap.top()], *sources[i]) != 0) {
-      if (Status s = out->Add(sources[i]->key, sources[i]->count); !s.ok()) return s;
-      if (Status s = advance(i); !s.ok()) return s;
+    const Source& top = *heap[0];
+    // Another source holding the top's key holds the least key, so one of the top's
+    // children does too. The common case, a key in one source only, goes out before its
+    // source moves on: no copy of the key.
+    const bool shared = (heap.size() > 1 && Source::Compare(*heap[1], top) == 0) ||
+                        (heap.size() > 2 && Source::Compare(*heap[2], top) == 0);
+    if (!shared) {
+      if (Status s = out->Add(top.key, top.count); !s.ok()) return s;
+      if (Status s = advance_top(); !s.ok()) return s;
       continue;
     }
-    key.assign(sources[i]->key);
+    key.assign(top.key);
     current.key = key;
-    std::copy(sources[i]->k, sources[i]->k + 3, current.k);
-    int64_t sum = sources[i]->count;
+    std::copy(top.k, top.k + 3, current.k);
+    int64_t sum = top.count;
     bool overflow = false;
-    if (Status s = advance(i); !s.ok()) return s;
-    while (!heap.empty() && Source::Compare(*sources[heap.top()], current) == 0) {
-      const size_t j = heap.top();
-      heap.pop();
-      overflow |= __builtin_add_overflow(sum, sources[j]->count, &sum);
-      if (Status s = advance(j); !s.ok()) return s;
+    if (Status s = advance_top(); !s.ok()) return s;
+    while (!heap.empty() && Source::Compare(*heap[0], current) == 0) {
+      overflow |= __builtin_add_overflow(sum, heap[0]->count, &sum);
+      if (Status s = advance_top(); !s.ok()) return s;
     }
     if (overflow) {
       return Status::Error("the counts of one record overflow a signed 64-bit integer (day " +
@@ -732,10 +776,10 @@ Status RecordSorter::Finish(LineSink* sink, const std::function<void(const std::
     out.Finish();
   });
   Status assembled;
-  while (std::string* block = pipe.TakeFull()) {
-    if (assembled.ok()) assembled = AssembleBlock(*block, &assembler);
+  while (RecordBlock* block = pipe.TakeFull()) {
+    if (assembled.ok()) assembled = AssembleBlock(block->view(), &assembler);
     if (!assembled.ok()) pipe.Cancel();
-    block->clear();
+    block->size = 0;
     pipe.GiveBack(block);
   }
   merger.join();
