@@ -17,6 +17,7 @@
 #include <xxhash.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -50,25 +51,45 @@ class FooterCheck {
  public:
   FooterCheck() { XXH64_reset(&state_, kFooterHashSeed); }
   // Adds one record line; its '\n' follows it in memory: line.data()[line.size()].
+  // Short lines gather in a small buffer hashed in one call: a call a ~30-byte line was
+  // 4 % of a merge.
   void AddLineWithNewline(std::string_view line) {
-    XXH64_update(&state_, line.data(), line.size() + 1);
+    const size_t n = line.size() + 1;
+    if (pending_ + n > sizeof buffer_) Flush();
+    if (n > sizeof buffer_) {
+      XXH64_update(&state_, line.data(), n);
+    } else {
+      std::memcpy(buffer_ + pending_, line.data(), n);
+      pending_ += n;
+    }
     ++count_;
   }
   // Adds raw bytes that hold `lines` whole lines.
   void AddBytes(std::string_view bytes, uint64_t lines) {
+    Flush();
     XXH64_update(&state_, bytes.data(), bytes.size());
     count_ += lines;
   }
   uint64_t count() const { return count_; }
-  uint64_t digest() const { return XXH64_digest(&state_); }
+  uint64_t digest() const {
+    XXH64_state_t all = state_;
+    XXH64_update(&all, buffer_, pending_);
+    return XXH64_digest(&all);
+  }
   // OK when footer_line is a footer matching what was added; else says what differs:
   // "footer says 3 records but 2 were read", "checksum mismatch: footer says xxh64=... but
   // the bytes hash to ...".
   Status Verify(std::string_view footer_line) const;
 
  private:
+  void Flush() {
+    XXH64_update(&state_, buffer_, pending_);
+    pending_ = 0;
+  }
   XXH64_state_t state_;
   uint64_t count_ = 0;
+  size_t pending_ = 0;  // bytes of buffer_ not hashed yet
+  char buffer_[8192];
 };
 
 // Checks a whole footed stream that arrives in chunks cut anywhere (an HTTP answer, a file

@@ -95,6 +95,33 @@ TEST(FooterCheck, CountsHashesAndVerifies) {
   EXPECT_TRUE(bytes.Verify(footer).ok());
 }
 
+// Lines are gathered and hashed in pieces: the digest is the hash of all the bytes in
+// order whatever the mix of short lines, lines longer than the gathering buffer, raw bytes,
+// and digests asked for on the way.
+TEST(FooterCheck, HashesEveryByteInOrderWhateverTheLineSizes) {
+  std::string body;
+  FooterCheck check;
+  uint64_t lines = 0;
+  for (size_t i = 0; i < 3000; ++i) {
+    const size_t size = i % 97 == 0 ? 20000 + i : 1 + (i * 7919) % 300;  // some longer than the buffer
+    std::string line(size, char('a' + i % 26));
+    line.push_back('\n');
+    if (i % 10 == 0) {
+      check.AddBytes(line, 1);
+    } else {
+      check.AddLineWithNewline(std::string_view(line.data(), line.size() - 1));
+    }
+    body += line;
+    ++lines;
+    if (i % 500 == 0) {
+      EXPECT_EQ(check.digest(), Xxh(body)) << i;
+    }
+  }
+  EXPECT_EQ(check.count(), lines);
+  EXPECT_EQ(check.digest(), Xxh(body));
+  EXPECT_TRUE(check.Verify(FormatFooter(Footer{lines, Xxh(body)})).ok());
+}
+
 TEST(FootedStreamCheck, AcceptsAWholeStreamInAnyChunks) {
   const std::string body = "u|a.c3p1,5\nu|b.c3p1,-1\n";
   const std::string text = body + FormatFooter(Footer{2, Xxh(body)});

@@ -185,9 +185,9 @@ class RecordSorter::Batch : public TailOrder {
       KeyOf(e, &key);
       const size_t shared = SharedPrefix(previous, key);
       char head[20];
-      buf.append(head, EncodeVarint(EncodeVarint(head, shared), key.size() - shared));
+      buf.append(head, size_t(EncodeVarint(EncodeVarint(head, shared), key.size() - shared) - head));
       buf.append(key, shared);
-      buf.append(head, EncodeVarint(head, ZigZag(e.count)));
+      buf.append(head, size_t(EncodeVarint(head, ZigZag(e.count)) - head));
       previous.swap(key);
       if (buf.size() >= (1 << 20) - 64) {
         if (Status s = w.Append(buf); !s.ok()) return s;
@@ -503,8 +503,9 @@ class LineAssembler {
     const Day day = Day((uint8_t(entry_key[0]) << 8) | uint8_t(entry_key[1]));
     const uint32_t shard = (uint32_t(uint8_t(entry_key[2])) << 8) | uint8_t(entry_key[3]);
     const std::string_view rest = entry_key.substr(4);
-    const size_t zero = rest.find('\0');
-    const std::string_view key = rest.substr(0, zero), column = rest.substr(zero + 1);
+    const size_t zero = std::min(rest.find('\0'), rest.size());
+    const std::string_view key = rest.substr(0, zero);
+    const std::string_view column = zero < rest.size() ? rest.substr(zero + 1) : std::string_view();
     if (!in_group_ || day != day_ || shard != shard_) {
       if (Status s = FlushLine(); !s.ok()) return s;
       if (in_group_) {

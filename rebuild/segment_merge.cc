@@ -100,11 +100,11 @@ class Input {
       bool more;
       while ((more = reader_.Next(&k, &v))) {
         const size_t offset = block->bytes.size();
-        block->bytes.append(k).append(1, ',').append(v).append(1, '\n');
+        block->bytes.append(k.data(), k.size() + v.size() + 2);  // key,value\n, back to back in the reader
         block->lines.push_back({offset, k.size(), v.size(), k.starts_with(kLookupPrefix) ? 0 : CountColumns(v)});
-        bytes_read_ = reader_.bytes_read();
         if (block->bytes.size() >= kBlockBytes) break;
       }
+      bytes_read_.store(reader_.bytes_read(), std::memory_order_relaxed);  // for progress: once a block
       if (block->lines.empty()) {
         pipe_->GiveBack(block);
       } else {
