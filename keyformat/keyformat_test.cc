@@ -151,6 +151,7 @@ TEST(Records, QuietParsersAcceptExactlyWhatTheExplainingOnesAccept) {
   std::mt19937 rng(7);
   int valid = 0;
   auto pick = [&rng](const std::vector<std::string>& from) { return from[rng() % from.size()]; };
+  ParsedKey reused;
   for (int i = 0; i < 100000; ++i) {
     std::string key;
     switch (rng() % 3) {
@@ -165,11 +166,23 @@ TEST(Records, QuietParsersAcceptExactlyWhatTheExplainingOnesAccept) {
     }
     // ParseRealtimeKey is the quiet parse, then a second walk for the reason: every key the
     // quiet parse refuses must get a real reason there, not the fallback.
-    ParsedKey quiet;
-    const bool ok = ParseRealtimeKeyQuietly(key, &quiet);
+    // The quiet parse into one struct reused key after key (as the importer does) must
+    // leave nothing of an earlier key in it.
+    const bool ok = ParseRealtimeKeyQuietly(key, &reused);
     const Result<ParsedKey> loud = ParseRealtimeKey(key);
     ASSERT_EQ(ok, loud.ok()) << key;
     valid += ok;
+    if (ok) {
+      EXPECT_EQ(int(reused.type), int(loud->type)) << key;
+      EXPECT_EQ(reused.ns, loud->ns) << key;
+      EXPECT_EQ(reused.key, loud->key) << key;
+      EXPECT_EQ(reused.subns, loud->subns) << key;
+      EXPECT_EQ(reused.subkey, loud->subkey) << key;
+      EXPECT_EQ(reused.ymdh, loud->ymdh) << key;
+      EXPECT_EQ(reused.hash, loud->hash) << key;
+      EXPECT_EQ(reused.shard_key, loud->shard_key) << key;
+      EXPECT_EQ(reused.hour, loud->hour) << key;
+    }
     if (!ok) {
       EXPECT_NE(loud.status().message(), "key '" + key + "' is malformed") << key;
     }

@@ -33,7 +33,8 @@ struct ParsedKey {
 // Parses and validates a realtime key (namespaces, stored keys, the YMDH token).
 Result<ParsedKey> ParseRealtimeKey(std::string_view key);
 // The same without the reason: true and *p exactly when ParseRealtimeKey succeeds (the
-// hot paths; they ask ParseRealtimeKey why only when this fails).
+// hot paths; they ask ParseRealtimeKey why only when this fails). Every field of *p is
+// set, so one ParsedKey can be reused key after key; after false it is unspecified.
 bool ParseRealtimeKeyQuietly(std::string_view key, ParsedKey* p);
 // Parses and validates an archive key (totals carry no ymdh; subtotals carry no subkey).
 Result<ParsedKey> ParseArchiveKey(std::string_view key);

@@ -356,7 +356,7 @@ Status RecordSorter::Feeder::Add(std::string_view line) {
   const size_t comma = line.find(',');
   if (comma == std::string_view::npos) return Status::Error("no ',' between key and value");
   const std::string_view key = line.substr(0, comma), value = line.substr(comma + 1);
-  ParsedKey p;
+  ParsedKey& p = parsed_;
   if (!ParseRealtimeKeyQuietly(key, &p)) return ParseRealtimeKey(key).status();
   Day day;
   std::string_view archive_head, archive_tail, column;

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "keyformat/records.h"
 #include "rebuild/sort_entry.h"
 
 namespace clickatron::rebuild {
@@ -145,6 +146,7 @@ class RecordSorter::Feeder {
   std::unique_ptr<Batch> batch_;
   uint32_t sort_threads_;
   std::string key_;  // the entry key being built
+  ParsedKey parsed_;  // the key being added: one struct reused, not one zeroed a line
   std::vector<uint64_t> day_bits_;
   bool has_lookups_ = false;
   bool io_error_ = false;
