@@ -232,13 +232,6 @@ class RecordSorter::Source {
   uint64_t k[3] = {0, 0, 0};  // the first 24 key bytes, as in SortEntry: most comparisons end here
   uint32_t index = 0;         // the merge's tie-break between equal keys: sums in source order
 
-  void SetPrefixFromKey() {
-    char prefix[kInlineKeyBytes] = {};
-    std::memcpy(prefix, key.data(), std::min(key.size(), kInlineKeyBytes));
-    k[0] = LoadBig(prefix);
-    k[1] = LoadBig(prefix + 8);
-    k[2] = LoadBig(prefix + 16);
-  }
   // <0, 0, >0 by key bytes.
   static int Compare(const Source& a, const Source& b) {
     for (int i = 0; i < 3; ++i) {
