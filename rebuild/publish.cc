@@ -114,29 +114,6 @@ Status FlipCurrent(const WorkDir& work, const std::string& target) {
   return RenameDurable(tmp, current);
 }
 
-// Asks one archive server to reload and checks it now serves generation.
-Status ReloadOne(const net::HostPort& host, const std::string& generation, int timeout_ms) {
-  Result<HttpResult> stats = HttpCall(host, "GET", "/stats", timeout_ms);
-  if (stats.ok() && stats->status == 200) {
-    Result<net::ArchiveStatsFields> served = net::ReadArchiveStats(stats->body);
-    if (served.ok() && served->generation == generation) return Status::OK();  // already serving it
-  }
-  Result<HttpResult> r = HttpCall(host, "POST", "/reload", timeout_ms);
-  if (!r.ok()) return r.status();
-  if (r->status != 200) {
-    return Status::Error("archive " + host.ToString() + " refused the reload (HTTP " + std::to_string(r->status) +
-                         ": " + ClippedLine(r->body, 200) + ")");
-  }
-  stats = HttpCall(host, "GET", "/stats", timeout_ms);
-  if (!stats.ok()) return stats.status();
-  Result<net::ArchiveStatsFields> served = net::ReadArchiveStats(stats->body);
-  const std::string g = served.ok() ? served->generation : "";
-  if (stats->status != 200 || g.empty() || g != generation) {
-    return Status::Error("archive " + host.ToString() + " reloaded but serves generation '" + g +
-                         "', not " + generation + " (is its --db-file under " + "DIR/current?)");
-  }
-  return Status::OK();
-}
 
 // `<last day as YYYYMMDD>-<xxh64 over the shard checksums>`; the day and late lines of
 // the manifest, when it has any, are hashed too, so that a generation directory (reused
@@ -286,6 +263,29 @@ void RemoveOldGenerations(const WorkDir& work, const std::string& generation, ui
 }
 
 }  // namespace
+
+Status ReloadOne(const net::HostPort& host, const std::string& generation, int timeout_ms) {
+  Result<HttpResult> stats = HttpCall(host, "GET", "/stats", timeout_ms);
+  if (stats.ok() && stats->status == 200) {
+    Result<net::ArchiveStatsFields> served = net::ReadArchiveStats(stats->body);
+    if (served.ok() && served->generation == generation) return Status::OK();  // already serving it
+  }
+  Result<HttpResult> r = HttpCall(host, "POST", "/reload", timeout_ms);
+  if (!r.ok()) return r.status();
+  if (r->status != 200) {
+    return Status::Error("archive " + host.ToString() + " refused the reload (HTTP " + std::to_string(r->status) +
+                         ": " + ClippedLine(r->body, 200) + ")");
+  }
+  stats = HttpCall(host, "GET", "/stats", timeout_ms);
+  if (!stats.ok()) return stats.status();
+  Result<net::ArchiveStatsFields> served = net::ReadArchiveStats(stats->body);
+  const std::string g = served.ok() ? served->generation : "";
+  if (stats->status != 200 || g.empty() || g != generation) {
+    return Status::Error("archive " + host.ToString() + " reloaded but serves generation '" + g +
+                         "', not " + generation + " (is its --db-file under " + "DIR/current?)");
+  }
+  return Status::OK();
+}
 
 Result<std::optional<Manifest>> LiveManifest(const WorkDir& work) {
   Result<std::string> live = LiveGeneration(work);

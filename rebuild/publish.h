@@ -6,6 +6,7 @@
 
 #include "base/status.h"
 #include "keyformat/manifest.h"
+#include "net/host_port.h"
 #include "rebuild/work_dir.h"
 
 namespace clickatron::rebuild {
@@ -16,5 +17,9 @@ Result<std::string> LiveGeneration(const WorkDir& work);
 // The manifest of the live generation (std::nullopt when nothing was ever published);
 // unreadable or malformed: an error naming the file.
 Result<std::optional<Manifest>> LiveManifest(const WorkDir& work);
+
+// Asks one archive server to reload (unless it already serves `generation`) and checks
+// that it then serves `generation`.
+Status ReloadOne(const net::HostPort& host, const std::string& generation, int timeout_ms);
 
 }  // namespace clickatron::rebuild

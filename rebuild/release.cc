@@ -108,6 +108,13 @@ Status RunRelease(const Options& options, WorkDir* work) {
     return Status::Error("the live generation " + live + " holds days through " + last_day +
                          " only: refusing to release " + through);
   }
+  // A replica that missed its reload (a publish killed after the flip of DIR/current, before
+  // the reloads) is asked once to load the live generation: else every later night would
+  // refuse here, and no night would publish again to reload it. Best effort: LeaseLeft
+  // below says which replica still serves an older day.
+  for (const auto& replicas : options.archive) {
+    for (const net::HostPort& host : replicas) (void)ReloadOne(host, live, options.timeout_ms);
+  }
   // Every replica serves a generation holding `through`, and has for the lease: no API can
   // still take an older generation as served (archive/served_generation.h). After the wait
   // the replicas are checked again (one may have reloaded meanwhile), not waited for again.

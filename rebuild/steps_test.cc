@@ -869,9 +869,18 @@ TEST(ReleaseStep, RefusesWhileTheArchiveDoesNotHoldTheDays) {
                                              " holds days through 2012-03-26 only: refusing to release 2012-03-27");
 
   w.options.through = D("2012-03-25");
-  archive.Serve("20120324-00", "2012-03-24");  // a replica still on an older generation
+  archive.Serve("20120324-00", "2012-03-24");  // a replica still on an older generation...
+  archive.set_reload(FakeArchive::Reload::kRefuse);  // ...that will not reload
+  const int reloads = archive.reloads();
   EXPECT_EQ(w.Run(RunRelease).message(), "refusing to release 2012-03-25: archive " + archive.address().ToString() +
                                              " serves last day '2012-03-24' (run publish first)");
+  EXPECT_EQ(archive.reloads(), reloads + 1);
+  // One that missed its reload (a publish killed after the flip of DIR/current) is asked to
+  // load the live generation: release goes on to its next check instead of refusing every
+  // night after.
+  archive.set_reload(FakeArchive::Reload::kServe);
+  EXPECT_EQ(w.Run(RunRelease).message().rfind("refusing to release: realtime shard 0", 0), 0u);
+  EXPECT_EQ(archive.reloads(), reloads + 2);
 
   const net::HostPort down = DownServer();
   w.options.archive = {{down}};
