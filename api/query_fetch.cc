@@ -292,6 +292,7 @@ void FetchRealtime(QueryState* s, size_t shard, std::string path, BackendCallbac
   s->client->Get(to, path, s->options.realtime_timeout_ms,
                  [s, shard, is_get, done = std::move(done)](net::HttpResponse&& r) {
                    BackendAnswer a;
+                   a.status = r.status;
                    if (!r.ok()) {
                      a.error = r.error;
                    } else if (r.status == 200 || (is_get && r.status == 404)) {
@@ -310,6 +311,144 @@ void FetchRealtime(QueryState* s, size_t shard, std::string path, BackendCallbac
                    if (!a.ok) a.error = "realtime shard " + std::to_string(shard) + " (" + a.error + ")";
                    done(std::move(a));
                  });
+}
+
+namespace {
+
+// A batch path asks at most as many keys as one query may (query_service.cc): a realtime
+// whose --max-mget-keys suits single queries suits batches.
+constexpr size_t kMaxHourBatchKeys = 96;
+
+// One batch of hour asks on its way: its paths' answers are gathered into body.
+struct HourBatch {
+  QueryState* s = nullptr;
+  size_t shard = 0;
+  std::vector<HourAsk> asks;
+  std::vector<BackendCallback> done;
+  size_t pending = 0;
+  std::string body;
+  bool failed = false;
+  int status = 0;     // of the first failure
+  std::string error;  // of the first failure
+};
+
+void SendHourBatch(std::shared_ptr<HourBatch> b);
+
+// Every ask of b on its own, each as a batch of one: what the asks got before batching.
+void SendOneByOne(HourBatch* b) {
+  for (size_t i = 0; i < b->asks.size(); ++i) {
+    auto one = std::make_shared<HourBatch>();
+    one->s = b->s;
+    one->shard = b->shard;
+    one->asks.push_back(std::move(b->asks[i]));
+    one->done.push_back(std::move(b->done[i]));
+    SendHourBatch(std::move(one));
+  }
+}
+
+void OnHourBatchAnswer(const std::shared_ptr<HourBatch>& b, BackendAnswer&& a) {
+  if (!a.ok) {
+    if (!b->failed) {
+      b->failed = true;
+      b->status = a.status;
+      b->error = std::move(a.error);
+    }
+  } else {
+    b->body.append(a.body);  // /mget answers end each line with '\n': they read as one body
+  }
+  if (--b->pending > 0) return;
+  const bool shared = b->asks.size() > 1;
+  if (b->failed) {
+    // A refusal of the batch's size (400: more keys than the shard's --max-mget-keys) is not
+    // a refusal of each ask's: ask them one by one. Other failures are the shard's.
+    if (shared && b->status == 400) {
+      ++b->s->realtime_batches_split;
+      return SendOneByOne(b.get());
+    }
+    for (BackendCallback& done : b->done) {
+      BackendAnswer f;
+      f.status = b->status;
+      f.error = b->error;
+      done(std::move(f));
+    }
+    return;
+  }
+  if (!shared) {  // the body is this ask's own /mget answer, as it came
+    BackendAnswer one;
+    one.ok = true;
+    one.status = 200;
+    one.body = SharedBody(std::move(b->body));
+    return b->done[0](std::move(one));
+  }
+  std::vector<std::string> bodies;
+  if (!SplitBatchAnswer(b->body, b->asks, &bodies).ok()) {  // each ask's own answer says what is wrong
+    ++b->s->realtime_batches_split;
+    return SendOneByOne(b.get());
+  }
+  for (size_t i = 0; i < b->asks.size(); ++i) {
+    BackendAnswer one;
+    one.ok = true;
+    one.status = 200;
+    one.body = SharedBody(std::move(bodies[i]));
+    b->done[i](std::move(one));
+  }
+}
+
+void SendHourBatch(std::shared_ptr<HourBatch> b) {
+  QueryState* s = b->s;
+  if (b->asks.size() > 1) s->realtime_batched_asks += b->asks.size();
+  std::vector<std::string> paths = BatchMgetPaths(b->asks, s->options.max_backend_url_bytes, kMaxHourBatchKeys);
+  b->pending = paths.size();
+  if (paths.empty()) {  // unreachable: every ask holds an hour; answer as an empty /mget
+    b->pending = 1;
+    BackendAnswer empty;
+    empty.ok = true;
+    empty.status = 200;
+    return OnHourBatchAnswer(b, std::move(empty));
+  }
+  for (std::string& path : paths) {
+    FetchRealtime(s, b->shard, std::move(path), [b](BackendAnswer&& a) { OnHourBatchAnswer(b, std::move(a)); });
+  }
+}
+
+// The loop's turn is over: each shard's waiting asks go out as one batch.
+void FlushHourBatches(evutil_socket_t, short, void* arg) {
+  auto* s = static_cast<QueryState*>(arg);
+  s->hour_batch_waiting = false;
+  for (size_t shard = 0; shard < s->hour_asks.size(); ++shard) {
+    QueryState::HourAsks& waiting = s->hour_asks[shard];
+    if (waiting.asks.empty()) continue;
+    auto b = std::make_shared<HourBatch>();
+    b->s = s;
+    b->shard = shard;
+    b->asks.swap(waiting.asks);
+    b->done.swap(waiting.done);
+    SendHourBatch(std::move(b));
+  }
+}
+
+}  // namespace
+
+void FetchRealtimeHours(QueryState* s, size_t shard, std::string prefix, HourRange span, BackendCallback done) {
+  ++s->realtime_hour_asks;
+  if (s->hour_batch_event == nullptr) s->hour_batch_event = event_new(s->base, -1, 0, &FlushHourBatches, s);
+  QueryState::HourAsks& waiting = s->hour_asks[shard];
+  waiting.asks.push_back(HourAsk{std::move(prefix), span});
+  waiting.done.push_back(std::move(done));
+  if (s->hour_batch_event == nullptr) {  // no event (out of memory): this ask goes alone
+    FlushHourBatches(-1, 0, s);
+    return;
+  }
+  // Active, the event runs after the events this turn of the loop already has: every query
+  // this wake-up starts joins the batch, and none waits for a later one.
+  if (!s->hour_batch_waiting) {
+    s->hour_batch_waiting = true;
+    event_active(s->hour_batch_event, EV_TIMEOUT, 0);
+  }
+}
+
+QueryService::State::~State() {
+  if (hour_batch_event != nullptr) event_free(hour_batch_event);
 }
 
 void ResolveLookups(QueryState* s, std::vector<std::string> hashes, LookupCallback done) {

@@ -38,12 +38,34 @@
 #include "api/archive_cache.h"
 #include "api/cluster_config.h"
 #include "api/lookup_cache.h"
+#include "api/query_plan.h"
+#include "api/realtime_hour_batch.h"
 #include "api/query_service.h"
 #include "base/status.h"
+
+struct event;
 
 namespace clickatron {
 
 inline constexpr int64_t kWatermarkUnknown = -2;
+
+struct BackendAnswer {
+  bool ok = false;         // a usable answer arrived
+  int status = 0;          // 200 or 404 when ok; when not, the HTTP status (0: no answer)
+  SharedBody body;         // a /get answer: the value, without its "\n"
+  std::string error;       // when !ok: names the shard and the problem
+  int64_t watermark = kWatermarkUnknown;  // archive answers: W of the file that answered
+  std::string generation;  // archive answers: X-Archive-Generation ("" without a manifest)
+  bool rollups = false;    // archive answers: X-Archive-Rollups (docs/formats.md#rollup-records)
+  bool cached = false;     // archive answers: from the archive cache, not a replica
+  size_t replica = 0;      // archive answers: which replica answered
+  bool more = false;       // a /fwmatch page the limit cut (X-Fwmatch-More): the listing goes on
+  std::string after;       // a realtime /fwsum page cut so: where the next starts (X-Fwsum-After)
+  // When !ok: the archive replica refused a /fwmatch `limit` above its --fwmatch-limit
+  // (400 with X-Fwmatch-Limit): its cap; ask again with at most that.
+  size_t fwmatch_limit = 0;
+};
+using BackendCallback = std::function<void(BackendAnswer&&)>;
 
 struct QueryService::State {
   event_base* base = nullptr;
@@ -66,32 +88,31 @@ struct QueryService::State {
   uint64_t archive_skipped = 0, realtime_skipped = 0;
   uint64_t realtime_sums = 0;  // /fwsum requests: a breakdown's realtime hours summed by realtime
   uint64_t month_records = 0, day_records = 0, hour_records = 0, rollup_fallbacks = 0;
+  // Realtime hour batches (realtime_hour_batch.h): per realtime shard, the asks this turn of
+  // the loop started, sent together once the turn's other events are done; the asks made,
+  // those that shared a request with another, and the batches asked again ask by ask.
+  struct HourAsks {
+    std::vector<HourAsk> asks;
+    std::vector<BackendCallback> done;
+  };
+  std::vector<HourAsks> hour_asks;
+  event* hour_batch_event = nullptr;  // made on first use
+  bool hour_batch_waiting = false;    // the event is active: asks wait for it
+  uint64_t realtime_hour_asks = 0, realtime_batched_asks = 0;
+  uint64_t realtime_batches_split = 0;  // batches asked again ask by ask (a 400, or no split)
 
   State(event_base* b, net::HttpClient* c, const ClusterConfig& cfg, QueryOptions o)
       : base(b), client(c), config(cfg), options(o), lookups(o.lookup_cache_entries),
         archive_cache(cfg.archive.size(), o.archive_cache_bytes, int64_t{o.archive_cache_confirm_ms} * 1000),
         last_watermark(cfg.archive.size(), kWatermarkUnknown),
-        next_replica(cfg.archive.size(), 0) {}
+        next_replica(cfg.archive.size(), 0),
+        hour_asks(cfg.realtime.size()) {}
+  ~State();  // asks still waiting are dropped without their callbacks, as the client's are
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
 };
 using QueryState = QueryService::State;
 
-struct BackendAnswer {
-  bool ok = false;         // a usable answer arrived
-  int status = 0;          // 200 or 404 when ok
-  SharedBody body;         // a /get answer: the value, without its "\n"
-  std::string error;       // when !ok: names the shard and the problem
-  int64_t watermark = kWatermarkUnknown;  // archive answers: W of the file that answered
-  std::string generation;  // archive answers: X-Archive-Generation ("" without a manifest)
-  bool rollups = false;    // archive answers: X-Archive-Rollups (docs/formats.md#rollup-records)
-  bool cached = false;     // archive answers: from the archive cache, not a replica
-  size_t replica = 0;      // archive answers: which replica answered
-  bool more = false;       // a /fwmatch page the limit cut (X-Fwmatch-More): the listing goes on
-  std::string after;       // a realtime /fwsum page cut so: where the next starts (X-Fwsum-After)
-  // When !ok: the archive replica refused a /fwmatch `limit` above its --fwmatch-limit
-  // (400 with X-Fwmatch-Limit): its cap; ask again with at most that.
-  size_t fwmatch_limit = 0;
-};
-using BackendCallback = std::function<void(BackendAnswer&&)>;
 
 // GET path on archive shard `shard`, replicas in turn; first_replica < 0 rotates. With a
 // generation pinned, a cached answer of that generation is taken if there is one (a live
@@ -100,6 +121,11 @@ void FetchArchive(QueryState* s, size_t shard, std::string path, int first_repli
                   BackendCallback done, std::string_view pinned_generation = {});
 // GET path on realtime shard `shard`.
 void FetchRealtime(QueryState* s, size_t shard, std::string path, BackendCallback done);
+// The realtime keys `{prefix}{ymdh}` of span's hours (an /mget) on shard `shard`, asked
+// together with the other such asks of this turn of the loop (realtime_hour_batch.h). done
+// gets exactly the lines of these keys, as an /mget of its own would; a batch path the shard
+// refuses with HTTP 400, or an answer that does not split, is asked again ask by ask.
+void FetchRealtimeHours(QueryState* s, size_t shard, std::string prefix, HourRange span, BackendCallback done);
 
 // Resolves hashes (12-character lookup hashes) to their originals. done gets an error (a
 // shard down) or the found ones; hashes with no record are simply absent.

@@ -86,43 +86,37 @@ std::string_view LastListedKey(std::string_view body) {
 }
 
 std::vector<std::string> MgetPaths(const std::vector<std::string>& keys, size_t max_bytes) {
-  std::vector<std::string> paths;
-  std::string path;
+  MgetPathBuilder paths(max_bytes);
   std::string encoded;
   for (const std::string& key : keys) {
     encoded.clear();
     net::PercentEncode(key, &encoded);
-    if (!path.empty() && path.size() + 5 + encoded.size() > max_bytes) {
-      paths.push_back(std::move(path));
-      path.clear();
-    }
-    path += path.empty() ? "/mget?key=" : "&key=";
-    path += encoded;
+    paths.Add(encoded, {});
   }
-  if (!path.empty()) paths.push_back(std::move(path));
-  return paths;
+  return paths.Take();
 }
 
-std::vector<std::string> MgetHourPaths(std::string_view prefix, const std::vector<int64_t>& hours,
-                                       size_t max_bytes) {
-  std::vector<std::string> paths;
-  std::string encoded;
-  net::PercentEncode(prefix, &encoded);  // YMDH tokens (0-9a-v) need no encoding
-  std::string path;
-  for (int64_t hour : hours) {
-    Result<Ymdh> token = EncodeYmdh(hour);
-    if (!token.ok()) continue;  // unreachable: hours come from a clamped range
-    if (!path.empty() && path.size() + 5 + encoded.size() + kYmdhSize > max_bytes) {
-      paths.push_back(std::move(path));
-      path.clear();
-    }
-    if (path.empty()) path.reserve(std::min(max_bytes, 10 + hours.size() * (5 + encoded.size() + kYmdhSize)));
-    path += path.empty() ? "/mget?key=" : "&key=";
-    path += encoded;
-    path += token->view();
+void MgetPathBuilder::Add(std::string_view encoded_prefix, std::string_view encoded_suffix) {
+  const size_t key_size = encoded_prefix.size() + encoded_suffix.size();
+  if (!path_.empty() && (path_.size() + 5 + key_size > max_bytes_ || keys_ == max_keys_)) {
+    paths_.push_back(std::move(path_));
+    path_.clear();
+    keys_ = 0;
   }
-  if (!path.empty()) paths.push_back(std::move(path));
-  return paths;
+  if (path_.empty()) path_.reserve(std::min(max_bytes_, size_t{512}));
+  path_ += path_.empty() ? "/mget?key=" : "&key=";
+  path_ += encoded_prefix;
+  path_ += encoded_suffix;
+  ++keys_;
+}
+
+std::vector<std::string> MgetPathBuilder::Take() {
+  if (!path_.empty()) paths_.push_back(std::move(path_));
+  path_.clear();
+  keys_ = 0;
+  std::vector<std::string> out = std::move(paths_);
+  paths_.clear();
+  return out;
 }
 
 std::string_view SkipColumnsBefore(std::string_view value, std::string_view token) {

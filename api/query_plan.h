@@ -10,6 +10,7 @@
 // backends' request-line limit (net/ servers answer 414 beyond 8 KB).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -73,10 +74,25 @@ std::string_view LastListedKey(std::string_view body);
 // "/mget?key=<k1>&key=<k2>..." paths holding every key once, in order, each path at most
 // max_bytes long (a single longer key still gets its own path).
 std::vector<std::string> MgetPaths(const std::vector<std::string>& keys, size_t max_bytes);
-// The same paths for the keys `{prefix}{ymdh of hour}`, one per hour, without building each
-// key: the prefix is encoded once (a /series asks realtime for ~21 hours per query).
-std::vector<std::string> MgetHourPaths(std::string_view prefix, const std::vector<int64_t>& hours,
-                                       size_t max_bytes);
+// Packs keys into "/mget?key=<k1>&key=<k2>..." paths, in the order added, each at most
+// max_bytes long and of at most max_keys keys (a single longer key still gets its own path).
+// The paths of MgetPaths and of the realtime hour batches (realtime_hour_batch.h), where a
+// prefix is encoded once for its keys.
+class MgetPathBuilder {
+ public:
+  explicit MgetPathBuilder(size_t max_bytes, size_t max_keys = SIZE_MAX)
+      : max_bytes_(max_bytes), max_keys_(max_keys) {}
+  // Adds the key `{encoded_prefix}{encoded_suffix}`, both percent-encoded already.
+  void Add(std::string_view encoded_prefix, std::string_view encoded_suffix);
+  // The paths so far; the builder starts over.
+  std::vector<std::string> Take();
+
+ private:
+  size_t max_bytes_, max_keys_;
+  size_t keys_ = 0;  // in path_
+  std::string path_;
+  std::vector<std::string> paths_;
+};
 
 // The tail of a total record's value (`ymdh:n ymdh:n ...`, ascending tokens) starting at the
 // first column whose token is >= `token`, found by binary search over byte offsets instead of

@@ -133,9 +133,10 @@ class ReadRun : public std::enable_shared_from_this<ReadRun> {
     if (range_known && RealtimeHours(range, guess, DayOfHour(Now()) + 1, kMaxRealtimeMgetHours, &hours) &&
         (hours.empty() || q_.kind == QueryKind::kSeries)) {
       realtime_from_ = guess;
-      if (hours.empty()) ++s_->realtime_skipped;
-      for (std::string& path : MgetHourPaths(realtime_prefix_, hours, s_->options.max_backend_url_bytes)) {
-        AskRealtime(std::move(path));
+      if (hours.empty()) {
+        ++s_->realtime_skipped;
+      } else {
+        AskRealtimeHours(HourRange{hours.front(), hours.back() + kSecondsPerHour});
       }
     } else if (range_known && q_.kind == QueryKind::kBreakdown) {
       // A breakdown needs each subkey's sum over realtime's hours, not the hours: realtime
@@ -214,6 +215,15 @@ class ReadRun : public std::enable_shared_from_this<ReadRun> {
     auto self = shared_from_this();
     FetchRealtime(s_, shards_.realtime, std::move(path),
                   [self](BackendAnswer&& a) { self->OnRealtime(std::move(a)); });
+  }
+
+  // The realtime keys of span's hours, in the batch of this turn of the loop (query_fetch.h).
+  void AskRealtimeHours(HourRange span) {
+    if (!Spend(1)) return;
+    ++pending_;
+    auto self = shared_from_this();
+    FetchRealtimeHours(s_, shards_.realtime, realtime_prefix_, span,
+                       [self](BackendAnswer&& a) { self->OnRealtime(std::move(a)); });
   }
 
   void OnArchive(BackendAnswer&& a) {
@@ -587,6 +597,9 @@ void QueryService::WriteStatsJson(net::JsonWriter* w) const {
   w->Field("archive_cache_answers", s->archive_cache_answers);
   w->Field("archive_revalidated", s->archive_revalidated);
   w->Field("realtime_requests", s->realtime_requests);
+  w->Field("realtime_hour_asks", s->realtime_hour_asks);
+  w->Field("realtime_batched_asks", s->realtime_batched_asks);
+  w->Field("realtime_batches_split", s->realtime_batches_split);
   w->Field("archive_skipped", s->archive_skipped);
   w->Field("realtime_skipped", s->realtime_skipped);
   w->Field("realtime_sums", s->realtime_sums);

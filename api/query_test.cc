@@ -5,6 +5,7 @@
 #include "api/query_breakdown.h"
 #include "api/query_params.h"
 #include "api/query_plan.h"
+#include "api/realtime_hour_batch.h"
 #include "api/query_series.h"
 #include "keyformat/columns.h"
 #include "keyformat/ymdh.h"
@@ -161,17 +162,17 @@ TEST(QueryPlanTest, Paths) {
   }
   EXPECT_EQ(count, 1000u);
   EXPECT_TRUE(MgetPaths({}, 6000).empty());
-  // MgetHourPaths gives MgetPaths' paths for prefix + YMDH keys, batches cut alike.
+  // A batch of one hour ask gives MgetPaths' paths for its prefix + YMDH keys, cut alike:
+  // a lone /series asks realtime what it asked before batching.
   for (size_t max : {size_t{30}, size_t{100}, size_t{6000}}) {
-    std::vector<int64_t> hours;
     std::vector<std::string> hour_keys;
     for (int64_t h = kRef - 30 * 3600; h <= kRef; h += 3600) {
-      hours.push_back(h);
       hour_keys.push_back("bench|a+b/c." + std::string(EncodeYmdh(h)->view()));
     }
-    EXPECT_EQ(MgetHourPaths("bench|a+b/c.", hours, max), MgetPaths(hour_keys, max)) << max;
+    const HourAsk ask{"bench|a+b/c.", HourRange{kRef - 30 * 3600, kRef + 3600}};
+    EXPECT_EQ(BatchMgetPaths({ask}, max, 96), MgetPaths(hour_keys, max)) << max;
   }
-  EXPECT_TRUE(MgetHourPaths("p.", {}, 6000).empty());
+  EXPECT_TRUE(BatchMgetPaths({}, 6000, 96).empty());
 }
 
 TEST(QueryPlanTest, SkipColumnsBefore) {

@@ -11,7 +11,8 @@ import zlib
 
 import pytest
 
-from harness import GOLDEN, SENDER, free_port, get, post, run, wait_until
+from harness import GOLDEN, SECRET, SECRET_HEADER, SENDER, free_port, get, post, run, wait_until
+import http.client
 import time
 
 from ymdh import day_text as ymdh_day_text
@@ -54,7 +55,7 @@ def publish_archive(tmp_path, lines, shards, name="work"):
 class Cluster:
     """Archive shards (with replicas), realtime shards and one API, all started by procs."""
 
-    def __init__(self, procs, tmp_path, archive_files, realtime_shards=1, api_options=""):
+    def __init__(self, procs, tmp_path, archive_files, realtime_shards=1, api_options="", realtime_args=()):
         self.procs = procs
         self.tmp_path = tmp_path
         self.archive = []   # per shard: [(proc, port)] one per replica
@@ -71,7 +72,7 @@ class Cluster:
             port = free_port()
             data = tmp_path / f"rt{k}"
             data.mkdir()
-            proc = procs.start("clickatron-realtime", ["--data-dir", data, "--port", port],
+            proc = procs.start("clickatron-realtime", ["--data-dir", data, "--port", port, *realtime_args],
                                ready_port=port)
             self.realtime.append((proc, port))
         self.port = free_port()
@@ -311,3 +312,76 @@ def test_breakdown_past_the_fanout_bound_is_a_named_error(procs, tmp_path):
     assert r.json()["status_txt"] == "QUERY_TOO_LARGE"
     assert r.json()["message"] == ("the query needs more than 2 requests from the backends; "
                                    "ask for a shorter range or a smaller limit")
+
+
+# ---- realtime hour batches (docs/api-read.md#realtime-hour-batches) -----------------------
+
+def burst(port, paths):
+    """The paths sent at once, each on its own connection (all connected first, then all
+    sent, then all read): queries the API's loop can start in one turn. Returns the bodies."""
+    conns = [http.client.HTTPConnection("127.0.0.1", port, timeout=10) for _ in paths]
+    for c in conns:
+        c.connect()
+    for c, path in zip(conns, paths):
+        c.request("GET", path, headers={SECRET_HEADER: SECRET})
+    answers = []
+    for c in conns:
+        r = c.getresponse()
+        answers.append((r.status, r.read()))
+        c.close()
+    return answers
+
+
+@pytest.mark.parametrize("max_mget_keys", [1000, 30])
+def test_series_asked_together_answer_as_asked_alone(procs, tmp_path, max_mget_keys):
+    # 2012-04-01 in the archive (W), 2012-04-02 in realtime: a 48-hour /series asks realtime
+    # for the 24 named hours of 2012-04-02. Queries the API starts in one turn of its loop
+    # share realtime /mget requests; each must answer exactly what it answers alone. With
+    # --max-mget-keys 30 the shard refuses a batch of two or more (48+ keys): the asks go
+    # again one by one.
+    day1, day2 = 1333238400, 1333324800  # 2012-04-01 and 2012-04-02 00:00 UTC
+    keys = [f"k{i:02d}" for i in range(12)]
+    archived, live = [], []
+    for i, key in enumerate(keys):
+        for h in range(24):
+            if (i + h) % 3:
+                archived.append(f"u|{key}.{ymdh_encode(day1 + h * 3600)},{i + h}")
+            if (i * h) % 5 != 1:
+                live.append(f"u|{key}.{ymdh_encode(day2 + h * 3600)},{100 * i + h + 1}")
+    work = publish_archive(tmp_path, archived, 1)
+    cluster = Cluster(procs, tmp_path, [[work / "current" / "shard-0.csv"]],
+                      realtime_args=("--max-mget-keys", max_mget_keys))
+    cluster.incr_realtime(live)
+
+    def path(key, units):
+        return (f"/series?ns=u&key={key}&unit=hour&units={units}"
+                f"&unit_reference_ts={day2 + 23 * 3600}")
+    # Different keys, the same key twice, and overlapping ranges of one key.
+    paths = [path(k, 48) for k in keys] + [path("k03", 48), path("k05", 30), path("k05", 6), path("none", 48)]
+    alone = {p: cluster.query(p) for p in paths}
+    for p, r in alone.items():
+        assert r.status == 200, (p, r)
+    # Exact values: k05's newest hour (2012-04-02 23:00) is realtime's 100*5 + 23 + 1.
+    assert alone[path("k05", 6)].json()["data"]["series"][0]["value"] == 524
+    assert sum(b["value"] for b in alone[path("k05", 48)].json()["data"]["series"]) == (
+        sum(5 + h for h in range(24) if (5 + h) % 3) + sum(500 + h + 1 for h in range(24) if (5 * h) % 5 != 1))
+
+    def stats():
+        return cluster.query("/stats").json()["data"]["queries"]["plan"]
+    before = stats()
+    deadline = time.monotonic() + 20
+    while True:
+        for p, (status, body) in zip(paths, burst(cluster.port, paths)):
+            assert (status, body) == (alone[p].status, alone[p].body), p
+        now = stats()
+        if now["realtime_batched_asks"] > before["realtime_batched_asks"]:
+            break
+        assert time.monotonic() < deadline, f"no two queries shared a realtime request: {now}"
+    assert now["realtime_hour_asks"] - before["realtime_hour_asks"] >= len(paths)
+    if max_mget_keys == 1000:
+        # Fewer realtime requests than queries that asked hours.
+        assert (now["realtime_requests"] - before["realtime_requests"]
+                < now["realtime_hour_asks"] - before["realtime_hour_asks"])
+        assert now["realtime_batches_split"] == 0
+    else:
+        assert now["realtime_batches_split"] > before["realtime_batches_split"]

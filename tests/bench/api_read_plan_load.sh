@@ -138,10 +138,10 @@ if "plan" not in q:  # an API from before the read plan
 c, p = q["archive_cache"], q["plan"]
 rate = c["hits"] / max(1, c["hits"] + c["misses"])
 print("  %s: archive cache %d entries, %.1f MiB, hit rate %.3f; plan: archive %d (+%d from the cache),"
-      " realtime %d, records: months %d days %d hours %d"
+      " realtime %d (hour asks %d, batched %d), records: months %d days %d hours %d"
       % (sys.argv[1], c["entries"], c["bytes"] / 2**20, rate, p["archive_requests"],
-         p["archive_cache_answers"], p["realtime_requests"], p["month_records"], p["day_records"],
-         p["hour_records"]))' "$1"
+         p["archive_cache_answers"], p["realtime_requests"], p.get("realtime_hour_asks", 0),
+         p.get("realtime_batched_asks", 0), p["month_records"], p["day_records"], p["hour_records"]))' "$1"
   echo "  $1: RSS $(awk '/VmRSS/ {print $2, $3}' "/proc/${api_pid[$1]}/status")"
 }
 
