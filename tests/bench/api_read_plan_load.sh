@@ -25,7 +25,8 @@
 # longest total record, at -c1 and -cCONNECTIONS on the `rollups` API, beside the archive's
 # own /get of that record at -c1; `seriesrate` = http_rate (open loop: latency from each
 # request's due time) at RATE (8000) /series a second on the Zipf keys, CONNECTIONS
-# connections, against the `rollups` API (neither in the default RUNS).
+# connections, against the `rollups` API, or each API of RATE_APIS in turn (neither run in the
+# default RUNS).
 # Everything on 127.0.0.1, bounded by DURATION, stopped at exit.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -165,12 +166,14 @@ for r in $runs; do
       [[ -x "$bin/http_rate" ]] || { echo "api_read_plan_load: build $bin/http_rate first" >&2; exit 1; }
       sed "s|.*|/series?ns=bench\&key=&\&unit=day\&units=30\&timezone=America%2FNew_York\&unit_reference_ts=$ref|" \
         "$bench_dir/zipf.txt" > "$run_dir/series-paths.txt"
-      before=$(cpu_ticks "${api_pid[rollups]}")
-      out=$("$bin/http_rate" --target "127.0.0.1:${api_port[rollups]}" --paths "$run_dir/series-paths.txt" \
-            --rate "${RATE:-8000}" --connections "$connections" --seconds "$duration" --warmup 1) || true
-      answered=$(sed -n 's/.* \([0-9]*\) answered.*/\1/p' <<< "$out")
-      printf "%-34s %s API CPU/req %sus\n" "api-rollups /series Zipf at ${RATE:-8000}/s" "${out#http_rate: }" \
-        "$(echo "($(cpu_ticks "${api_pid[rollups]}") - $before) * 1000000 / $hz / (${answered:-0} + ${RATE:-8000} + 1)" | bc)" ;;
+      for a in ${RATE_APIS:-rollups}; do
+        before=$(cpu_ticks "${api_pid[$a]}")
+        out=$("$bin/http_rate" --target "127.0.0.1:${api_port[$a]}" --paths "$run_dir/series-paths.txt" \
+              --rate "${RATE:-8000}" --connections "$connections" --seconds "$duration" --warmup 1) || true
+        answered=$(sed -n 's/.* \([0-9]*\) answered.*/\1/p' <<< "$out")
+        printf "%-34s %s API CPU/req %sus\n" "api-$a /series Zipf at ${RATE:-8000}/s" "${out#http_rate: }" \
+          "$(echo "($(cpu_ticks "${api_pid[$a]}") - $before) * 1000000 / $hz / (${answered:-0} + ${RATE:-8000} + 1)" | bc)"
+      done ;;
     serieslong)
       echo "bench|long total record: $(curl -sf "http://127.0.0.1:${archive_port[rollups]}/get?key=bench%7Clong" | wc -c) bytes"
       run "archive /get bench|long -c1" "${archive_port[rollups]}" archivelong 1 "$archive_pid"
