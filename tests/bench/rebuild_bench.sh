@@ -6,10 +6,11 @@
 #
 # Generates RECORDS realistic realtime records (tests/bench/rebuild_gen.cc), then in one run:
 # GNU sort of the input (`LC_ALL=C sort -S 2G --parallel=2`, the reference), and
-# `clickatron-rebuild import --memory 2G --jobs 2` + `merge --jobs 2` (which writes the day
+# `clickatron-rebuild import --memory MEMORY --jobs 2` + `merge --jobs 2` (which writes the day
 # and month rollups) + `publish --backup --jobs 2` (BACKUP_CODEC: zstd, the default, or
 # gzip), each under /usr/bin/time for wall time and peak RSS; then the archive and backup
-# sizes and the share of rollup lines. Everything stays in
+# sizes and the share of rollup lines. MEMORY is the import's memory bound (default 2G, the
+# reference's -S). Everything stays in
 # DIR; nothing is sent anywhere. Uses a release build:
 #   cmake -S . -B build/rebuild-release -G Ninja -DCMAKE_BUILD_TYPE=Release
 #   cmake --build build/rebuild-release --target clickatron-rebuild rebuild_gen
@@ -39,7 +40,7 @@ sync
 timed sort env LC_ALL=C TMPDIR="$dir" sort -S 2G --parallel=2 -o "$dir/sorted.csv" "$input"
 rm -f "$dir/sorted.csv"
 sync
-timed import "$bin/clickatron-rebuild" import --work "$dir/work" --input "$input" --memory 2G --jobs 2
+timed import "$bin/clickatron-rebuild" import --work "$dir/work" --input "$input" --memory "${MEMORY:-2G}" --jobs 2
 timed merge "$bin/clickatron-rebuild" merge --work "$dir/work" --jobs 2
 timed publish "$bin/clickatron-rebuild" publish --work "$dir/work" --backup "$dir/backup" --jobs 2 \
   --backup-codec "${BACKUP_CODEC:-zstd}"
