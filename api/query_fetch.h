@@ -39,8 +39,8 @@
 #include "api/cluster_config.h"
 #include "api/lookup_cache.h"
 #include "api/query_plan.h"
-#include "api/realtime_hour_batch.h"
 #include "api/query_service.h"
+#include "api/realtime_hour_batch.h"
 #include "base/status.h"
 
 struct event;
@@ -112,7 +112,6 @@ struct QueryService::State {
   State& operator=(const State&) = delete;
 };
 using QueryState = QueryService::State;
-
 
 // GET path on archive shard `shard`, replicas in turn; first_replica < 0 rotates. With a
 // generation pinned, a cached answer of that generation is taken if there is one (a live
