@@ -334,6 +334,15 @@ struct HourBatch {
 
 void SendHourBatch(std::shared_ptr<HourBatch> b);
 
+// A realtime /mget answer of these lines.
+BackendAnswer MgetAnswer(std::string lines) {
+  BackendAnswer a;
+  a.ok = true;
+  a.status = 200;
+  a.body = SharedBody(std::move(lines));
+  return a;
+}
+
 // Every ask of b on its own, each as a batch of one: what the asks got before batching.
 void SendOneByOne(HourBatch* b) {
   for (size_t i = 0; i < b->asks.size(); ++i) {
@@ -373,25 +382,13 @@ void OnHourBatchAnswer(const std::shared_ptr<HourBatch>& b, BackendAnswer&& a) {
     }
     return;
   }
-  if (!shared) {  // the body is this ask's own /mget answer, as it came
-    BackendAnswer one;
-    one.ok = true;
-    one.status = 200;
-    one.body = SharedBody(std::move(b->body));
-    return b->done[0](std::move(one));
-  }
+  if (!shared) return b->done[0](MgetAnswer(std::move(b->body)));  // this ask's own answer, as it came
   std::vector<std::string> bodies;
   if (!SplitBatchAnswer(b->body, b->asks, &bodies).ok()) {  // each ask's own answer says what is wrong
     ++b->s->realtime_batches_split;
     return SendOneByOne(b.get());
   }
-  for (size_t i = 0; i < b->asks.size(); ++i) {
-    BackendAnswer one;
-    one.ok = true;
-    one.status = 200;
-    one.body = SharedBody(std::move(bodies[i]));
-    b->done[i](std::move(one));
-  }
+  for (size_t i = 0; i < b->asks.size(); ++i) b->done[i](MgetAnswer(std::move(bodies[i])));
 }
 
 void SendHourBatch(std::shared_ptr<HourBatch> b) {
@@ -401,10 +398,7 @@ void SendHourBatch(std::shared_ptr<HourBatch> b) {
   b->pending = paths.size();
   if (paths.empty()) {  // unreachable: every ask holds an hour; answer as an empty /mget
     b->pending = 1;
-    BackendAnswer empty;
-    empty.ok = true;
-    empty.status = 200;
-    return OnHourBatchAnswer(b, std::move(empty));
+    return OnHourBatchAnswer(b, MgetAnswer(std::string()));
   }
   for (std::string& path : paths) {
     FetchRealtime(s, b->shard, std::move(path), [b](BackendAnswer&& a) { OnHourBatchAnswer(b, std::move(a)); });

@@ -30,14 +30,9 @@ HourRange RealtimeSpan(HourRange range, int64_t w, int64_t last_day) {
                    std::min({range.end, (last_day + 1) * kSecondsPerDay, kYmdhMaxTs + 1})};
 }
 
-bool RealtimeHours(HourRange range, int64_t w, int64_t last_day, size_t max_hours,
-                   std::vector<int64_t>* hours) {
-  hours->clear();
-  const HourRange span = RealtimeSpan(range, w, last_day);
-  if (span.empty()) return true;
-  if (static_cast<size_t>((span.end - span.start) / kSecondsPerHour) > max_hours) return false;
-  for (int64_t h = span.start; h < span.end; h += kSecondsPerHour) hours->push_back(h);
-  return true;
+bool RealtimeHours(HourRange range, int64_t w, int64_t last_day, size_t max_hours, HourRange* hours) {
+  *hours = RealtimeSpan(range, w, last_day);
+  return hours->empty() || static_cast<size_t>((hours->end - hours->start) / kSecondsPerHour) <= max_hours;
 }
 
 std::string FwsumPath(std::string_view prefix, HourRange span) {

@@ -47,11 +47,11 @@ struct HourRange {
 };
 HourRange RangeOfBuckets(const std::vector<Bucket>& buckets);
 
-// The hours of `range` realtime may hold past watermark `w`: days > w and <= last_day. Fills
-// *hours in ascending order and returns true, or returns false (with *hours cleared) when
-// there are more than max_hours — then one /fwmatch over the key is the cheaper question.
-bool RealtimeHours(HourRange range, int64_t w, int64_t last_day, size_t max_hours,
-                   std::vector<int64_t>* hours);
+// The hours of `range` realtime may hold past watermark `w`: days > w and <= last_day, as
+// RealtimeSpan gives them. Sets *hours to them (empty when there are none) and returns true,
+// or returns false when there are more than max_hours — then one /fwmatch over the key is
+// the cheaper question.
+bool RealtimeHours(HourRange range, int64_t w, int64_t last_day, size_t max_hours, HourRange* hours);
 
 // "/get?key=<k>" and "/fwmatch?key=<prefix>", k percent-encoded.
 std::string GetPath(std::string_view key);

@@ -129,14 +129,14 @@ class ReadRun : public std::enable_shared_from_this<ReadRun> {
     // A total's realtime keys end in their hour: the hours past the guessed W are asked for by
     // name at once; a range with none (wholly at or before W, or past tomorrow) asks
     // realtime nothing. If the archive answer's W is older, OnBothTiers asks again.
-    std::vector<int64_t> hours;
+    HourRange hours;
     if (range_known && RealtimeHours(range, guess, DayOfHour(Now()) + 1, kMaxRealtimeMgetHours, &hours) &&
         (hours.empty() || q_.kind == QueryKind::kSeries)) {
       realtime_from_ = guess;
       if (hours.empty()) {
         ++s_->realtime_skipped;
       } else {
-        AskRealtimeHours(HourRange{hours.front(), hours.back() + kSecondsPerHour});
+        AskRealtimeHours(hours);
       }
     } else if (range_known && q_.kind == QueryKind::kBreakdown) {
       // A breakdown needs each subkey's sum over realtime's hours, not the hours: realtime

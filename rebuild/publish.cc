@@ -114,7 +114,6 @@ Status FlipCurrent(const WorkDir& work, const std::string& target) {
   return RenameDurable(tmp, current);
 }
 
-
 // `<last day as YYYYMMDD>-<xxh64 over the shard checksums>`; the day and late lines of
 // the manifest, when it has any, are hashed too, so that a generation directory (reused
 // as it is when its manifest exists) always holds the manifest it is named for.
