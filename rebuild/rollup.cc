@@ -1,6 +1,9 @@
 #include "rebuild/rollup.h"
 
+#include <xxhash.h>
+
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <map>
 
@@ -206,85 +209,67 @@ bool RollupWriter::ParseColumns(size_t at, size_t size) {
   }
 }
 
+bool RollupWriter::SameName(const Col& a, const Col& b) const {
+  // Names hold no NUL byte: equal zero-padded prefixes of names of at most 8 bytes mean
+  // equal names.
+  if (a.prefix != b.prefix || a.size != b.size) return false;
+  return a.size <= 8 || std::memcmp(held_.data() + a.name + 8, held_.data() + b.name + 8, a.size - 8) == 0;
+}
+
 bool RollupWriter::Sum(std::vector<Col>* cols, size_t begin, size_t* end) {
-  const char* base = held_.data();
-  auto name = [base](const Col& c) { return std::string_view(base + c.name, c.size); };
-  // <0, 0, >0 by name. Names hold no NUL byte: equal zero-padded prefixes of names of at
-  // most 8 bytes mean equal names.
-  auto compare = [&](const Col& a, const Col& b) -> int {
-    if (a.prefix != b.prefix) return a.prefix < b.prefix ? -1 : 1;
-    if (a.size <= 8 && b.size <= 8) return 0;
-    return name(a).compare(name(b));
-  };
   Col* const first = cols->data() + begin;
   const size_t n = *end - begin;
-  if (n <= 32) {  // a day of a few hours: insertion sort, then the sums of equal names
+  // Open addressing on the name (its prefix, or a hash of the whole past 8 bytes, so that
+  // names sharing their first bytes do not pile up). Each slot holds 1 + the index of a
+  // sum in first[0, out): a sum is written over a column already read (out <= i).
+  const size_t capacity = std::bit_ceil(std::max<size_t>(16, 2 * n));
+  const size_t mask = capacity - 1;
+  slots_.assign(capacity, 0);
+  const char* base = held_.data();
+  size_t out = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const Col c = first[i];
+    const uint64_t h = c.size <= 8 ? c.prefix ^ c.size : XXH3_64bits(base + c.name, c.size);
+    for (size_t slot = size_t((h * 0x9E3779B97F4A7C15ull) >> 32) & mask;; slot = (slot + 1) & mask) {
+      const uint32_t at = slots_[slot];
+      if (at == 0) {
+        first[out++] = c;
+        slots_[slot] = uint32_t(out);
+        break;
+      }
+      Col& sum = first[at - 1];
+      if (SameName(sum, c)) {
+        if (__builtin_add_overflow(sum.count, c.count, &sum.count)) return false;
+        break;
+      }
+    }
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < out; ++i) {
+    if (first[i].count != 0) first[kept++] = first[i];
+  }
+  *end = begin + kept;
+  return true;
+}
+
+void RollupWriter::SortByName(Col* first, size_t n) const {
+  const char* base = held_.data();
+  // Distinct names: the prefix decides unless both are longer than 8 bytes and share it.
+  auto less = [base](const Col& a, const Col& b) {
+    if (a.prefix != b.prefix) return a.prefix < b.prefix;
+    if (a.size <= 8 || b.size <= 8) return a.size < b.size;
+    return std::string_view(base + a.name, a.size) < std::string_view(base + b.name, b.size);
+  };
+  if (n <= 24) {  // a day's few columns
     for (size_t i = 1; i < n; ++i) {
       const Col c = first[i];
       size_t j = i;
-      for (; j > 0 && compare(c, first[j - 1]) < 0; --j) first[j] = first[j - 1];
+      for (; j > 0 && less(c, first[j - 1]); --j) first[j] = first[j - 1];
       first[j] = c;
     }
-    size_t out = 0;
-    for (size_t i = 0; i < n;) {
-      Col c = first[i];
-      size_t j = i + 1;
-      for (; j < n && compare(first[j], c) == 0; ++j) {
-        if (__builtin_add_overflow(c.count, first[j].count, &c.count)) return false;
-      }
-      if (c.count != 0) first[out++] = c;
-      i = j;
-    }
-    *end = begin + out;
-    return true;
+    return;
   }
-  // Natural merge sort: the columns of one hour line (or one day's sums) are already in
-  // order, each name once, so they are runs; pairs of runs are merged, equal names summed
-  // as they meet, until one run is left. O(n log runs) and no more than n moves a pass,
-  // where sorting the whole was 8 % of the merge step's time.
-  std::vector<size_t>& runs = run_starts_;
-  runs.clear();
-  runs.push_back(0);
-  for (size_t i = 1; i < n; ++i) {
-    if (compare(first[i - 1], first[i]) >= 0) runs.push_back(i);
-  }
-  runs.push_back(n);  // runs[r] .. runs[r + 1] is run r
-  std::vector<Col>& scratch = merge_scratch_;
-  scratch.resize(n);
-  Col* from = first;
-  Col* to = scratch.data();
-  while (runs.size() > 2) {
-    size_t out = 0, kept = 0;
-    for (size_t r = 0; r + 1 < runs.size(); r += 2) {
-      const size_t a_end = runs[r + 1];
-      const size_t b_end = r + 2 < runs.size() ? runs[r + 2] : a_end;
-      size_t a = runs[r], b = a_end;
-      runs[kept++] = out;
-      while (a < a_end && b < b_end) {
-        const int c = compare(from[a], from[b]);
-        if (c < 0) {
-          to[out++] = from[a++];
-        } else if (c > 0) {
-          to[out++] = from[b++];
-        } else {
-          Col sum = from[a++];
-          if (__builtin_add_overflow(sum.count, from[b++].count, &sum.count)) return false;
-          if (sum.count != 0) to[out++] = sum;  // a name that cancels adds nothing later
-        }
-      }
-      while (a < a_end) to[out++] = from[a++];
-      while (b < b_end) to[out++] = from[b++];
-    }
-    runs[kept++] = out;
-    runs.resize(kept);
-    std::swap(from, to);
-  }
-  size_t out = 0;
-  for (size_t i = 0; i < runs.back(); ++i) {
-    if (from[i].count != 0) first[out++] = from[i];
-  }
-  *end = begin + out;
-  return true;
+  std::sort(first, first + n, less);
 }
 
 Status RollupWriter::FinishDay() {
@@ -341,6 +326,7 @@ Status RollupWriter::WriteRollup(const Day* day, const std::vector<Col>& cols, s
 Status RollupWriter::WriteDay(const Day& d) {
   if (d.ok && d.hours >= 2) {
     if (Folds(d.col_end - d.col_begin, d.hour_columns)) {
+      SortByName(cols_.data() + d.col_begin, d.col_end - d.col_begin);
       if (Status s = WriteRollup(&d, cols_, d.col_begin, d.col_end); !s.ok()) return s;
       stats_.days++;
     } else {
@@ -363,6 +349,7 @@ Status RollupWriter::WriteHeld() {
       if (!Sum(&month_cols_, 0, &end) || end > limits_.max_columns) {
         stats_.limited++;
       } else if (Folds(end, hour_columns)) {
+        SortByName(month_cols_.data(), end);
         if (Status s = WriteRollup(nullptr, month_cols_, 0, end); !s.ok()) return s;
         stats_.months++;
       } else {

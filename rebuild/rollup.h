@@ -83,9 +83,13 @@ class RollupWriter : public RecordWriter {
   Status WriteHeld();                    // the month rollup (if due) and every day
   void Drop();                           // forget what is held
   bool ParseColumns(size_t at, size_t size);
-  // Sorts (*cols)[begin, end) by name and sums equal names in place, dropping zero sums;
-  // *end becomes the end of the sums. False on an int64 overflow (of a partial sum).
+  // Sums equal names of (*cols)[begin, end) in place, in the order each name first came,
+  // dropping zero sums; *end becomes the end of the sums. False on an int64 overflow (of a
+  // partial sum). Unsorted: most days and months do not fold and are never written, so
+  // only the rollups written are sorted (SortByName).
   bool Sum(std::vector<Col>* cols, size_t begin, size_t* end);
+  bool SameName(const Col& a, const Col& b) const;
+  void SortByName(Col* first, size_t n) const;  // distinct names, in column order
   bool Folds(uint64_t rollup_columns, uint64_t hour_columns) const;
   // The rollup of one day (day) or of the month (day null: the mask of every held day).
   Status WriteRollup(const Day* day, const std::vector<Col>& cols, size_t begin, size_t end);
@@ -102,8 +106,7 @@ class RollupWriter : public RecordWriter {
   std::vector<Col> cols_;
   std::vector<Day> days_;
   std::vector<Col> month_cols_;
-  std::vector<size_t> run_starts_;  // Sum's scratch
-  std::vector<Col> merge_scratch_;  // Sum's scratch
+  std::vector<uint32_t> slots_;  // Sum's hash table
   std::string key_, value_;  // scratch
 };
 

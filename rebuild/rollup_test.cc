@@ -342,9 +342,9 @@ TEST(Rollup, RandomizedAgainstSumsComputedHere) {
   }
 }
 
-// Days and months of many columns (summed by merging the hours' runs): every rollup is
+// Days and months of many columns (summed in a hash table, then sorted): every rollup is
 // what CheckRollups sums with 128-bit integers, names that cancel are left out.
-TEST(Rollup, ManyColumnsAreSummedByMergingTheirRuns) {
+TEST(Rollup, ManyColumnsAreSummedByName) {
   std::mt19937_64 rng(3);
   for (int round = 0; round < 50; ++round) {
     std::string in;
