@@ -178,23 +178,38 @@ class RecordSorter::Batch : public TailOrder {
   Status WriteRun(const std::string& path) const {
     FileWriter w;
     if (Status s = w.Open(path, 4 << 20, /*direct=*/true); !s.ok()) return s;
-    std::string buf, key, previous;
-    buf.reserve(1 << 20);
+    std::vector<char> buf(1 << 20);
+    char* out = buf.data();
+    const SortEntry* previous = nullptr;
     for (size_t i = 0; i < n_; ++i) {
       const SortEntry& e = entries()[i];
-      KeyOf(e, &key);
-      const size_t shared = SharedPrefix(previous, key);
-      char head[20];
-      buf.append(head, size_t(EncodeVarint(EncodeVarint(head, shared), key.size() - shared) - head));
-      buf.append(key, shared);
-      buf.append(head, size_t(EncodeVarint(head, ZigZag(e.count)) - head));
-      previous.swap(key);
-      if (buf.size() >= (1 << 20) - 64) {
-        if (Status s = w.Append(buf); !s.ok()) return s;
-        buf.clear();
+      // Encoded from the entry itself: the inline words say most of the shared prefix.
+      const size_t size = e.size();
+      if (const size_t need = 30 + size; size_t(out - buf.data()) + need > buf.size()) {
+        if (Status s = w.Append(std::string_view(buf.data(), size_t(out - buf.data()))); !s.ok()) return s;
+        if (need > buf.size()) buf.resize(need);
+        out = buf.data();
       }
+      const size_t shared = previous == nullptr ? 0 : SharedBytes(*previous, e);
+      out = EncodeVarint(EncodeVarint(out, shared), size - shared);
+      if (shared < kInlineKeyBytes) {
+        char inline_bytes[kInlineKeyBytes];
+        StoreBig(inline_bytes, e.k[0]);
+        StoreBig(inline_bytes + 8, e.k[1]);
+        StoreBig(inline_bytes + 16, e.k[2]);
+        const size_t n = std::min(size, kInlineKeyBytes) - shared;
+        std::memcpy(out, inline_bytes + shared, n);
+        out += n;
+      }
+      if (size > kInlineKeyBytes) {
+        const size_t from = std::max(shared, kInlineKeyBytes) - kInlineKeyBytes;
+        std::memcpy(out, Tail(e) + from, size - kInlineKeyBytes - from);
+        out += size - kInlineKeyBytes - from;
+      }
+      out = EncodeVarint(out, ZigZag(e.count));
+      previous = &e;
     }
-    if (Status s = w.Append(buf); !s.ok()) return s;
+    if (Status s = w.Append(std::string_view(buf.data(), size_t(out - buf.data()))); !s.ok()) return s;
     // No fsync: a run is scratch; a crash redoes the whole import.
     return w.Close();
   }
@@ -209,6 +224,17 @@ class RecordSorter::Batch : public TailOrder {
  private:
   SortEntry* entries() { return reinterpret_cast<SortEntry*>(base_); }
   const char* Tail(const SortEntry& e) const { return base_ + e.offset(); }
+  // How many leading key bytes a and b share. The inline words are zero padded, so what
+  // they say is capped at the shorter key.
+  size_t SharedBytes(const SortEntry& a, const SortEntry& b) const {
+    const size_t shorter = std::min(a.size(), b.size());
+    for (int w = 0; w < 3; ++w) {
+      if (const uint64_t x = a.k[w] ^ b.k[w]; x != 0) return std::min(shorter, size_t(8 * w + __builtin_clzll(x) / 8));
+    }
+    if (shorter <= kInlineKeyBytes) return shorter;
+    return kInlineKeyBytes + SharedPrefix(std::string_view(Tail(a), a.size() - kInlineKeyBytes),
+                                          std::string_view(Tail(b), b.size() - kInlineKeyBytes));
+  }
   bool Equal(const SortEntry& a, const SortEntry& b) const {
     if (!a.SamePrefix(b) || a.size() != b.size()) return false;
     return a.size() <= kInlineKeyBytes ||
@@ -275,7 +301,18 @@ class RecordSorter::RunSource : public Source {
   bool Next() override {
     uint64_t shared = 0, rest = 0, zz = 0;
     size_t n1 = 0, n2 = 0, n3 = 0;
-    for (;;) {
+    // Most records are three one-byte varints around a short rest, all in the buffer:
+    // read without the general loop's bounds checks (a third of the merge thread's time).
+    const auto* u = reinterpret_cast<const uint8_t*>(buffer_.data() + pos_);
+    const size_t avail = end_ - pos_;
+    if (avail >= 3 && u[0] < 0x80 && u[1] < 0x80 && size_t(u[1]) + 3 <= avail && u[2 + u[1]] < 0x80) {
+      shared = u[0];
+      rest = u[1];
+      zz = u[2 + rest];
+      n1 = n2 = n3 = 1;
+      if (shared > key.size()) return Fail("bad record size");
+    }
+    while (n3 == 0) {
       const char* p = buffer_.data() + pos_;
       const char* end = buffer_.data() + end_;
       n1 = GetVarint(p, end, &shared);
