@@ -45,6 +45,10 @@ Status SegmentSink::Line(std::string_view key, std::string_view value, uint64_t 
   return file_->Add(key, value, columns);
 }
 
+Status SegmentSink::Lines(std::string_view lines, uint64_t records, uint64_t columns) {
+  return file_->AddLines(lines, records, columns);
+}
+
 Status SegmentSink::EnsureDay(Day day) {
   for (const SegmentInfo& info : written_) {
     if (info.span == SpanOfDay(day)) return Status::OK();

@@ -27,6 +27,7 @@ class SegmentSink : public LineSink {
 
   Status BeginGroup(Day day, uint32_t shard) override;
   Status Line(std::string_view key, std::string_view value, uint64_t columns) override;
+  Status Lines(std::string_view lines, uint64_t records, uint64_t columns) override;
   Status EndGroup() override { return Status::OK(); }
 
   // Makes sure a segment for day exists even with no records (an empty exported day).
