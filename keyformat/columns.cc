@@ -52,7 +52,11 @@ void AppendColumn(std::string* out, size_t start, std::string_view name, int64_t
     p += name.size();
   }
   *p++ = ':';
-  p = std::to_chars(p, buf + sizeof buf, count).ptr;
+  if (count >= 0 && count < 10) {  // most counts of an hour
+    *p++ = char('0' + count);
+  } else {
+    p = std::to_chars(p, buf + sizeof buf, count).ptr;
+  }
   out->append(buf, p);
 }
 

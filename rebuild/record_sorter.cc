@@ -426,8 +426,12 @@ Status RecordSorter::Feeder::Add(std::string_view line) {
   const uint32_t shard = options.shards == 1 ? 0 : ShardOf(p.shard_key, options.shards);
   const size_t size = 4 + archive_head.size() + (archive_tail.empty() ? 0 : 1 + archive_tail.size()) + 1 + column.size();
   if (size > kMaxEntryKey) return Status::Error("record is too long");
-  key_.resize(size);
-  char* w = key_.data();
+  // Built on the stack unless it is long (a lookup's original): resizing a string
+  // zero-filled it first.
+  char stack_key[256];
+  if (size > sizeof stack_key) key_.resize(size);
+  char* const entry_key = size > sizeof stack_key ? key_.data() : stack_key;
+  char* w = entry_key;
   *w++ = char(day >> 8);
   *w++ = char(day);
   *w++ = char(shard >> 8);
@@ -445,12 +449,13 @@ Status RecordSorter::Feeder::Add(std::string_view line) {
     io_error_ = true;
     return s;
   }
-  if (!batch_->Add(key_, count)) {
+  const std::string_view whole(entry_key, size);
+  if (!batch_->Add(whole, count)) {
     if (Status s = Spill(); !s.ok()) {
       io_error_ = true;
       return s;
     }
-    if (!batch_->Add(key_, count)) {
+    if (!batch_->Add(whole, count)) {
       io_error_ = true;
       return Status::Error("--memory is too small for a record of " + std::to_string(size) + " bytes");
     }

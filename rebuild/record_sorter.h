@@ -148,7 +148,7 @@ class RecordSorter::Feeder {
   RecordSorter* sorter_;
   std::unique_ptr<Batch> batch_;
   uint32_t sort_threads_;
-  std::string key_;  // the entry key being built
+  std::string key_;  // the entry key being built, when it is too long for the stack
   ParsedKey parsed_;  // the key being added: one struct reused, not one zeroed a line
   std::vector<uint64_t> day_bits_;
   bool has_lookups_ = false;
