@@ -47,6 +47,7 @@ class ParallelRollups : public RecordWriter {
 
   Status Add(std::string_view key, std::string_view value, uint64_t columns) override;
   Status AddLines(std::string_view lines, uint64_t records, uint64_t columns) override;
+  bool counts_columns_itself() const override { return true; }  // its RollupWriters do
   // Sums and writes everything added (and what the writers hold), stops the workers.
   Status Finish();
   // The workers' stats, added up. REQUIRES: Finish() returned.

@@ -55,14 +55,15 @@ Status RollupWriter::AddLines(std::string_view lines, uint64_t /*records*/, uint
     const char* q = p;
     while (q < end && *q != '.' && *q != '|' && *q != ',' && *q != '\n') ++q;  // the namespace
     const char first = q < end ? *q : 0;
-    if (first == '.' || first == '|') {
-      q = static_cast<const char*>(std::memchr(q, ',', size_t(end - q)));
-      if (q == nullptr) q = end;
-      if (const char* nl = static_cast<const char*>(std::memchr(p, '\n', size_t(q - p)))) q = nl;  // no ','
+    // The line's end, then its ',' before it (none: the key is the whole line).
+    const char* nl = q;
+    if (first == '.' || first == '|' || first == ',') {
+      nl = static_cast<const char*>(std::memchr(q, '\n', size_t(end - q)));
+      if (nl == nullptr) nl = end;
+      const char* comma = static_cast<const char*>(std::memchr(q, ',', size_t(nl - q)));
+      q = comma != nullptr ? comma : nl;
     }
     const std::string_view key(p, size_t(q - p));
-    const char* nl = q < end && *q == ',' ? static_cast<const char*>(std::memchr(q, '\n', size_t(end - q))) : q;
-    if (nl == nullptr) nl = end;
     const std::string_view value = q < nl ? std::string_view(q + 1, size_t(nl - q - 1)) : std::string_view();
     const size_t size = size_t(nl - p) + (nl < end);
     const std::string_view line(p, size);

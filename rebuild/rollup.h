@@ -58,6 +58,7 @@ class RollupWriter : public RecordWriter {
   }
   Status Add(std::string_view key, std::string_view value, uint64_t columns) override;
   Status AddLines(std::string_view lines, uint64_t records, uint64_t columns) override;
+  bool counts_columns_itself() const override { return true; }
   // Writes what is held. Call before finishing the file underneath.
   Status Finish();
   const RollupStats& stats() const { return stats_; }

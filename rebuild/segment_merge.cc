@@ -45,7 +45,9 @@ class Input {
     }
   }
 
-  Status Open(const std::string& path, size_t buffer_bytes, bool read_ahead) {
+  // count_columns: whether columns is counted (else 0: the writer counts them itself).
+  Status Open(const std::string& path, size_t buffer_bytes, bool read_ahead, bool count_columns) {
+    count_columns_ = count_columns;
     if (Status s = reader_.Open(path, buffer_bytes); !s.ok()) return s;
     if (read_ahead) {
       pipe_ = std::make_unique<BlockPipe<LineBlock>>(3);
@@ -59,7 +61,7 @@ class Input {
   bool Next() {
     if (!thread_.joinable()) {
       if (!reader_.Next(&key, &value)) return false;
-      columns = key.starts_with(kLookupPrefix) ? 0 : CountColumns(value);
+      columns = Columns(key, value);
       // A record line is followed by its '\n' in the reader's buffer.
       line = std::string_view(key.data(), key.size() + value.size() + 2);
       return true;
@@ -101,7 +103,7 @@ class Input {
       while ((more = reader_.Next(&k, &v))) {
         const size_t offset = block->bytes.size();
         block->bytes.append(k.data(), k.size() + v.size() + 2);  // key,value\n, back to back in the reader
-        block->lines.push_back({offset, k.size(), v.size(), k.starts_with(kLookupPrefix) ? 0 : CountColumns(v)});
+        block->lines.push_back({offset, k.size(), v.size(), Columns(k, v)});
         if (block->bytes.size() >= kBlockBytes) break;
       }
       bytes_read_.store(reader_.bytes_read(), std::memory_order_relaxed);  // for progress: once a block
@@ -118,6 +120,11 @@ class Input {
     }
   }
 
+  uint64_t Columns(std::string_view k, std::string_view v) const {
+    return !count_columns_ || k.starts_with(kLookupPrefix) ? 0 : CountColumns(v);
+  }
+
+  bool count_columns_ = true;
   SegmentReader reader_;
   std::unique_ptr<BlockPipe<LineBlock>> pipe_;  // with read-ahead
   std::thread thread_;
@@ -138,7 +145,7 @@ Status MergeSegments(const std::vector<std::string>& inputs, RecordWriter* out,
   std::vector<std::unique_ptr<Input>> in;
   for (const std::string& path : inputs) {
     auto input = std::make_unique<Input>();
-    if (Status s = input->Open(path, buffer, read_ahead); !s.ok()) return s;
+    if (Status s = input->Open(path, buffer, read_ahead, !out->counts_columns_itself()); !s.ok()) return s;
     in.push_back(std::move(input));
   }
   // Min-heap by key; equal keys by input order, so the earliest input comes first.
@@ -224,7 +231,7 @@ Status MergeSegments(const std::vector<std::string>& inputs, RecordWriter* out,
         if (Status s = advance(i); !s.ok()) return s;
       }
       if (!value.empty()) {
-        const uint64_t columns = lookup ? 0 : CountColumns(value);
+        const uint64_t columns = lookup || out->counts_columns_itself() ? 0 : CountColumns(value);
         if (Status s = out->Add(key, value, columns); !s.ok()) return s;
       }
     }

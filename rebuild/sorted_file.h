@@ -37,6 +37,9 @@ class RecordWriter {
   // Appends whole lines as they are (records of them, with columns data points).
   // REQUIRES: each line as Add() would write it, in order after the last.
   virtual Status AddLines(std::string_view lines, uint64_t records, uint64_t columns) = 0;
+  // True for a writer that counts the records and columns it is given itself and ignores
+  // the counts passed: the caller may then pass 0 instead of counting them.
+  virtual bool counts_columns_itself() const { return false; }
 };
 
 class SortedFileWriter : public RecordWriter {
