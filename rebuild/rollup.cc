@@ -176,21 +176,43 @@ Status RollupWriter::Record(std::string_view key, std::string_view value, std::s
 }
 
 // `name:count name:count …` of held_ bytes [at, at + size) appended to cols_; false when it
-// is malformed (the caller finds out why with a ColumnReader). A loop rather than memchr and
+// is malformed (the caller finds out why with a ColumnReader). Loops rather than memchr and
 // from_chars: names and counts are a few bytes long.
 bool RollupWriter::ParseColumns(size_t at, size_t size) {
   const char* p = held_.data() + at;
   const char* const end = p + size;
   if (p == end) return true;
+  static_assert(std::endian::native == std::endian::little, "the first match is the lowest byte");
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
   for (;;) {
     const char* name = p;
-    uint64_t prefix = 0;
-    while (p < end && *p != ':' && *p != ' ') {
-      if (p - name < 8) prefix |= uint64_t(static_cast<unsigned char>(*p)) << (56 - 8 * (p - name));
-      ++p;
+    // The name ends at the first ':' or ' ': looked for eight bytes at a time while eight
+    // are left (the lowest byte flagged by the zero-byte test is the first match).
+    while (end - p >= 8) {
+      uint64_t word;
+      std::memcpy(&word, p, 8);
+      const uint64_t colon = word ^ (kOnes * ':'), space = word ^ (kOnes * ' ');
+      const uint64_t hit = (((colon - kOnes) & ~colon) | ((space - kOnes) & ~space)) & kHighs;
+      if (hit != 0) {
+        p += __builtin_ctzll(hit) / 8;
+        break;
+      }
+      p += 8;
+    }
+    if (end - p < 8) {
+      while (p < end && *p != ':' && *p != ' ') ++p;
     }
     if (p == end || *p != ':' || p == name) return false;
     const uint32_t name_size = uint32_t(p - name);
+    // Its first 8 bytes, big-endian, zero padded.
+    uint64_t prefix = 0;
+    if (end - name >= 8) {
+      std::memcpy(&prefix, name, 8);
+      prefix = __builtin_bswap64(prefix);
+      if (name_size < 8) prefix &= ~(~uint64_t(0) >> (8 * name_size));
+    } else {
+      for (uint32_t i = 0; i < name_size; ++i) prefix |= uint64_t(static_cast<unsigned char>(name[i])) << (56 - 8 * i);
+    }
     ++p;
     const bool negative = p < end && *p == '-';
     if (negative) ++p;

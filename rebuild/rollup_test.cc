@@ -233,7 +233,10 @@ TEST(Rollup, RollupsInTheInputAreReplaced) {
 
 TEST(Rollup, MalformedHourValuesAreErrors) {
   for (const char* line : {"c.u|k.c410,US\n", "c.u|k.c410,US:\n", "c.u|k.c410,:1\n", "c.u|k.c410,US:1 \n",
-                           "c.u|k.c410,US:1x\n", "c.u|k.c410,US:9223372036854775808\n", "c.u|k.c410,US:1  JP:2\n"}) {
+                           "c.u|k.c410,US:1x\n", "c.u|k.c410,US:9223372036854775808\n", "c.u|k.c410,US:1  JP:2\n",
+                           // names long enough to be searched eight bytes at a time
+                           "c.u|k.c410,abcdefghij klmnop:1\n", "c.u|k.c410,abcdefghijklmnopqrstu\n",
+                           "c.u|k.c410,abcdefghijk:1 lmnopqrstuvw xyz:2\n", "c.u|k.c410,abcdefgh:1 :2345678901\n"}) {
     MemoryWriter mem;
     RollupWriter w(&mem);
     const Status s = w.AddLines(line, 1, 1);
