@@ -216,6 +216,10 @@ Result<Line> SplitLine(std::string_view line, char separator) {
 }
 
 bool ParseCountQuietly(std::string_view text, int64_t* n) {
+  if (text.size() == 1 && text[0] >= '0' && text[0] <= '9') {  // most counts of an increment
+    *n = text[0] - '0';
+    return true;
+  }
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, *n);
   return !text.empty() && ec == std::errc() && ptr == end;

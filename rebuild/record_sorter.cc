@@ -123,18 +123,18 @@ class RecordSorter::Batch : public TailOrder {
   }
 
   // Keeps an entry for key (whole: the entry key) with count; false when full.
+  // REQUIRES: kInlineKeyBytes readable bytes at key.data(), zero past key.size() (the
+  // inline words are loaded as they are).
   bool Add(std::string_view key, int64_t count) {
     const size_t tail = key.size() > kInlineKeyBytes ? key.size() - kInlineKeyBytes : 0;
     const uint64_t entries_end = (n_ + 1) * sizeof(SortEntry);
     if (entries_end + tail > tails_) return false;
     tails_ -= tail;
     if (tail != 0) std::memcpy(base_ + tails_, key.data() + kInlineKeyBytes, tail);
-    char prefix[kInlineKeyBytes] = {};
-    std::memcpy(prefix, key.data(), std::min(key.size(), kInlineKeyBytes));
     SortEntry& e = entries()[n_++];
-    e.k[0] = LoadBig(prefix);
-    e.k[1] = LoadBig(prefix + 8);
-    e.k[2] = LoadBig(prefix + 16);
+    e.k[0] = LoadBig(key.data());
+    e.k[1] = LoadBig(key.data() + 8);
+    e.k[2] = LoadBig(key.data() + 16);
     e.where = (tails_ << 24) | key.size();
     e.count = count;
     return true;
@@ -427,10 +427,12 @@ Status RecordSorter::Feeder::Add(std::string_view line) {
   const size_t size = 4 + archive_head.size() + (archive_tail.empty() ? 0 : 1 + archive_tail.size()) + 1 + column.size();
   if (size > kMaxEntryKey) return Status::Error("record is too long");
   // Built on the stack unless it is long (a lookup's original): resizing a string
-  // zero-filled it first.
-  char stack_key[256];
-  if (size > sizeof stack_key) key_.resize(size);
-  char* const entry_key = size > sizeof stack_key ? key_.data() : stack_key;
+  // zero-filled it first. Zero padded to the inline bytes, which Batch::Add loads whole.
+  constexpr size_t kStackKey = 256;
+  char stack_key[kStackKey + kInlineKeyBytes];
+  if (size > kStackKey) key_.resize(size);
+  char* const entry_key = size > kStackKey ? key_.data() : stack_key;
+  if (size <= kStackKey) std::memset(stack_key + size, 0, kInlineKeyBytes);
   char* w = entry_key;
   *w++ = char(day >> 8);
   *w++ = char(day);
