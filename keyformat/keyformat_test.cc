@@ -141,11 +141,58 @@ TEST(Records, BuildAndParseRealtimeKeys) {
   }
 }
 
+// The realtime grammar as it reads in docs/formats.md, split at each part's first
+// separator and each part checked whole: the one-pass parser must agree with it.
+bool ReferenceParseRealtimeKey(std::string_view key, ParsedKey* p) {
+  if (key.starts_with(kLookupPrefix)) {
+    *p = ParsedKey{};
+    p->type = RecordType::kLookup;
+    p->hash = key.substr(kLookupPrefix.size());
+    p->shard_key = key;
+    return IsKeyHash(p->hash);
+  }
+  *p = ParsedKey{};
+  const size_t bar = key.find('|');
+  if (bar == std::string_view::npos) return false;
+  const std::string_view head = key.substr(0, bar);
+  const size_t ns_dot = head.find('.');
+  if (ns_dot == std::string_view::npos) {
+    p->ns = head;
+  } else {
+    p->subns = head.substr(0, ns_dot);
+    p->ns = head.substr(ns_dot + 1);
+    if (!IsNamespace(p->subns)) return false;
+  }
+  if (!IsNamespace(p->ns)) return false;
+  const std::string_view tail = key.substr(bar + 1);
+  const size_t dot = tail.find('.');
+  if (dot == std::string_view::npos) return false;
+  p->key = tail.substr(0, dot);
+  const std::string_view rest = tail.substr(dot + 1);
+  if (!IsLiteralKey(p->key) && !IsKeyHash(p->key)) return false;
+  const size_t shard_begin = p->subns.empty() ? 0 : p->subns.size() + 1;
+  p->shard_key = key.substr(shard_begin, bar + 1 + p->key.size() - shard_begin);
+  if (p->subns.empty()) {
+    p->type = RecordType::kTotal;
+    p->ymdh = rest;
+  } else {
+    p->type = RecordType::kSubtotal;
+    const size_t d = rest.find('.');
+    if (d == std::string_view::npos) return false;
+    p->subkey = rest.substr(0, d);
+    p->ymdh = rest.substr(d + 1);
+    if (!IsLiteralKey(p->subkey) && !IsKeyHash(p->subkey)) return false;
+  }
+  return DecodeYmdhQuietly(p->ymdh, &p->hour);
+}
+
 // The hot paths parse with the quiet predicates and ask the explaining parsers only why a
 // line failed: both must accept exactly the same keys, counts, tokens and names.
 TEST(Records, QuietParsersAcceptExactlyWhatTheExplainingOnesAccept) {
-  const std::vector<std::string> names = {"c", "u", "_l", "a_b", "-x", "x-", "12345678901234567", "", "US", "\xc3\xa9"};
-  const std::vector<std::string> keys = {"jehiah", "HMCJVIkxxP4=", "", "a:b", "x y", "k", "AAAAAAAAAAA="};
+  const std::vector<std::string> names = {"c",  "u",  "_l", "a_b", "-x", "x-", "12345678901234567", "0123456789abcdef",
+                                          "",   "US", "\xc3\xa9"};
+  const std::vector<std::string> keys = {"jehiah", "HMCJVIkxxP4=", "", "a:b", "x y", "k", "AAAAAAAAAAA=",
+                                         "abcdefghijk", "abcdefghijkl", "AAAAAAAAAAAA", "a|b", "a\x7f"};
   const std::vector<std::string> tokens = {"c3p1", "c3p", "c3pw", "zz3p1", "c2u0", "0000", "vvvv", "c3pn", "c2tn"};
   const std::string mutations = ".|:,_-a0Z =\x80";
   std::mt19937 rng(7);
@@ -171,6 +218,14 @@ TEST(Records, QuietParsersAcceptExactlyWhatTheExplainingOnesAccept) {
     const bool ok = ParseRealtimeKeyQuietly(key, &reused);
     const Result<ParsedKey> loud = ParseRealtimeKey(key);
     ASSERT_EQ(ok, loud.ok()) << key;
+    ParsedKey reference;
+    ASSERT_EQ(ok, ReferenceParseRealtimeKey(key, &reference)) << key;
+    if (ok) {
+      EXPECT_EQ(reused.key, reference.key) << key;
+      EXPECT_EQ(reused.subkey, reference.subkey) << key;
+      EXPECT_EQ(reused.shard_key, reference.shard_key) << key;
+      EXPECT_EQ(reused.ymdh, reference.ymdh) << key;
+    }
     valid += ok;
     if (ok) {
       EXPECT_EQ(int(reused.type), int(loud->type)) << key;

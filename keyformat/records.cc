@@ -48,28 +48,55 @@ Result<ParsedKey> ParseLookupKey(std::string_view key) {
 // Shared head of both key grammars: namespaces, then the stored key up to the next '.'.
 // Sets the rest after that '.' (or empty with *has_rest=false); false, without a reason,
 // when the head is malformed. Checked in this order: '|', namespaces, stored key.
+// The end of the namespace that starts at key[from]: past its first byte and the
+// namespace bytes after it (from itself when there is no first byte).
+size_t NamespaceEnd(std::string_view key, size_t from) {
+  if (from >= key.size() || !(kKeyByteClasses[key[from]] & kNamespaceFirstByte)) return from;
+  size_t i = from + 1;
+  while (i < key.size() && (kKeyByteClasses[key[i]] & kNamespaceByte)) ++i;
+  return i;
+}
+
+// The end of the run of literal-key bytes that starts at key[from], and whether that run
+// is a stored key (IsLiteralKey or IsKeyHash: a hash's bytes are literal-key bytes too).
+size_t StoredKeyEnd(std::string_view key, size_t from, bool* stored) {
+  size_t i = from;
+  while (i < key.size() && (kKeyByteClasses[key[i]] & kLiteralKeyByte)) ++i;
+  const size_t size = i - from;
+  *stored = (size >= 1 && size <= kMaxLiteralKeySize) || (size == kHashSize && IsKeyHash(key.substr(from, size)));
+  return i;
+}
+
+// `{ns}|{key}` or `{subns}.{ns}|{key}`, then `.` and the rest, in one pass over the key:
+// each part ends at the first byte its class does not allow, which must be the separator
+// that follows it (any other byte there would make the part invalid anyway).
 bool SplitHead(std::string_view key, ParsedKey* p, std::string_view* rest, bool* has_rest) {
-  const size_t bar = key.find('|');
-  if (bar == std::string_view::npos) return false;
-  const std::string_view head = key.substr(0, bar);
-  const size_t ns_dot = head.find('.');
-  if (ns_dot == std::string_view::npos) {
-    p->ns = head;
+  const size_t first_end = NamespaceEnd(key, 0);
+  if (first_end == 0 || first_end > kMaxNamespaceSize || first_end >= key.size()) return false;
+  size_t bar;
+  if (key[first_end] == '|') {
+    bar = first_end;
+    p->ns = key.substr(0, first_end);
     p->subns = {};
+  } else if (key[first_end] == '.') {
+    const size_t ns_end = NamespaceEnd(key, first_end + 1);
+    const size_t ns_size = ns_end - first_end - 1;
+    if (ns_size == 0 || ns_size > kMaxNamespaceSize || ns_end >= key.size() || key[ns_end] != '|') return false;
+    bar = ns_end;
+    p->subns = key.substr(0, first_end);
+    p->ns = key.substr(first_end + 1, ns_size);
   } else {
-    p->subns = head.substr(0, ns_dot);
-    p->ns = head.substr(ns_dot + 1);
-    if (!IsNamespace(p->subns)) return false;
+    return false;
   }
-  if (!IsNamespace(p->ns)) return false;
-  const std::string_view tail = key.substr(bar + 1);
-  const size_t dot = tail.find('.');
-  p->key = tail.substr(0, dot);
-  *has_rest = dot != std::string_view::npos;
-  *rest = *has_rest ? tail.substr(dot + 1) : std::string_view();
-  if (!IsStoredKey(p->key)) return false;
+  bool stored;
+  const size_t key_end = StoredKeyEnd(key, bar + 1, &stored);
+  if (!stored) return false;
+  if (key_end < key.size() && key[key_end] != '.') return false;  // a byte no stored key has
+  p->key = key.substr(bar + 1, key_end - bar - 1);
+  *has_rest = key_end < key.size();
+  *rest = *has_rest ? key.substr(key_end + 1) : std::string_view();
   const size_t shard_begin = p->subns.empty() ? 0 : p->subns.size() + 1;
-  p->shard_key = key.substr(shard_begin, bar + 1 + p->key.size() - shard_begin);
+  p->shard_key = key.substr(shard_begin, key_end - shard_begin);
   return true;
 }
 
@@ -128,11 +155,11 @@ bool ParseRealtimeKeyQuietly(std::string_view key, ParsedKey* p) {
     p->subkey = {};
   } else {
     p->type = RecordType::kSubtotal;
-    const size_t dot = rest.find('.');
-    if (dot == std::string_view::npos) return false;
+    bool stored;
+    const size_t dot = StoredKeyEnd(rest, 0, &stored);
+    if (!stored || dot == rest.size() || rest[dot] != '.') return false;
     p->subkey = rest.substr(0, dot);
     p->ymdh = rest.substr(dot + 1);
-    if (!IsStoredKey(p->subkey)) return false;
   }
   return DecodeYmdhQuietly(p->ymdh, &p->hour);
 }

@@ -9,30 +9,12 @@ namespace {
 
 constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-// Which bytes may appear in a literal key (printable ASCII but the separators ':' ',' '.'
-// '|') and in a key hash (base64): one table lookup a byte, where the checks of each
-// imported key were 5 % of an import (docs/benchmarks.md#rebuild).
-constexpr uint8_t kLiteralChar = 1, kBase64Char = 2, kNamespaceFirst = 4, kNamespaceChar = 8;
-struct CharClasses {
-  uint8_t bits[256] = {};
-  constexpr CharClasses() {
-    for (int c = 0x21; c <= 0x7E; ++c) {
-      if (c != ':' && c != ',' && c != '.' && c != '|') bits[c] |= kLiteralChar;
-      const bool alnum = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-      if (alnum) bits[c] |= kNamespaceFirst | kNamespaceChar;
-      if (c == '_' || c == '-') bits[c] |= kNamespaceChar;
-    }
-    for (const char* p = kBase64; *p != 0; ++p) bits[static_cast<unsigned char>(*p)] |= kBase64Char;
-  }
-};
-constexpr CharClasses kCharClasses;
-
 }  // namespace
 
 bool IsLiteralKey(std::string_view value) {
   if (value.empty() || value.size() > kMaxLiteralKeySize) return false;
   for (unsigned char c : value) {
-    if (!(kCharClasses.bits[c] & kLiteralChar)) return false;
+    if (!(kKeyByteClasses.bits[c] & kLiteralKeyByte)) return false;
   }
   return true;
 }
@@ -93,9 +75,9 @@ Status ValidateUserKey(std::string_view value, std::string_view what) {
 
 bool IsNamespace(std::string_view name) {
   if (name.empty() || name.size() > kMaxNamespaceSize) return false;
-  if (!(kCharClasses.bits[static_cast<unsigned char>(name[0])] & kNamespaceFirst)) return false;
+  if (!(kKeyByteClasses.bits[static_cast<unsigned char>(name[0])] & kNamespaceFirstByte)) return false;
   for (unsigned char c : name.substr(1)) {
-    if (!(kCharClasses.bits[c] & kNamespaceChar)) return false;
+    if (!(kKeyByteClasses.bits[c] & kNamespaceByte)) return false;
   }
   return true;
 }
@@ -121,7 +103,7 @@ Status ValidateNamespace(std::string_view name, std::string_view what) {
 bool IsKeyHash(std::string_view text) {
   if (text.size() != kHashSize || text[11] != '=') return false;
   for (size_t i = 0; i < 11; i++) {
-    if (!(kCharClasses.bits[static_cast<unsigned char>(text[i])] & kBase64Char)) return false;
+    if (!(kKeyByteClasses.bits[static_cast<unsigned char>(text[i])] & kBase64Byte)) return false;
   }
   return true;
 }

@@ -6,6 +6,7 @@
 // equals a literal. Every hashed value also needs a lookup record `_l|<hash>` → original.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -40,5 +41,25 @@ bool IsNamespace(std::string_view name);
 
 // True when `text` looks like a stored hash: 12 base64 characters ending in '='.
 bool IsKeyHash(std::string_view text);
+
+// Which bytes may appear in a literal key (printable ASCII but the separators ':' ',' '.'
+// '|'), in a key hash (base64) and in a namespace: one table lookup a byte, for the checks
+// above and the one-pass key parser (records.cc), where the checks of each imported key
+// were 5 % of an import (docs/benchmarks.md#rebuild).
+inline constexpr uint8_t kLiteralKeyByte = 1, kBase64Byte = 2, kNamespaceFirstByte = 4, kNamespaceByte = 8;
+struct KeyByteClasses {
+  uint8_t bits[256] = {};
+  constexpr KeyByteClasses() {
+    for (int c = 0x21; c <= 0x7E; ++c) {
+      if (c != ':' && c != ',' && c != '.' && c != '|') bits[c] |= kLiteralKeyByte;
+      const bool alnum = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+      if (alnum) bits[c] |= kNamespaceFirstByte | kNamespaceByte | kBase64Byte;
+      if (c == '_' || c == '-') bits[c] |= kNamespaceByte;
+      if (c == '+' || c == '/') bits[c] |= kBase64Byte;
+    }
+  }
+  uint8_t operator[](char c) const { return bits[static_cast<unsigned char>(c)]; }
+};
+inline constexpr KeyByteClasses kKeyByteClasses;
 
 }  // namespace clickatron
