@@ -45,31 +45,20 @@ Result<ParsedKey> ParseLookupKey(std::string_view key) {
   return p;
 }
 
-// Shared head of both key grammars: namespaces, then the stored key up to the next '.'.
-// Sets the rest after that '.' (or empty with *has_rest=false); false, without a reason,
-// when the head is malformed. Checked in this order: '|', namespaces, stored key.
-// The end of the namespace that starts at key[from]: past its first byte and the
-// namespace bytes after it (from itself when there is no first byte).
-size_t NamespaceEnd(std::string_view key, size_t from) {
-  if (from >= key.size() || !(kKeyByteClasses[key[from]] & kNamespaceFirstByte)) return from;
-  size_t i = from + 1;
-  while (i < key.size() && (kKeyByteClasses[key[i]] & kNamespaceByte)) ++i;
-  return i;
-}
-
 // The end of the run of literal-key bytes that starts at key[from], and whether that run
 // is a stored key (IsLiteralKey or IsKeyHash: a hash's bytes are literal-key bytes too).
 size_t StoredKeyEnd(std::string_view key, size_t from, bool* stored) {
-  size_t i = from;
-  while (i < key.size() && (kKeyByteClasses[key[i]] & kLiteralKeyByte)) ++i;
-  const size_t size = i - from;
+  const size_t end = LiteralKeyEnd(key, from);
+  const size_t size = end - from;
   *stored = (size >= 1 && size <= kMaxLiteralKeySize) || (size == kHashSize && IsKeyHash(key.substr(from, size)));
-  return i;
+  return end;
 }
 
-// `{ns}|{key}` or `{subns}.{ns}|{key}`, then `.` and the rest, in one pass over the key:
-// each part ends at the first byte its class does not allow, which must be the separator
-// that follows it (any other byte there would make the part invalid anyway).
+// Shared head of both key grammars: namespaces, then the stored key up to the next '.'.
+// Sets the rest after that '.' (or empty with *has_rest=false); false, without a reason,
+// when the head is malformed. One pass over `{ns}|{key}` or `{subns}.{ns}|{key}`: each
+// part ends at the first byte its class does not allow, which must be the separator that
+// follows it (any other byte there would make the part invalid anyway).
 bool SplitHead(std::string_view key, ParsedKey* p, std::string_view* rest, bool* has_rest) {
   const size_t first_end = NamespaceEnd(key, 0);
   if (first_end == 0 || first_end > kMaxNamespaceSize || first_end >= key.size()) return false;

@@ -12,11 +12,7 @@ constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 }  // namespace
 
 bool IsLiteralKey(std::string_view value) {
-  if (value.empty() || value.size() > kMaxLiteralKeySize) return false;
-  for (unsigned char c : value) {
-    if (!(kKeyByteClasses.bits[c] & kLiteralKeyByte)) return false;
-  }
-  return true;
+  return !value.empty() && value.size() <= kMaxLiteralKeySize && LiteralKeyEnd(value, 0) == value.size();
 }
 
 void AppendKeyHash(std::string_view value, std::string* out) {
@@ -74,12 +70,7 @@ Status ValidateUserKey(std::string_view value, std::string_view what) {
 }
 
 bool IsNamespace(std::string_view name) {
-  if (name.empty() || name.size() > kMaxNamespaceSize) return false;
-  if (!(kKeyByteClasses.bits[static_cast<unsigned char>(name[0])] & kNamespaceFirstByte)) return false;
-  for (unsigned char c : name.substr(1)) {
-    if (!(kKeyByteClasses.bits[c] & kNamespaceByte)) return false;
-  }
-  return true;
+  return !name.empty() && name.size() <= kMaxNamespaceSize && NamespaceEnd(name, 0) == name.size();
 }
 
 Status ValidateNamespace(std::string_view name, std::string_view what) {
@@ -103,7 +94,7 @@ Status ValidateNamespace(std::string_view name, std::string_view what) {
 bool IsKeyHash(std::string_view text) {
   if (text.size() != kHashSize || text[11] != '=') return false;
   for (size_t i = 0; i < 11; i++) {
-    if (!(kKeyByteClasses.bits[static_cast<unsigned char>(text[i])] & kBase64Byte)) return false;
+    if (!(kKeyByteClasses[text[i]] & kBase64Byte)) return false;
   }
   return true;
 }

@@ -62,4 +62,21 @@ struct KeyByteClasses {
 };
 inline constexpr KeyByteClasses kKeyByteClasses;
 
+// The end of the namespace that starts at text[from]: past its first byte and the
+// namespace bytes after it (from itself when text[from] cannot start one). The caller
+// checks the size (kMaxNamespaceSize).
+inline size_t NamespaceEnd(std::string_view text, size_t from) {
+  if (from >= text.size() || !(kKeyByteClasses[text[from]] & kNamespaceFirstByte)) return from;
+  size_t i = from + 1;
+  while (i < text.size() && (kKeyByteClasses[text[i]] & kNamespaceByte)) ++i;
+  return i;
+}
+
+// The end of the run of literal-key bytes that starts at text[from].
+inline size_t LiteralKeyEnd(std::string_view text, size_t from) {
+  size_t i = from;
+  while (i < text.size() && (kKeyByteClasses[text[i]] & kLiteralKeyByte)) ++i;
+  return i;
+}
+
 }  // namespace clickatron
