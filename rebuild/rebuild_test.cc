@@ -75,8 +75,14 @@ class CollectSink : public LineSink {
     group_ = (day == kLookupDay ? std::string("lookups") : FormatDay(day)) + "/" + std::to_string(shard);
     return Status::OK();
   }
-  Status Line(std::string_view key, std::string_view value, uint64_t columns) override {
-    lines.push_back(group_ + " " + std::string(key) + "," + std::string(value));
+  Status Lines(std::string_view block, uint64_t records, uint64_t columns) override {
+    const size_t before = lines.size();
+    for (size_t pos = 0; pos < block.size();) {
+      const size_t nl = block.find('\n', pos);
+      lines.push_back(group_ + " " + std::string(block.substr(pos, nl - pos)));
+      pos = nl + 1;
+    }
+    EXPECT_EQ(lines.size() - before, records);
     this->columns += columns;
     return Status::OK();
   }

@@ -14,7 +14,6 @@
 #include "keyformat/shard.h"
 #include "keyformat/ymdh.h"
 #include "rebuild/block_pipe.h"
-#include "rebuild/column_merge.h"
 #include "rebuild/file.h"
 #include "rebuild/radix_sort.h"
 
@@ -643,18 +642,6 @@ class LineAssembler {
 };
 
 }  // namespace
-
-Status LineSink::Lines(std::string_view lines, uint64_t /*records*/, uint64_t /*columns*/) {
-  while (!lines.empty()) {
-    const size_t nl = lines.find('\n');
-    const std::string_view line = lines.substr(0, nl);
-    lines.remove_prefix(nl == std::string_view::npos ? lines.size() : nl + 1);
-    const size_t comma = line.find(',');
-    const std::string_view key = line.substr(0, comma), value = line.substr(comma + 1);
-    if (Status s = Line(key, value, key.starts_with(kLookupPrefix) ? 0 : CountColumns(value)); !s.ok()) return s;
-  }
-  return Status::OK();
-}
 
 // Receives the merged stream: one (entry key, summed count) per distinct key, in order.
 class RecordSorter::MergedSink {

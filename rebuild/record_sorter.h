@@ -48,11 +48,9 @@ class LineSink {
  public:
   virtual ~LineSink() = default;
   virtual Status BeginGroup(Day day, uint32_t shard) = 0;
-  // columns: data points in value (0 for lookups).
-  virtual Status Line(std::string_view key, std::string_view value, uint64_t columns) = 0;
-  // Whole lines `key,value\n` back to back, records of them with columns data points, as
-  // Line() would have had them one by one (which the default does).
-  virtual Status Lines(std::string_view lines, uint64_t records, uint64_t columns);
+  // Whole archive lines `key,value\n` back to back, in order: records of them, with
+  // columns data points in their values (lookups count none).
+  virtual Status Lines(std::string_view lines, uint64_t records, uint64_t columns) = 0;
   virtual Status EndGroup() = 0;
 };
 

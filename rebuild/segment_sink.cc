@@ -41,10 +41,6 @@ Status SegmentSink::BeginGroup(Day day, uint32_t shard) {
   return Status::OK();
 }
 
-Status SegmentSink::Line(std::string_view key, std::string_view value, uint64_t columns) {
-  return file_->Add(key, value, columns);
-}
-
 Status SegmentSink::Lines(std::string_view lines, uint64_t records, uint64_t columns) {
   return file_->AddLines(lines, records, columns);
 }

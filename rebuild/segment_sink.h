@@ -26,7 +26,6 @@ class SegmentSink : public LineSink {
   void SetExportDigests(Day day, std::vector<uint64_t> digests) { exports_[day] = std::move(digests); }
 
   Status BeginGroup(Day day, uint32_t shard) override;
-  Status Line(std::string_view key, std::string_view value, uint64_t columns) override;
   Status Lines(std::string_view lines, uint64_t records, uint64_t columns) override;
   Status EndGroup() override { return Status::OK(); }
 
