@@ -15,12 +15,6 @@
 namespace clickatron::rebuild {
 namespace {
 
-uint64_t Big(const char* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return __builtin_bswap64(v);
-}
-
 // Keys kept in a vector; an entry's offset is its key's index.
 class Keys : public TailOrder {
  public:
@@ -28,7 +22,7 @@ class Keys : public TailOrder {
     SortEntry e{};
     char prefix[kInlineKeyBytes] = {};
     std::memcpy(prefix, key.data(), std::min(key.size(), kInlineKeyBytes));
-    for (int w = 0; w < 3; ++w) e.k[w] = Big(prefix + 8 * w);
+    for (int w = 0; w < 3; ++w) e.k[w] = LoadBig(prefix + 8 * w);
     e.where = (uint64_t(keys_.size()) << 24) | key.size();
     e.count = int64_t(keys_.size());
     keys_.push_back(std::move(key));

@@ -27,17 +27,6 @@ constexpr size_t kRunBlockBytes = 4 << 20;
 constexpr uint64_t kMinFeederMemory = uint64_t(4) << 20;
 constexpr size_t kSlack = 32;  // readable bytes past every key tail
 
-uint64_t LoadBig(const char* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return __builtin_bswap64(v);
-}
-
-void StoreBig(char* p, uint64_t v) {
-  v = __builtin_bswap64(v);
-  std::memcpy(p, &v, 8);
-}
-
 // Two byte strings in order: bytewise, then the shorter first. Reads whole words: there
 // are kSlack readable bytes after every key tail.
 bool TailLess(const char* a, uint32_t la, const char* b, uint32_t lb) {

@@ -14,6 +14,7 @@
 #include "keyformat/rollup_hours.h"
 #include "keyformat/ymdh.h"
 #include "rebuild/column_merge.h"
+#include "rebuild/sort_entry.h"
 
 namespace clickatron::rebuild {
 namespace {
@@ -207,8 +208,7 @@ bool RollupWriter::ParseColumns(size_t at, size_t size) {
     // Its first 8 bytes, big-endian, zero padded.
     uint64_t prefix = 0;
     if (end - name >= 8) {
-      std::memcpy(&prefix, name, 8);
-      prefix = __builtin_bswap64(prefix);
+      prefix = LoadBig(name);
       if (name_size < 8) prefix &= ~(~uint64_t(0) >> (8 * name_size));
     } else {
       for (uint32_t i = 0; i < name_size; ++i) prefix |= uint64_t(static_cast<unsigned char>(name[i])) << (56 - 8 * i);

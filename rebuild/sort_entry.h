@@ -9,10 +9,22 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace clickatron::rebuild {
 
 inline constexpr size_t kInlineKeyBytes = 24;
+
+// Eight key bytes as a big-endian word (integer order is byte order), and back.
+inline uint64_t LoadBig(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return __builtin_bswap64(v);
+}
+inline void StoreBig(char* p, uint64_t v) {
+  v = __builtin_bswap64(v);
+  std::memcpy(p, &v, 8);
+}
 
 struct SortEntry {
   uint64_t k[3];
