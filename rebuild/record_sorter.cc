@@ -418,9 +418,13 @@ Status RecordSorter::Feeder::Add(std::string_view line) {
   // zero-filled it first. Zero padded to the inline bytes, which Batch::Add loads whole.
   constexpr size_t kStackKey = 256;
   char stack_key[kStackKey + kInlineKeyBytes];
-  if (size > kStackKey) key_.resize(size);
-  char* const entry_key = size > kStackKey ? key_.data() : stack_key;
-  if (size <= kStackKey) std::memset(stack_key + size, 0, kInlineKeyBytes);
+  char* entry_key = stack_key;
+  if (size > kStackKey) {
+    key_.resize(size);
+    entry_key = key_.data();
+  } else {
+    std::memset(stack_key + size, 0, kInlineKeyBytes);
+  }
   char* w = entry_key;
   *w++ = char(day >> 8);
   *w++ = char(day);
