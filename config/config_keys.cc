@@ -9,6 +9,7 @@ namespace {
 // Sorted, for binary search. Which program reads each key is in its --help.
 constexpr std::string_view kKeys[] = {
     "address",          // api, realtime, archive
+    "allow-older",      // rebuild
     "api",              // api, rebuild: one line per API node
     "archive",          // api, rebuild: one line per archive shard
     "archive-lease-ms",            // api
@@ -25,6 +26,7 @@ constexpr std::string_view kKeys[] = {
     "executor",         // rebuild
     "field-separator",  // archive
     "fwmatch-limit",    // realtime, archive
+    "generation",       // rebuild
     "help",             // every program
     "idle-timeout-ms",  // api, realtime, archive
     "input",            // rebuild

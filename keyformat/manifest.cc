@@ -50,8 +50,12 @@ Status ApplyEntry(const KeyValueText::Entry& e, Manifest* m) {
   } else if (e.key == "day") {
     Result<DayDigests> d = ParseDayDigests(value);
     if (!d.ok()) return LineError(e.line, d.status().message());
-    if (m->days.count(d->day)) return LineError(e.line, "day " + d->day + " appears twice");
-    m->days[d->day] = std::move(d->digests);
+    if (m->exports.days.count(d->day)) return LineError(e.line, "day " + d->day + " appears twice");
+    m->exports.days[d->day] = std::move(d->digests);
+  } else if (e.key == "day_part") {
+    Result<DayPart> part = ParseDayPart(value);
+    if (!part.ok()) return LineError(e.line, part.status().message());
+    m->exports.parts.insert(*std::move(part));
   } else if (e.key == "late") {
     Result<LateMark> l = ParseLateMark(value);
     if (!l.ok()) return LineError(e.line, l.status().message());
@@ -86,10 +90,6 @@ const ShardMeta* Manifest::FindFile(std::string_view file_name) const {
   return nullptr;
 }
 
-bool Manifest::MergedFromEveryShard(const std::string& day, size_t realtime_shards) const {
-  auto it = days.find(day);
-  return it != days.end() && it->second.size() == realtime_shards;
-}
 
 Result<DayDigests> ParseDayDigests(std::string_view value) {
   const Status bad = Status::Error("day line '" + std::string(value) + "' is not 'YYYY-MM-DD <16 hex> ...'");
@@ -110,6 +110,39 @@ std::string FormatDayDigests(const std::string& day, const std::vector<uint64_t>
   for (uint64_t d : digests) text += " " + Hex64(d);
   return text;
 }
+
+Result<DayPart> ParseDayPart(std::string_view value) {
+  const Status bad = Status::Error("day_part line '" + std::string(value) +
+                                   "' is not 'YYYY-MM-DD <shard> <16 hex> <16 hex>'");
+  std::vector<std::string_view> tokens;
+  uint64_t shard;
+  if (!SplitTokens(value, &tokens) || tokens.size() != 4 || !IsDay(tokens[0]) || !ParseCount(tokens[1], &shard) ||
+      shard > UINT32_MAX) {
+    return bad;
+  }
+  Result<uint64_t> digest = ParseHex64(tokens[2]);
+  Result<uint64_t> ring = ParseHex64(tokens[3]);
+  if (!digest.ok() || !ring.ok()) return bad;
+  return DayPart{std::string(tokens[0]), uint32_t(shard), *ring, *digest};
+}
+
+std::string FormatDayPart(const DayPart& part) {
+  return part.day + " " + std::to_string(part.shard) + " " + Hex64(part.digest) + " " + Hex64(part.ring);
+}
+
+bool MergedExports::Holds(const std::string& day, uint32_t shard, uint64_t ring, size_t realtime_shards) const {
+  bool any_part = false;
+  for (auto it = parts.lower_bound(DayPart{day, shard, 0, 0}); it != parts.end() && it->day == day && it->shard == shard;
+       ++it) {
+    if (it->ring == ring || it->ring == 0) return true;
+    any_part = true;
+  }
+  if (any_part) return false;
+  auto it = days.find(day);
+  return it != days.end() && it->second.size() == realtime_shards;
+}
+
+std::string MergedExports::LastPartDay() const { return parts.empty() ? "" : parts.rbegin()->day; }
 
 Result<LateMark> ParseLateMark(std::string_view value) {
   std::vector<std::string_view> tokens;
@@ -142,7 +175,8 @@ std::string FormatManifest(const Manifest& manifest) {
   if (manifest.rollups) kv.Add("rollups", "1");
   if (manifest.shards != 0) kv.Add("shards", std::to_string(manifest.shards));
   for (const auto& [k, meta] : manifest.shard_files) AddShardMeta(k, meta, &kv);
-  for (const auto& [day, digests] : manifest.days) kv.Add("day", FormatDayDigests(day, digests));
+  for (const auto& [day, digests] : manifest.exports.days) kv.Add("day", FormatDayDigests(day, digests));
+  for (const DayPart& part : manifest.exports.parts) kv.Add("day_part", FormatDayPart(part));
   for (const auto& [api, id] : manifest.late) kv.Add("late", FormatLateMark(api, id));
   return kv.Format();
 }

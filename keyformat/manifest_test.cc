@@ -126,12 +126,13 @@ TEST(Manifest, DayAndLateLinesRoundTripAndAreCheckedWhenPresent) {
       "late = 10.0.0.1:8000 42\nlate = 10.0.0.2:8000 0\n";
   Result<Manifest> m = ParseManifest(text);
   ASSERT_TRUE(m.ok()) << m.status().message();
-  ASSERT_EQ(m->days.size(), 2u);
-  EXPECT_EQ(m->days.at("2026-11-20"), (std::vector<uint64_t>{0xff, 0xef46db3751d8e999ull}));
+  ASSERT_EQ(m->exports.days.size(), 2u);
+  EXPECT_EQ(m->exports.days.at("2026-11-20"), (std::vector<uint64_t>{0xff, 0xef46db3751d8e999ull}));
   EXPECT_EQ(m->late, (std::map<std::string, uint64_t>{{"10.0.0.1:8000", 42}, {"10.0.0.2:8000", 0}}));
-  EXPECT_TRUE(m->MergedFromEveryShard("2026-11-20", 2));
-  EXPECT_FALSE(m->MergedFromEveryShard("2026-11-20", 3));  // a shard added since
-  EXPECT_FALSE(m->MergedFromEveryShard("2026-11-19", 2));
+  // A day line (from before day_part lines) holds every shard's export, whatever its ring.
+  EXPECT_TRUE(m->exports.Holds("2026-11-20", 1, 0x77, 2));
+  EXPECT_FALSE(m->exports.Holds("2026-11-20", 1, 0x77, 3));  // a shard added since
+  EXPECT_FALSE(m->exports.Holds("2026-11-19", 0, 0x77, 2));
   EXPECT_EQ(FormatManifest(*m), text);
 
   auto error = [](const std::string& line) {
@@ -153,9 +154,46 @@ TEST(Manifest, DayAndLateLinesRoundTripAndAreCheckedWhenPresent) {
 TEST(Manifest, AnOlderManifestHasNoDayOrLateLines) {
   Result<Manifest> m = ParseManifest("generation = g\nlast_day = 2026-11-21\n");
   ASSERT_TRUE(m.ok());
-  EXPECT_TRUE(m->days.empty());
+  EXPECT_TRUE(m->exports.days.empty());
+  EXPECT_TRUE(m->exports.parts.empty());
   EXPECT_TRUE(m->late.empty());
-  EXPECT_FALSE(m->MergedFromEveryShard("2026-11-21", 1));
+  EXPECT_FALSE(m->exports.Holds("2026-11-21", 0, 0, 1));
+}
+
+TEST(Manifest, DayPartsSayWhichShardAndRingEachExportCameFrom) {
+  const std::string text =
+      "generation = g\nlast_day = 2026-11-21\n"
+      "day = 2026-11-20 00000000000000ff ef46db3751d8e999\n"
+      "day_part = 2026-11-20 0 00000000000000ff 00000000000000a0\n"
+      "day_part = 2026-11-20 1 ef46db3751d8e999 00000000000000a1\n"
+      "day_part = 2026-11-21 1 0000000000000007 00000000000000b1\n"
+      "day_part = 2026-11-21 1 0000000000000009 00000000000000c1\n"
+      "day_part = 2026-11-22 0 0000000000000003 0000000000000000\n";
+  Result<Manifest> m = ParseManifest(text);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->exports.parts.size(), 5u);
+  EXPECT_EQ(FormatManifest(*m), text);
+  const MergedExports& e = m->exports;
+  EXPECT_TRUE(e.Holds("2026-11-20", 0, 0xa0, 2));
+  // The same shard on a new data directory (a replaced host): its day is not the one merged,
+  // even though the day line holds every shard's.
+  EXPECT_FALSE(e.Holds("2026-11-20", 0, 0xa9, 2));
+  EXPECT_TRUE(e.Holds("2026-11-21", 1, 0xb1, 2));
+  EXPECT_TRUE(e.Holds("2026-11-21", 1, 0xc1, 2));  // the replacement's part, merged too
+  EXPECT_FALSE(e.Holds("2026-11-21", 0, 0xb1, 2));
+  EXPECT_TRUE(e.Holds("2026-11-22", 0, 0xdd, 2));  // ring 0: fetched before ring ids
+  EXPECT_EQ(e.LastPartDay(), "2026-11-22");
+
+  auto error = [](const std::string& line) {
+    return ParseManifest("generation = g\nlast_day = 2026-11-21\n" + line + "\n").status().message();
+  };
+  const std::string shape = "' is not 'YYYY-MM-DD <shard> <16 hex> <16 hex>'";
+  EXPECT_EQ(error("day_part = 2026-11-20 0 00000000000000ff"),
+            "line 3: day_part line '2026-11-20 0 00000000000000ff" + shape);
+  EXPECT_EQ(error("day_part = 2026-11-20 x 00000000000000ff 0000000000000000"),
+            "line 3: day_part line '2026-11-20 x 00000000000000ff 0000000000000000" + shape);
+  EXPECT_EQ(error("day_part = 2026-11-20 4294967296 00000000000000ff 0000000000000000"),
+            "line 3: day_part line '2026-11-20 4294967296 00000000000000ff 0000000000000000" + shape);
 }
 
 }  // namespace

@@ -83,12 +83,10 @@ Result<ArchiveStatsFields> ReadArchiveStats(std::string_view body) {
   return fields;
 }
 
-Result<std::vector<RealtimeSlotFields>> ReadRealtimeSlots(std::string_view body) {
-  rapidjson::Document doc;
-  if (Status s = Parse(body, &doc); !s.ok()) return s;
-  Result<const Value*> data = DataOf(doc);
-  if (!data.ok()) return data.status();
-  const Value* slots = Member(**data, "slots");
+namespace {
+
+Result<std::vector<RealtimeSlotFields>> SlotsOf(const Value& data) {
+  const Value* slots = Member(data, "slots");
   if (slots == nullptr || !slots->IsArray()) return Status::Error("no \"slots\" array");
   std::vector<RealtimeSlotFields> out;
   for (const Value& slot : slots->GetArray()) {
@@ -99,6 +97,33 @@ Result<std::vector<RealtimeSlotFields>> ReadRealtimeSlots(std::string_view body)
                            ": no string \"state\" and string or null \"day\"");
     }
     out.push_back(RealtimeSlotFields{StringOf(day), StringOf(state)});
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<RealtimeSlotFields>> ReadRealtimeSlots(std::string_view body) {
+  rapidjson::Document doc;
+  if (Status s = Parse(body, &doc); !s.ok()) return s;
+  Result<const Value*> data = DataOf(doc);
+  if (!data.ok()) return data.status();
+  return SlotsOf(**data);
+}
+
+Result<RealtimeStatsFields> ReadRealtimeStats(std::string_view body) {
+  rapidjson::Document doc;
+  if (Status s = Parse(body, &doc); !s.ok()) return s;
+  Result<const Value*> data = DataOf(doc);
+  if (!data.ok()) return data.status();
+  Result<std::vector<RealtimeSlotFields>> slots = SlotsOf(**data);
+  if (!slots.ok()) return slots.status();
+  RealtimeStatsFields out;
+  out.slots = std::move(slots).value();
+  for (auto [name, field] : {std::pair{"closed_through", &out.closed_through}, std::pair{"ring", &out.ring}}) {
+    const Value* v = Member(**data, name);
+    if (v != nullptr && !v->IsString() && !v->IsNull()) return Status::Error(std::string("\"") + name + "\" is not a string");
+    *field = StringOf(v);
   }
   return out;
 }

@@ -62,6 +62,16 @@ struct RealtimeSlotFields {
 // "state" and a "day" that is a string or null.
 Result<std::vector<RealtimeSlotFields>> ReadRealtimeSlots(std::string_view body);
 
+// What the nightly reads of a realtime /stats: the slots, "closed_through" (YYYY-MM-DD; empty
+// when null) and "ring" (the data directory's id, realtime/ring_id.h; empty from an older
+// server). Fails as ReadRealtimeSlots does, or when either field has another type.
+struct RealtimeStatsFields {
+  std::vector<RealtimeSlotFields> slots;
+  std::string closed_through;
+  std::string ring;
+};
+Result<RealtimeStatsFields> ReadRealtimeStats(std::string_view body);
+
 // The "data" object of an envelope, written back as compact JSON (to embed one server's
 // /stats in another's answer: only a parsed, valid object is ever passed on). Fails unless
 // body is a JSON object with a "data" object.

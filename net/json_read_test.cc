@@ -104,6 +104,23 @@ TEST(ReadRealtimeSlots, RefusesAnUnknownShape) {
   EXPECT_TRUE(none->empty());
 }
 
+TEST(ReadRealtimeStats, ReadsSlotsClosedThroughAndRing) {
+  Result<RealtimeStatsFields> f = ReadRealtimeStats(
+      R"({"data":{"slots":[{"slot":0,"day":"2013-05-10","state":"closed"}],"closed_through":"2013-05-10",)"
+      R"("ring":"5f1c00aa12345678","sources":{"closed_through":"x"}}})");
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  ASSERT_EQ(f->slots.size(), 1u);
+  EXPECT_EQ(f->slots[0].state, "closed");
+  EXPECT_EQ(f->closed_through, "2013-05-10");
+  EXPECT_EQ(f->ring, "5f1c00aa12345678");
+  Result<RealtimeStatsFields> older = ReadRealtimeStats(R"({"data":{"slots":[],"closed_through":null}})");
+  ASSERT_TRUE(older.ok()) << older.status().message();
+  EXPECT_EQ(older->closed_through, "");
+  EXPECT_EQ(older->ring, "");
+  EXPECT_FALSE(ReadRealtimeStats(R"({"data":{"slots":[],"ring":7}})").ok());
+  EXPECT_FALSE(ReadRealtimeStats(R"({"data":{"closed_through":"2013-05-10"}})").ok());
+}
+
 TEST(ReadArchiveStats, ReadsTheManifestFields) {
   Result<ArchiveStatsFields> f = ReadArchiveStats(kRealtimeStats);
   ASSERT_TRUE(f.ok()) << f.status().message();

@@ -46,4 +46,9 @@ inline constexpr char kSenderHeader[] = "X-Clickatron-Sender";
 // head knows someone else wrote as its source: its batches would be taken as duplicates.
 inline constexpr char kSourceMarkHeader[] = "X-Realtime-Source-Mark";
 
+// Every /export answer names the data directory it was read from: `X-Realtime-Ring: <16 hex
+// digits>`, the shard's ring id (ring_id.h). The nightly records it with the day's export
+// digest, so a replacement shard's data for the same day is never taken as merged.
+inline constexpr char kRingHeader[] = "X-Realtime-Ring";
+
 }  // namespace clickatron::realtime

@@ -6,6 +6,7 @@
 #include "base/latency.h"
 #include "keyformat/records.h"
 #include "keyformat/ymdh.h"
+#include "realtime/ring_id.h"
 
 namespace clickatron::realtime {
 
@@ -68,6 +69,9 @@ Result<std::unique_ptr<Ring>> Ring::Open(const std::string& dir, const SlotOptio
   Result<ClosedDays> closed = LoadClosedDays(ring->ClosedDaysPath());
   if (!closed.ok()) return closed.status();
   ring->closed_ = std::move(closed).value();
+  Result<std::string> ring_id = LoadOrCreateRingId(dir);
+  if (!ring_id.ok()) return ring_id.status();
+  ring->ring_id_ = std::move(ring_id).value();
   if (options.fsync && options.background_fsync && !options.power_safe) {
     ring->syncer_ = std::make_unique<FileSyncer>();
   }

@@ -84,8 +84,9 @@ inline constexpr size_t kDefaultMaxPendingBytes = size_t{512} << 20;
 
 class Ring {
  public:
-  // Opens (creating) DIR/slot-0.tcb, slot-1.tcb, slot-2.tcb and reads DIR/closed-days
-  // (closed_days.h; a malformed one is an error naming it). REQUIRES: dir exists.
+  // Opens (creating) DIR/slot-0.tcb, slot-1.tcb, slot-2.tcb, reads DIR/closed-days
+  // (closed_days.h; a malformed one is an error naming it) and DIR/ring-id (ring_id.h,
+  // created when missing). REQUIRES: dir exists.
   static Result<std::unique_ptr<Ring>> Open(const std::string& dir, const SlotOptions& options,
                                             size_t max_pending_bytes = kDefaultMaxPendingBytes);
   // Flushes everything (Sync()) and closes.
@@ -109,6 +110,8 @@ class Ring {
   WriteOutcome Release(int64_t day);
   // The closed-through watermark W (kNoDay when nothing was ever closed).
   int64_t closed_through() const { return closed_.through; }
+  // This data directory's ring id (ring_id.h).
+  const std::string& ring_id() const { return ring_id_; }
   // The newest day a slot holds (kNoDay when every slot is empty).
   int64_t newest_day() const;
   // Source's accepted mark in day: the slot's (pending included) if a slot holds day, else
@@ -218,6 +221,7 @@ class Ring {
   };
   std::string dir_;
   ClosedDays closed_;  // as in DIR/closed-days
+  std::string ring_id_;  // DIR/ring-id
   std::array<std::unique_ptr<Slot>, kRingSlots> slots_;
   std::array<SlotWork, kRingSlots> state_;
   size_t max_pending_bytes_ = kDefaultMaxPendingBytes;

@@ -577,6 +577,7 @@ void RealtimeServer::OnExport(net::Request& req) {
   if (!CheckQuery(req)) return;
   int64_t day;
   if (!DayParam(req, true, &day)) return;
+  req.AddHeader(kRingHeader, ring_->ring_id().c_str());
   if (ring_->SlotHolding(day) == nullptr) {
     const Slot& slot = ring_->slot(SlotOfDay(day));
     // The slot is empty or holds an older day that is released, or the day is closed: no
@@ -671,6 +672,7 @@ void RealtimeServer::OnStats(net::Request& req) {
   w.Key("closed_through");
   if (ring_->closed_through() == kNoDay) w.Null(); else w.String(FormatDay(ring_->closed_through()));
   w.Field("instance", instance_);
+  w.Field("ring", ring_->ring_id());
   w.BeginObject("sources");
   for (const auto& [source, seq] : sources_) {
     w.Key(source);

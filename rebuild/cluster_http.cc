@@ -32,15 +32,21 @@ Result<HttpResult> HttpCall(const net::HostPort& to, const std::string& method,
   return HttpResult{response.status, std::move(response.body)};
 }
 
-Result<std::vector<net::RealtimeSlotFields>> ReadRealtimeSlotsOf(const net::HostPort& host, int timeout_ms) {
+Result<net::RealtimeStatsFields> ReadRealtimeStatsOf(const net::HostPort& host, int timeout_ms) {
   Result<HttpResult> r = HttpCall(host, "GET", "/stats", timeout_ms);
   if (!r.ok()) return r.status();
   if (r->status != 200) {
     return Status::Error("HTTP " + std::to_string(r->status) + " " + ClippedLine(r->body, 200));
   }
-  Result<std::vector<net::RealtimeSlotFields>> slots = net::ReadRealtimeSlots(r->body);
-  if (!slots.ok()) return Status::Error("not a realtime /stats answer: " + slots.status().message());
-  return slots;
+  Result<net::RealtimeStatsFields> stats = net::ReadRealtimeStats(r->body);
+  if (!stats.ok()) return Status::Error("not a realtime /stats answer: " + stats.status().message());
+  return stats;
+}
+
+Result<std::vector<net::RealtimeSlotFields>> ReadRealtimeSlotsOf(const net::HostPort& host, int timeout_ms) {
+  Result<net::RealtimeStatsFields> stats = ReadRealtimeStatsOf(host, timeout_ms);
+  if (!stats.ok()) return stats.status();
+  return std::move(stats).value().slots;
 }
 
 }  // namespace clickatron::rebuild

@@ -36,5 +36,7 @@ Result<HttpResult> HttpCall(const net::HostPort& to, const std::string& method,
 // The slots of a realtime shard's GET /stats. Errors: the transport error, "HTTP 500
 // <first line of the body>", or "not a realtime /stats answer: <why>".
 Result<std::vector<net::RealtimeSlotFields>> ReadRealtimeSlotsOf(const net::HostPort& host, int timeout_ms);
+// The slots, closed-through day and ring of a realtime shard's GET /stats; errors as above.
+Result<net::RealtimeStatsFields> ReadRealtimeStatsOf(const net::HostPort& host, int timeout_ms);
 
 }  // namespace clickatron::rebuild

@@ -21,6 +21,7 @@ Status RunCompact(const Options& options, WorkDir* work);
 Status RunExport(const Options& options, WorkDir* work);
 Status RunSegment(const Options& options, WorkDir* work);
 Status RunPublish(const Options& options, WorkDir* work);
+Status RunActivate(const Options& options, WorkDir* work);
 Status RunRelease(const Options& options, WorkDir* work);
 Status RunLate(const Options& options, WorkDir* work);
 Status RunNightly(const Options& options, WorkDir* work);
@@ -34,6 +35,7 @@ enum Need : unsigned {
   kNeedsBefore = 8,    // --before
   kNeedsThrough = 16,  // --through
   kNeedsOutput = 32,   // --output DIR
+  kNeedsGeneration = 64,  // --generation ID
 };
 
 struct Command {

@@ -93,7 +93,8 @@ Status RunCompact(const Options& options, WorkDir* work) {
     info.files.resize(shards);
     for (const SegmentInfo* s : plan[m].second) {
       for (const auto& [unit, source] : s->covers) info.covers[unit] = source;
-      for (const auto& [day, digests] : s->exports) info.exports[day] = digests;
+      for (const auto& [day, digests] : s->exports.days) info.exports.days[day] = digests;
+      info.exports.parts.insert(s->exports.parts.begin(), s->exports.parts.end());
       info.late.insert(s->late.begin(), s->late.end());
     }
     if (Status s = MakeDirs(info.dir); !s.ok()) return s;

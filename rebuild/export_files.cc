@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "base/errno_status.h"
+#include "base/read_file.h"
 #include "keyformat/footer.h"
 #include "keyformat/hex64.h"
 #include "keyformat/ymdh.h"
@@ -17,6 +18,30 @@ std::string ExportDir(const WorkDir& work, Day day) { return work.Path("export/"
 
 std::string ExportPath(const WorkDir& work, Day day, uint32_t realtime_shard) {
   return ExportDir(work, day) + "/shard-" + std::to_string(realtime_shard) + ".csv";
+}
+
+std::string ExportRingPath(const WorkDir& work, Day day, uint32_t realtime_shard) {
+  return ExportDir(work, day) + "/shard-" + std::to_string(realtime_shard) + ".ring";
+}
+
+Result<DayPart> ExportPart(const WorkDir& work, Day day, uint32_t shard) {
+  const std::string path = ExportPath(work, day, shard);
+  Result<std::string> line = ReadFooterLine(path);
+  if (!line.ok()) return line.status();
+  Result<Footer> footer = ParseFooter(*line);
+  if (!footer.ok()) return Status::Error(path + ": " + footer.status().message());
+  DayPart part{FormatDay(day), shard, 0, footer->xxh64};
+  std::string ring;
+  bool exists;
+  const std::string ring_path = ExportRingPath(work, day, shard);
+  if (Status s = ReadFileIfExists(ring_path, &ring, &exists); !s.ok()) return s;
+  if (exists) {
+    if (!ring.empty() && ring.back() == '\n') ring.pop_back();
+    Result<uint64_t> id = ParseHex64(ring);
+    if (!id.ok()) return Status::Error(ring_path + ": " + id.status().message());
+    part.ring = *id;
+  }
+  return part;
 }
 
 Result<std::vector<std::string>> ExportFiles(const WorkDir& work, Day day, uint32_t realtime_shards) {

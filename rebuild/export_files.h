@@ -18,6 +18,14 @@ namespace clickatron::rebuild {
 
 std::string ExportDir(const WorkDir& work, Day day);
 std::string ExportPath(const WorkDir& work, Day day, uint32_t realtime_shard);
+// DIR/export/<day>/shard-N.ring: the ring id (16 hex digits, realtime/ring_id.h) of the data
+// directory the export was read from, written before the export file is put in place; none
+// for an export fetched from a server that does not name its ring.
+std::string ExportRingPath(const WorkDir& work, Day day, uint32_t realtime_shard);
+
+// The part of realtime shard `shard` in day `day`'s export: its footer's digest and its ring
+// (0 without a ring file). Errors name the file.
+Result<DayPart> ExportPart(const WorkDir& work, Day day, uint32_t shard);
 
 // The export files of day, one per realtime shard: `realtime_shards` of them when the
 // config says how many (0: every shard-N.csv there, which must be 0..R-1 without gaps).

@@ -189,7 +189,7 @@ Status RunMerge(const Options& options, WorkDir* work) {
   info.inputs = inputs;
   info.shards = shards;
   info.last_day = LastCoveredDay(*segments);
-  info.days = ExportedDays(*segments);
+  info.exports = ExportsOf(*segments);
   info.late = LateMarks(*segments);
   info.rollups = true;  // every rollup written carries its mask (docs/formats.md#rollup-records)
   info.files.resize(shards);

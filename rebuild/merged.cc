@@ -27,7 +27,12 @@ Result<MergedInfo> ReadMergedInfo(const std::string& dir) {
   for (const std::string& d : meta->GetAll("day")) {
     Result<DayDigests> day = ParseDayDigests(d);
     if (!day.ok()) return bad;
-    info.days[day->day] = std::move(day->digests);
+    info.exports.days[day->day] = std::move(day->digests);
+  }
+  for (const std::string& d : meta->GetAll("day_part")) {
+    Result<DayPart> part = ParseDayPart(d);
+    if (!part.ok()) return bad;
+    info.exports.parts.insert(*std::move(part));
   }
   for (const std::string& l : meta->GetAll("late")) {
     Result<LateMark> mark = ParseLateMark(l);
@@ -48,7 +53,8 @@ Status WriteMergedInfo(const std::string& dir, const MergedInfo& info) {
   f.Add("last_day", info.last_day);
   f.Add("collisions", std::to_string(info.collisions));
   for (uint32_t k = 0; k < info.files.size(); ++k) AddFileSummary(k, info.files[k], &f);
-  for (const auto& [day, digests] : info.days) f.Add("day", FormatDayDigests(day, digests));
+  for (const auto& [day, digests] : info.exports.days) f.Add("day", FormatDayDigests(day, digests));
+  for (const DayPart& part : info.exports.parts) f.Add("day_part", FormatDayPart(part));
   for (const auto& [api, id] : info.late) f.Add("late", FormatLateMark(api, id));
   if (info.rollups) f.Add("rollups", "1");
   return WriteFileAtomic(dir + "/meta", f.Format());

@@ -4,7 +4,8 @@
 //   merged/meta          inputs = <segment set fingerprint>, shards, last_day, collisions,
 //                        shard.K.records / bytes / xxh64 / columns (keyformat/shard_meta.h),
 //                        and what publish copies into the manifest: `day` (a day merged
-//                        from realtime exports, with their digests) and `late` (per API,
+//                        from realtime exports, with their digests), `day_part` (one
+//                        realtime shard's export of a day, keyformat/manifest.h) and `late` (per API,
 //                        the last late entry merged) lines, as keyformat/manifest.h writes
 //                        them; `rollups = 1` when the files' rollup records carry the mask
 //                        of their hours (keyformat/rollup_hours.h): publish then writes
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "keyformat/manifest.h"
 #include "rebuild/sorted_file.h"
 #include "rebuild/work_dir.h"
 
@@ -29,7 +31,7 @@ struct MergedInfo {
   std::string last_day;
   uint64_t collisions = 0;
   std::vector<FileSummary> files;
-  std::map<std::string, std::vector<uint64_t>> days;  // day -> export digest per realtime shard
+  MergedExports exports;                              // `day` and `day_part` lines
   std::map<std::string, uint64_t> late;               // API host:port -> last late entry id
   bool rollups = false;                               // rollups with masks: the API may read them
 };

@@ -1,34 +1,41 @@
-// `nightly [--through D]`: archives every closed day not yet in the archive, oldest first,
-// through D (default: today UTC − 2, options.h DefaultThroughDay; `--day D` means the
-// same), then releases what the live generation holds (docs/operations.md#the-nightly-job).
+// `nightly [--through D]`: brings the cluster to its steady state, whatever came before
+// (docs/operations.md#the-nightly-job; the protocol: docs/architecture.md#one-owner-per-day,
+// rebuild/day_plan.h): every day through D (default: today UTC − 2, options.h
+// DefaultThroughDay; `--day D` means the same) archived, every day the archive owns closed
+// on every realtime shard and added from wherever realtime took increments for it, and
+// every slot the archive holds released.
 //
-//   0. read every realtime shard's /stats (all must answer) and the live manifest; the
-//      days to archive run from its last_day + 1 — or, when nothing is published or the
-//      realtime shards hold no day that old, from the oldest day any shard holds (an older
-//      day is held nowhere: there is nothing to export for it) — through D;
-//   1. release the days the live generation already holds (a night that published but
+//   0. read every realtime shard's /stats (all must answer), the live manifest and the work
+//      directory's segments, and plan (day_plan.h PlanNight);
+//   1. the fence: every shard whose closed-through is before H (the archive's last day, or
+//      the work directory's newest) closes through H;
+//   2. release the days the live generation already holds (a night that published but
 //      failed to release; the slots the days below need);
-//   2. for each group of at most kRingSlots days (so that no day's slot is still taken by
-//      an unreleased day of the same group): for each day export (which closes the day
-//      on every realtime shard first: POST /close?day=, export.cc; a shard down fails the
-//      night and nothing is released) and segment; then — with the last group — the late data of every
-//      API (late.cc); compact, merge, publish, release through the group's last day;
-//   3. POST /late/release to every API merged (ReleaseLate).
+//   3. the parts: each held day <= H that the work directory lacks from that shard's ring is
+//      exported from that shard alone and segmented as an addition (segment --shard);
+//   4. for each group of at most kRingSlots new days (so that no day's slot is still taken
+//      by an unreleased day of the same group): for each day export (which closes the day
+//      on every realtime shard first: POST /close?day=, export.cc) and segment; then — with
+//      the last group — the late data of every API (late.cc); compact, merge, publish
+//      (which closes through its last day first), release through the group's last day;
+//   5. POST /late/release to every API merged (ReleaseLate).
 //
-// With --executor slurm, step 2 runs as a graph of Slurm jobs (slurm_executor.h); steps 0,
-// 1 and 3 run here either way.
+// With --executor slurm, step 4 runs as a graph of Slurm jobs (slurm_executor.h); the other
+// steps run here either way.
 //
 // Every step is idempotent and checks what is already done, so after a failure or a kill
 // the next run (the same command, or the next night's) completes the work: closing is
-// idempotent, an export on disk is re-verified and kept, a segmented day is skipped, a
-// merge of the same segments and a publish of the same content are no-ops, and release
-// frees only days the live manifest records as exported from every shard.
+// idempotent, an export on disk is re-verified and kept, a segmented day or part is
+// skipped, a merge of the same segments and a publish of the same content are no-ops, and
+// release frees only days the live manifest records from that shard's ring.
 #include <algorithm>
 #include <cstdio>
 
 #include "keyformat/day_ring.h"
 #include "keyformat/ymdh.h"
 #include "rebuild/cluster_http.h"
+#include "rebuild/cluster_view.h"
+#include "rebuild/day_plan.h"
 #include "rebuild/commands.h"
 #include "rebuild/late.h"
 #include "rebuild/progress.h"
@@ -39,31 +46,6 @@
 
 namespace clickatron::rebuild {
 namespace {
-
-// The oldest day any realtime shard holds in a slot (any state), or 0 when none holds one.
-Result<Day> OldestHeldDay(const Options& options) {
-  std::vector<std::string> oldest(options.realtime.size());
-  Status s = RunTasks(options.realtime.size(), options.jobs, [&](size_t n) -> Status {
-    Result<std::vector<net::RealtimeSlotFields>> slots = ReadRealtimeSlotsOf(options.realtime[n], options.timeout_ms);
-    if (!slots.ok()) {
-      return Status::Error("the /stats of realtime shard " + std::to_string(n) + " (" +
-                           options.realtime[n].ToString() + ") cannot be read: " + slots.status().message());
-    }
-    for (const net::RealtimeSlotFields& slot : *slots) {
-      if (!slot.day.empty() && (oldest[n].empty() || slot.day < oldest[n])) oldest[n] = slot.day;
-    }
-    return Status::OK();
-  });
-  if (!s.ok()) return s;
-  Day out = 0;
-  for (const std::string& day : oldest) {
-    if (day.empty()) continue;
-    Result<int64_t> d = ParseDay(day);
-    if (!d.ok()) return Status::Error("a realtime shard holds a day '" + day + "': " + d.status().message());
-    if (out == 0 || Day(*d) < out) out = Day(*d);
-  }
-  return out;
-}
 
 Status RunStep(const char* command, const Options& options, WorkDir* work) {
   if (Status s = FindCommand(command)->run(options, work); !s.ok()) return s.Prefixed(std::string(command) + ": ");
@@ -111,6 +93,36 @@ Result<bool> ArchiveDays(const Options& options, WorkDir* work, const std::vecto
   return true;
 }
 
+// Step 3: each part (a held day the archive owns, missing from the work directory) exported
+// from its shard alone and segmented as an addition.
+Status AddParts(const Options& options, WorkDir* work, const std::vector<DayShard>& parts) {
+  for (const DayShard& part : parts) {
+    Options one = options;
+    one.day = part.day;
+    one.shard = part.shard;
+    if (Status s = RunStep("export", one, work); !s.ok()) return s;
+    if (Status s = RunStep("segment", one, work); !s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+// Steps 0 and 1: the plan, and the fence it asks for.
+Result<NightPlan> PlanAndFence(const Options& options, WorkDir* work, Day through, Day archive_last) {
+  Result<std::vector<SegmentInfo>> segments = work->Segments();
+  if (!segments.ok()) return segments.status();
+  Result<ClusterView> cluster = ReadCluster(options, "nightly");
+  if (!cluster.ok()) return cluster.status();
+  Day work_last = 0;
+  if (const std::string last = LastCoveredDay(*segments); !last.empty()) work_last = Day(*ParseDay(last));
+  NightPlan plan = PlanNight(through, archive_last, work_last, ExportsOf(*segments), *cluster);
+  if (!plan.fence.empty()) {
+    if (Status s = CloseThrough(options, plan.fence, plan.owned_through); !s.ok()) return s.Prefixed("fence: ");
+    std::fprintf(stderr, "clickatron-rebuild: nightly: %zu realtime shard(s) closed through %s, the archive's\n",
+                 plan.fence.size(), FormatDay(plan.owned_through).c_str());
+  }
+  return plan;
+}
+
 }  // namespace
 
 Status RunNightly(const Options& options, WorkDir* work) {
@@ -121,28 +133,25 @@ Status RunNightly(const Options& options, WorkDir* work) {
   const Day through = options.through ? options.through : options.day ? options.day : DefaultThroughDay();
   Progress progress("nightly " + FormatDay(through));
 
-  // 0. What is archived, what realtime holds: the days to archive.
+  // 0, 1. What is archived, what the work directory and realtime hold: the plan; the fence.
   Result<std::optional<Manifest>> live = LiveManifest(*work);
   if (!live.ok()) return live.status();
-  Result<Day> oldest_held = OldestHeldDay(options);
-  if (!oldest_held.ok()) return oldest_held.status();
-  Day first = *oldest_held != 0 ? *oldest_held : Day(through + 1);
-  if (*live) {
-    Result<int64_t> last = ParseDay((*live)->last_day);
-    if (!last.ok()) return last.status();
-    first = std::max<Day>(first, Day(*last + 1));
-  }
-  std::vector<Day> days;
-  for (Day d = first; d <= through; ++d) days.push_back(d);
+  const Day archive_last = *live ? Day(*ParseDay((*live)->last_day)) : Day(0);
+  Result<NightPlan> plan = PlanAndFence(options, work, through, archive_last);
+  if (!plan.ok()) return plan.status();
+  const std::vector<Day>& days = plan->new_days;
 
-  // 1. What the live generation already holds.
+  // 2. What the live generation already holds.
   if (*live) {
     Options release = options;
-    release.through = std::min<Day>(through, Day(*ParseDay((*live)->last_day)));
+    release.through = std::min<Day>(through, archive_last);
     if (Status s = RunStep("release", release, work); !s.ok()) return s;
   }
 
-  // 2. The days, a group at a time; the late data with the last group.
+  // 3. The parts of owned days realtime took.
+  if (Status s = AddParts(options, work, plan->parts); !s.ok()) return s;
+
+  // 4. The new days, a group at a time; the late data with the last group.
   if (options.executor == "slurm") {
     Result<std::vector<SegmentInfo>> segments = work->Segments();
     if (!segments.ok()) return segments.status();
@@ -158,13 +167,18 @@ Status RunNightly(const Options& options, WorkDir* work) {
     if (!*archived) return Status::OK();
   }
 
-  // 3. The APIs may drop the late entries the live generation holds.
+  // 5. The APIs may drop the late entries the live generation holds.
   Result<std::optional<Manifest>> published = LiveManifest(*work);
   if (!published.ok()) return published.status();
   if (*published) ReleaseLate(options, **published);
-  progress.Summary(days.empty() ? "done: no day to archive through " + FormatDay(through)
-                                : "done: archived " + std::to_string(days.size()) + " day(s) " +
-                                      FormatDay(days.front()) + ".." + FormatDay(days.back()));
+  std::string text = days.empty() ? "done: no day to archive through " + FormatDay(through)
+                                  : "done: archived " + std::to_string(days.size()) + " day(s) " +
+                                        FormatDay(days.front()) + ".." + FormatDay(days.back());
+  if (!plan->parts.empty()) {
+    text += "; added realtime's part of " + std::to_string(plan->parts.size()) + " owned day(s) (" +
+            FormatDayShards(plan->parts) + ")";
+  }
+  progress.Summary(text);
   return Status::OK();
 }
 

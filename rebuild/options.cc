@@ -43,6 +43,9 @@ void DeclareOptions(config::OptionLoader* loader, Options* out, TextFlags* text)
       ("backup", po::value(&out->backup), "publish: directory for the backup copy")
       ("backup-codec", po::value(&text->backup_codec), "publish: zstd (default) or gzip: the backup copy's codec")
       ("keep-generations", po::value(&out->keep_generations), "publish: generations kept (default 3)")
+      ("allow-older", po::bool_switch(&out->allow_older),
+       "publish, activate: make live a generation ending before the live one")
+      ("generation", po::value(&out->generation), "activate: the generation DIR/gen/<id> to make live")
       ("timeout-ms", po::value(&out->timeout_ms), "HTTP request timeout (default 30000)")
       ("day", po::value(&text->day), "export/segment: the day, YYYY-MM-DD; nightly: as --through")
       ("before", po::value(&text->before), "compact: months ending before this day")
@@ -55,7 +58,8 @@ void DeclareOptions(config::OptionLoader* loader, Options* out, TextFlags* text)
       ("slurm-retries", po::value(&out->slurm_retries), "slurm: retries of a failed task (default 2)")
       ("slurm-requeue-exit", po::value(&out->slurm_requeue_exit),
        "slurm: the cluster's RequeueExit code (default 42; 0 = none)")
-      ("shard", po::value(&out->shard), "export: one realtime shard; merge: one archive shard")
+      ("shard", po::value(&out->shard),
+       "export: one realtime shard; segment: that shard's part of a day the archive holds; merge: one archive shard")
       ("task", po::value(&out->task), "run as task NAME of a Slurm graph (set by the executor)")
       ("task-report", po::value(&out->task_report), "write records, bytes, CPU, peak RSS to FILE at the end");
   config::AddClusterLayoutOptions(loader);
@@ -112,6 +116,7 @@ Status CheckNeeds(const Command& command, const Options& o) {
       {kNeedsBefore, o.before != 0, "--before YYYY-MM-DD"},
       {kNeedsThrough, o.through != 0, "--through YYYY-MM-DD"},
       {kNeedsOutput, !o.output.empty(), "--output DIR"},
+      {kNeedsGeneration, !o.generation.empty(), "--generation ID"},
   };
   for (const Check& c : checks) {
     if ((command.needs & c.need) && !c.present) return Status::Error(std::string(command.name) + " needs " + c.what);
@@ -134,8 +139,12 @@ Status CheckTaskFlags(const Options& o) {
   if (o.slurm_retries > 100) return Status::Error("--slurm-retries must be 0..100");
   if (o.slurm_requeue_exit > 255) return Status::Error("--slurm-requeue-exit must be 0..255");
   if (o.shard != -1) {
-    const uint64_t count = o.command == "export" ? o.realtime.size() : o.command == "merge" ? o.archive_shards : 0;
-    if (count == 0) return Status::Error("--shard is for export (a realtime shard) and merge (an archive shard)");
+    const uint64_t count = o.command == "export" || o.command == "segment" ? o.realtime.size()
+                           : o.command == "merge"                           ? o.archive_shards
+                                                                            : 0;
+    if (count == 0) {
+      return Status::Error("--shard is for export and segment (a realtime shard, with --config) and merge (an archive shard)");
+    }
     if (o.shard < 0 || uint64_t(o.shard) >= count) {
       return Status::Error("--shard " + std::to_string(o.shard) + " is not " +
                            (o.command == "export" ? "a realtime" : "an archive") + " shard (0.." +

@@ -35,6 +35,8 @@ struct Options : config::ClusterLayout {  // realtime and archive servers
   bool jobs_given = false;               // --jobs was given (publish's backup copy uses every core otherwise)
   uint64_t max_errors = 0;
   bool replace = false;
+  bool allow_older = false;              // publish, activate: a generation ending before the live one
+  std::string generation;                // activate: the generation (DIR/gen/<id>) to make live
   uint32_t keep_generations = 3;
   int timeout_ms = 30000;                // HTTP requests other than the export stream
   // The Slurm executor (slurm_executor.h, docs/operations.md#the-rebuild-on-a-slurm-cluster).

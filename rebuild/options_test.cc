@@ -33,7 +33,7 @@ TEST(Commands, EachNameOnceAndFoundByName) {
     EXPECT_TRUE(names.insert(c.name).second) << c.name;
     EXPECT_EQ(FindCommand(c.name), &c);
   }
-  EXPECT_EQ(names, (std::set<std::string>{"import", "merge", "publish", "export", "segment", "late", "nightly",
+  EXPECT_EQ(names, (std::set<std::string>{"import", "merge", "publish", "activate", "export", "segment", "late", "nightly",
                                           "compact", "release", "split"}));
   EXPECT_EQ(FindCommand("frobnicate"), nullptr);
 }
@@ -121,7 +121,7 @@ TEST(ParseOptions, ExecutorAndTaskFlagsAreChecked) {
   EXPECT_EQ(Error({"merge", "--work", "w", "--archive-shards", "3", "--shard=-2"}),
             "--shard -2 is not an archive shard (0..2)");
   EXPECT_EQ(Error({"compact", "--work", "w", "--before", "2013-01-01", "--shard", "0"}),
-            "--shard is for export (a realtime shard) and merge (an archive shard)");
+            "--shard is for export and segment (a realtime shard, with --config) and merge (an archive shard)");
   EXPECT_EQ(Error({"merge", "--work", "w", "--task", "a/b"}), "--task 'a/b': letters, digits, '-' and '_' only");
   EXPECT_EQ(Error({"merge", "--work", "w", "--slurm-retries", "101"}), "--slurm-retries must be 0..100");
   Options o;

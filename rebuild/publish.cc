@@ -23,7 +23,10 @@
 #include "base/errno_status.h"
 #include "keyformat/hex64.h"
 #include "keyformat/manifest.h"
+#include "keyformat/ymdh.h"
 #include "rebuild/cluster_http.h"
+#include "rebuild/cluster_view.h"
+#include "rebuild/day_plan.h"
 #include "rebuild/commands.h"
 #include "rebuild/file.h"
 #include "rebuild/merged.h"
@@ -95,7 +98,7 @@ Manifest ManifestOf(const MergedInfo& merged, const std::map<std::string, uint64
     const FileSummary& f = merged.files[k];
     m.shard_files[k] = ShardMeta{MergedFileName(k), f.records, f.bytes, f.xxh64, std::nullopt};
   }
-  m.days = merged.days;
+  m.exports = merged.exports;
   m.rollups = merged.rollups;  // the API may read the files' rollups
   m.late = live_late;
   for (const auto& [api, id] : merged.late) m.late[api] = std::max(m.late[api], id);
@@ -121,9 +124,9 @@ std::string GenerationId(const MergedInfo& merged, const Manifest& manifest) {
   XXH64_state_t st;
   XXH64_reset(&st, 0);
   for (const FileSummary& f : merged.files) XXH64_update(&st, &f.xxh64, sizeof f.xxh64);
-  if (!manifest.days.empty() || !manifest.late.empty()) {
+  if (!manifest.exports.days.empty() || !manifest.exports.parts.empty() || !manifest.late.empty()) {
     Manifest lines;
-    lines.days = manifest.days;
+    lines.exports = manifest.exports;
     lines.late = manifest.late;
     const std::string text = FormatManifest(lines);
     XXH64_update(&st, text.data(), text.size());
@@ -220,14 +223,62 @@ Result<std::string> WriteBackup(const std::string& backup, const BackupWork& wor
          backup_dir;
 }
 
+// Step 0: one owner per day (day_plan.h). A generation through `last` makes the archive own
+// every day up to it, so before it is written every realtime shard of the config closes
+// through `last` (an increment for those days is late data from then on), and a day <= last
+// that a shard holds but the merged files lack from that shard's ring refuses the publish:
+// the archive would own it without those increments, and queries would never count them.
+// Checked before the close (so a refusal changes nothing) and again after it (a write that
+// opened such a day in between). Without realtime shards in the config: nothing to close.
+Status FenceRealtime(const Options& options, const std::string& last_day, const MergedExports& exports) {
+  if (options.realtime.empty()) return Status::OK();
+  Result<int64_t> last = ParseDay(last_day);
+  if (!last.ok()) return last.status();
+  std::vector<uint32_t> shards;
+  for (uint32_t k = 0; k < options.realtime.size(); ++k) shards.push_back(k);
+  for (int round = 0; round < 2; ++round) {
+    Result<ClusterView> cluster = ReadCluster(options, "refusing to publish through " + last_day);
+    if (!cluster.ok()) return cluster.status();
+    const std::vector<DayShard> unmerged = UnmergedParts(Day(*last), exports, *cluster);
+    if (!unmerged.empty()) {
+      return Status::Error("refusing to publish through " + last_day + ": realtime holds " +
+                           FormatDayShards(unmerged) + " (day@shard) and the merged files lack it; run "
+                           "clickatron-rebuild nightly, which exports it and adds it to the archive first");
+    }
+    if (round == 0) {
+      if (Status s = CloseThrough(options, shards, Day(*last)); !s.ok()) {
+        return Status::Error("refusing to publish through " + last_day + ": " + s.message());
+      }
+    }
+  }
+  return Status::OK();
+}
+
+// A generation ending before the live one would hand back to realtime days it may have
+// released already: queries would count nothing for them. Refused unless --allow-older.
+Status CheckNotOlder(const Options& options, const std::string& last_day, const std::optional<Manifest>& live) {
+  if (!live || last_day >= live->last_day || options.allow_older) return Status::OK();
+  return Status::Error("refusing to make a generation ending " + last_day + " live: the live one, " + live->generation +
+                       ", ends " + live->last_day + ", and realtime may have released the days between (queries "
+                       "would count nothing for them); publish from a work directory that holds them, restore a "
+                       "newer backup, or give --allow-older to do it anyway");
+}
+
 // Step 3b: every archive server reloads and confirms it serves generation. On the first
 // failure, when the flip was made, current goes back to previous and every server is
-// asked to reload it. Returns the number of servers.
+// asked to reload it. Returns the number of servers that serve it; *not_running gets the
+// servers that did not answer at all at a first publish (no generation was live before):
+// such a server serves nothing yet, and serves this generation when it starts (its
+// --db-file is under DIR/current), which is how a new cluster is brought up.
 Result<size_t> ReloadArchives(const WorkDir& work, const Options& options, const std::string& generation,
-                              const std::string& previous) {
+                              const std::string& previous, std::vector<std::string>* not_running) {
   size_t servers = 0;
   for (const auto& replicas : options.archive) {
     for (const net::HostPort& host : replicas) {
+      if (previous.empty() && !HttpCall(host, "GET", "/ping", options.timeout_ms).ok()) {
+        not_running->push_back(host.ToString());
+        continue;
+      }
       Status s = ReloadOne(host, generation, options.timeout_ms);
       if (!s.ok()) {
         if (previous != generation) {
@@ -311,15 +362,41 @@ Result<std::string> LiveGeneration(const WorkDir& work) {
   return target.substr(4);
 }
 
+namespace {
+
+// Step 3: the flip, then every archive server, each confirmed; any failure puts the old back.
+Status FlipAndReload(const Options& options, WorkDir* work, const std::string& generation, const std::string& previous,
+                     std::vector<std::string>* done) {
+  if (previous != generation) {
+    if (Status s = FlipCurrent(*work, "gen/" + generation); !s.ok()) return s;
+    done->push_back("current -> gen/" + generation + (previous.empty() ? "" : " (was " + previous + ")"));
+  }
+  std::vector<std::string> not_running;
+  Result<size_t> servers = ReloadArchives(*work, options, generation, previous, &not_running);
+  if (!servers.ok()) return servers.status();
+  if (*servers) done->push_back(std::to_string(*servers) + " archive server(s) serve it");
+  if (!not_running.empty()) {
+    std::string names;
+    for (const std::string& n : not_running) names += (names.empty() ? "" : ", ") + n;
+    done->push_back(std::to_string(not_running.size()) + " archive server(s) not running yet (" + names +
+                    "): each serves it when it starts");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Status RunPublish(const Options& options, WorkDir* work) {
   Result<MergedInfo> merged = ReadPublishable(*work, options);
   if (!merged.ok()) return merged.status();
-  uint64_t total = 0;
-  for (const FileSummary& f : merged->files) total += f.bytes;
   Result<std::string> live = LiveGeneration(*work);
   if (!live.ok()) return live.status();
   Result<std::optional<Manifest>> live_manifest = LiveManifest(*work);
   if (!live_manifest.ok()) return live_manifest.status();
+  if (Status s = CheckNotOlder(options, merged->last_day, *live_manifest); !s.ok()) return s;
+  if (Status s = FenceRealtime(options, merged->last_day, merged->exports); !s.ok()) return s;
+  uint64_t total = 0;
+  for (const FileSummary& f : merged->files) total += f.bytes;
   Manifest manifest = ManifestOf(*merged, *live_manifest ? (*live_manifest)->late : std::map<std::string, uint64_t>());
   const std::string generation = GenerationId(*merged, manifest);
   manifest.generation = generation;
@@ -349,22 +426,42 @@ Status RunPublish(const Options& options, WorkDir* work) {
     done.push_back(*written);
   }
 
-  // Step 3: the flip, then every archive server, each confirmed; any failure puts the old back.
-  const std::string previous = *live;
-  if (previous != generation) {
-    if (Status s = FlipCurrent(*work, "gen/" + generation); !s.ok()) return s;
-    done.push_back("current -> gen/" + generation + (previous.empty() ? "" : " (was " + previous + ")"));
-  }
-  Result<size_t> servers = ReloadArchives(*work, options, generation, previous);
-  if (!servers.ok()) return servers.status();
-  if (*servers) done.push_back(std::to_string(*servers) + " archive server(s) serve it");
-
+  if (Status s = FlipAndReload(options, work, generation, *live, &done); !s.ok()) return s;
   RemoveOldGenerations(*work, generation, options.keep_generations);
   std::string text = "generation " + generation + " (last day " + merged->last_day + ", " +
                      std::to_string(merged->shards) + " shard(s))";
   if (done.empty()) text += " is already live, nothing to do";
   for (const std::string& d : done) text += "; " + d;
   progress.Summary(text);
+  return Status::OK();
+}
+
+Status RunActivate(const Options& options, WorkDir* work) {
+  const std::string dir = work->Path("gen/" + options.generation);
+  Result<std::string> text = ReadSmallFile(dir + "/" + kManifestName);
+  if (!text.ok()) return Status::Error("no generation " + options.generation + " to make live: " + text.status().message());
+  Result<Manifest> manifest = ParseManifest(*text);
+  if (!manifest.ok()) return manifest.status().Prefixed(dir + "/" + kManifestName + ": ");
+  if (manifest->generation != options.generation) {
+    return Status::Error(dir + "/" + kManifestName + " names generation " + manifest->generation + ", not " +
+                         options.generation);
+  }
+  for (const auto& [k, meta] : manifest->shard_files) {
+    if (!Exists(dir + "/" + meta.file)) return Status::Error(dir + "/" + meta.file + " (shard " + std::to_string(k) + ") is missing");
+  }
+  Result<std::string> live = LiveGeneration(*work);
+  if (!live.ok()) return live.status();
+  Result<std::optional<Manifest>> live_manifest = LiveManifest(*work);
+  if (!live_manifest.ok()) return live_manifest.status();
+  if (Status s = CheckNotOlder(options, manifest->last_day, *live_manifest); !s.ok()) return s;
+  if (Status s = FenceRealtime(options, manifest->last_day, manifest->exports); !s.ok()) return s;
+  Progress progress("activate");
+  std::vector<std::string> done;
+  if (Status s = FlipAndReload(options, work, options.generation, *live, &done); !s.ok()) return s;
+  std::string summary = "generation " + options.generation + " (last day " + manifest->last_day + ")";
+  if (done.empty()) summary += " is already live, nothing to do";
+  for (const std::string& d : done) summary += "; " + d;
+  progress.Summary(summary);
   return Status::OK();
 }
 

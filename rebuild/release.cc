@@ -1,26 +1,26 @@
-// `release --through D`: frees the realtime slots of days ≤ D that the archive holds for
+// `release --through D`: frees the realtime slots of days <= D that the archive holds for
 // good, so the API never finds an hour in neither tier (docs/architecture.md#the-watermark)
 // and no day is dropped from the realtime tier before it was exported.
 //
 // It refuses, naming why, unless the live archive generation holds D (its manifest's
-// last_day ≥ D) and every archive replica of the config already serves a generation that
+// last_day >= D) and every archive replica of the config already serves a generation that
 // does (its /stats last_day). Then it reads every realtime shard's /stats (a shard whose
 // /stats cannot be read fails the step: there is no guessing which days it holds) and
-// plans, before releasing anything:
+// plans before releasing anything (day_plan.h PlanRelease):
 //
-//   slot state  day ≤ D, and the live manifest records the day   day ≤ D, not recorded
-//   closed      POST /release?day=                                 refused
-//   open        refused (not closed: close and archive it first)   refused
+//   slot state  day <= D, the live manifest holds it from    day <= D, not held
+//               this shard's ring
+//   closed      POST /release?day=                          left: the nightly exports and
+//                                                           adds it first, then releases it
+//   open        left: not closed (the nightly closes it)    left
 //   released, empty, days > D: left alone
 //
-// "Records the day" means a `day` line with an export digest from every realtime shard of
-// the config (docs/formats.md#manifest): the day was closed, exported from each shard and
-// merged into the live generation. A 404 to POST /release means the slot has moved on
+// What is left is said in the summary, and is not an error: the nightly that runs release
+// converges on its own (day_plan.h). A 404 to POST /release means the slot has moved on
 // meanwhile, which is what release wanted anyway.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <set>
 #include <thread>
 
 #include "archive/served_generation.h"
@@ -28,6 +28,8 @@
 #include "keyformat/manifest.h"
 #include "keyformat/ymdh.h"
 #include "rebuild/cluster_http.h"
+#include "rebuild/cluster_view.h"
+#include "rebuild/day_plan.h"
 #include "rebuild/commands.h"
 #include "rebuild/file.h"
 #include "rebuild/progress.h"
@@ -37,40 +39,6 @@
 
 namespace clickatron::rebuild {
 namespace {
-
-// "realtime shard 1 (10.0.0.2:7101)".
-std::string ShardName(const Options& options, size_t n) {
-  return "realtime shard " + std::to_string(n) + " (" + options.realtime[n].ToString() + ")";
-}
-
-// The days of shard n's closed slots to release, or why none may be.
-Result<std::set<std::string>> PlanShard(const Options& options, size_t n, const Manifest& manifest,
-                                        const std::string& through) {
-  Result<std::vector<net::RealtimeSlotFields>> slots = ReadRealtimeSlotsOf(options.realtime[n], options.timeout_ms);
-  if (!slots.ok()) {
-    return Status::Error("refusing to release: the /stats of " + ShardName(options, n) +
-                         " cannot be read: " + slots.status().message());
-  }
-  std::set<std::string> days;
-  for (const net::RealtimeSlotFields& slot : *slots) {
-    if (slot.day.empty() || slot.day > through) continue;
-    const bool recorded = manifest.MergedFromEveryShard(slot.day, options.realtime.size());
-    if (slot.state == "open") {
-      return Status::Error("refusing to release: " + ShardName(options, n) + " holds " + slot.day +
-                           " open; a day is released only once closed and archived (run clickatron-rebuild nightly)");
-    }
-    if (slot.state != "closed") continue;
-    if (!recorded) {
-      return Status::Error("refusing to release: " + ShardName(options, n) + " holds " + slot.day +
-                           " closed, but the live manifest does not record it merged from all " +
-                           std::to_string(options.realtime.size()) +
-                           " realtime shard(s) (no 'day = " + slot.day +
-                           " ...' line with a digest per shard): run clickatron-rebuild nightly");
-    }
-    days.insert(slot.day);
-  }
-  return days;
-}
 
 // How long release must still wait before `through` may leave realtime: until every archive
 // replica has served a generation holding it for kReleaseAfterServedMs (a replica that does
@@ -127,24 +95,21 @@ Status RunRelease(const Options& options, WorkDir* work) {
     std::this_thread::sleep_for(std::chrono::milliseconds(*wait_ms));
     if (wait_ms = LeaseLeft(options, through); !wait_ms.ok()) return wait_ms.status();
   }
-  // Every shard's plan first: one refusal anywhere releases nothing.
-  std::vector<std::set<std::string>> plan(options.realtime.size());
-  Status planned = RunTasks(options.realtime.size(), options.jobs, [&](size_t n) -> Status {
-    Result<std::set<std::string>> days = PlanShard(options, n, **manifest, through);
-    if (!days.ok()) return days.status();
-    plan[n] = std::move(days).value();
-    return Status::OK();
-  });
-  if (!planned.ok()) return planned;
+  // Every shard's /stats first: one that cannot be read releases nothing.
+  Result<ClusterView> cluster = ReadCluster(options, "refusing to release");
+  if (!cluster.ok()) return cluster.status();
+  const ReleasePlan plan = PlanRelease(options.through, (*manifest)->exports, *cluster);
   std::vector<std::vector<std::string>> released(options.realtime.size());
+  std::vector<std::vector<std::string>> days(options.realtime.size());
+  for (const DayShard& p : plan.release) days[p.shard].push_back(FormatDay(p.day));
   Status result = RunTasks(options.realtime.size(), options.jobs, [&](size_t n) -> Status {
-    for (const std::string& day : plan[n]) {
+    for (const std::string& day : days[n]) {
       Result<HttpResult> r = HttpCall(options.realtime[n], "POST", "/release?day=" + day, options.timeout_ms);
       if (!r.ok()) return r.status();
       if (r->status == 200) {
         released[n].push_back(day);
       } else if (r->status != 404) {
-        return Status::Error(ShardName(options, n) + " refused to release " + day + ": HTTP " +
+        return Status::Error(RealtimeShardName(options, n) + " refused to release " + day + ": HTTP " +
                              std::to_string(r->status) + " " + ClippedLine(r->body, 200));
       }
     }
@@ -158,8 +123,14 @@ Status RunRelease(const Options& options, WorkDir* work) {
       text += (count++ ? ", " : "") + d + "@" + std::to_string(n);
     }
   }
+  std::string left;
+  if (!plan.open.empty()) left += "; left open (the nightly closes them): " + FormatDayShards(plan.open);
+  if (!plan.unmerged.empty()) {
+    left += "; left closed, not in the live generation yet (the nightly adds them): " + FormatDayShards(plan.unmerged);
+  }
   progress.Summary("released " + std::to_string(count) + " slot(s) through " + through +
-                   (count ? " (" + text + ")" : "") + "; archive generation " + live + " holds through " + last_day);
+                   (count ? " (" + text + ")" : "") + "; archive generation " + live + " holds through " + last_day +
+                   left);
   return Status::OK();
 }
 

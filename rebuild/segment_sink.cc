@@ -11,12 +11,15 @@ Status SegmentSink::StartDay(Day day) {
   const std::string span = SpanOfDay(day);
   const std::string name = span + "." + WorkDir::NewId();
   writer_ = std::make_unique<SegmentDirWriter>(txn_->StagingPath(name), name, span, shards_);
-  if (is_late_) {
-    writer_->Late(late_);
-  } else {
-    writer_->Cover(span, source_);
+  switch (kind_) {
+    case Kind::kCovers: writer_->Cover(span, source_); break;
+    case Kind::kLate: writer_->Late(late_); break;
+    case Kind::kPart: break;
   }
   if (auto it = exports_.find(day); it != exports_.end()) writer_->Export(span, it->second);
+  if (auto it = parts_.find(kind_ == Kind::kPart ? Day(0) : day); it != parts_.end()) {
+    for (const DayPart& part : it->second) writer_->Part(part);
+  }
   day_ = day;
   return writer_->Open();
 }

@@ -1,6 +1,8 @@
 // SegmentSink: the LineSink that writes a RecordSorter's output as segment directories
 // inside a transaction's staging area — one directory per day (import, segment), plus one
-// `lookups` directory for an import's lookup records.
+// `lookups` directory for an import's lookup records. A segment covers its day with the
+// sink's source, or covers nothing and adds to what else holds its hours: late data, and a
+// realtime shard's part of a day the archive already holds (work_dir.h).
 #pragma once
 
 #include <map>
@@ -20,10 +22,20 @@ class SegmentSink : public LineSink {
       : txn_(txn), shards_(shards), source_(std::move(source)) {}
   // Late data (work_dir.h): the segments cover nothing and say which entries they hold.
   SegmentSink(Transaction* txn, uint32_t shards, LateRange late)
-      : txn_(txn), shards_(shards), late_(std::move(late)), is_late_(true) {}
+      : txn_(txn), shards_(shards), late_(std::move(late)), kind_(Kind::kLate) {}
+  // One realtime shard's part of a day (work_dir.h): the segment covers nothing and records
+  // the part (`day_part` line).
+  SegmentSink(Transaction* txn, uint32_t shards, DayPart part)
+      : txn_(txn), shards_(shards), kind_(Kind::kPart) {
+    parts_[Day(0)].push_back(std::move(part));
+  }
 
-  // The segment of day also records these realtime export digests (`export` line).
-  void SetExportDigests(Day day, std::vector<uint64_t> digests) { exports_[day] = std::move(digests); }
+  // The segment of day also records these realtime exports: every shard's digest (`export`
+  // line) and each shard's part with its ring (`day_part` lines).
+  void SetExports(Day day, std::vector<uint64_t> digests, std::vector<DayPart> parts) {
+    exports_[day] = std::move(digests);
+    parts_[day] = std::move(parts);
+  }
 
   Status BeginGroup(Day day, uint32_t shard) override;
   Status Lines(std::string_view lines, uint64_t records, uint64_t columns) override;
@@ -42,8 +54,9 @@ class SegmentSink : public LineSink {
   uint32_t shards_;
   std::string source_;
   LateRange late_;
-  bool is_late_ = false;
+  enum class Kind { kCovers, kLate, kPart } kind_ = Kind::kCovers;
   std::map<Day, std::vector<uint64_t>> exports_;
+  std::map<Day, std::vector<DayPart>> parts_;  // a kPart sink's one part under Day(0)
   std::unique_ptr<SegmentDirWriter> writer_;
   Day day_ = 0;
   SortedFileWriter* file_ = nullptr;

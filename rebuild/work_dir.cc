@@ -52,7 +52,8 @@ std::string FormatSegmentMeta(const SegmentInfo& info) {
   f.Add("span", info.span);
   f.Add("shards", std::to_string(info.shards));
   for (const auto& [unit, source] : info.covers) f.Add("covers", unit + " " + source);
-  for (const auto& [day, digests] : info.exports) f.Add("export", FormatDayDigests(day, digests));
+  for (const auto& [day, digests] : info.exports.days) f.Add("export", FormatDayDigests(day, digests));
+  for (const DayPart& part : info.exports.parts) f.Add("day_part", FormatDayPart(part));
   for (const LateRange& r : info.late) {
     f.Add("late", r.api + " " + std::to_string(r.first) + " " + std::to_string(r.last));
   }
@@ -81,7 +82,12 @@ Result<SegmentInfo> ReadSegmentInfo(const std::string& dir, const std::string& n
   for (const std::string& e : meta->GetAll("export")) {
     Result<DayDigests> d = ParseDayDigests(e);
     if (!d.ok()) return Status::Error(what + "bad 'export' line: " + d.status().message());
-    info.exports[d->day] = std::move(d->digests);
+    info.exports.days[d->day] = std::move(d->digests);
+  }
+  for (const std::string& e : meta->GetAll("day_part")) {
+    Result<DayPart> part = ParseDayPart(e);
+    if (!part.ok()) return Status::Error(what + "bad 'day_part' line: " + part.status().message());
+    info.exports.parts.insert(*std::move(part));
   }
   for (const std::string& l : meta->GetAll("late")) {
     const size_t space = l.rfind(' ');
@@ -120,14 +126,16 @@ std::string LastCoveredDay(const std::vector<SegmentInfo>& segments) {
     for (const auto& entry : seg.covers) {
       if (entry.first != "lookups" && entry.first > last) last = entry.first;
     }
+    last = std::max(last, seg.exports.LastPartDay());
   }
   return last;
 }
 
-std::map<std::string, std::vector<uint64_t>> ExportedDays(const std::vector<SegmentInfo>& segments) {
-  std::map<std::string, std::vector<uint64_t>> out;
+MergedExports ExportsOf(const std::vector<SegmentInfo>& segments) {
+  MergedExports out;
   for (const SegmentInfo& seg : segments) {
-    for (const auto& [day, digests] : seg.exports) out[day] = digests;
+    for (const auto& [day, digests] : seg.exports.days) out.days[day] = digests;
+    out.parts.insert(seg.exports.parts.begin(), seg.exports.parts.end());
   }
   return out;
 }

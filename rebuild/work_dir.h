@@ -19,13 +19,18 @@
 //   covers = 2012-03-25 export-1f0c...      (one line per covered day, or `lookups <src>`)
 //   export = 2012-03-25 <Hex64> <Hex64>     a covered day made from realtime exports: each
 //                                           realtime shard's footer xxh64, in shard order
+//   day_part = 2012-03-25 1 <Hex64> <Hex64> one realtime shard's export of the day, with the
+//                                           ring it came from (keyformat/manifest.h): one per
+//                                           shard of an `export` day, or alone in a segment
+//                                           that adds a shard's part of a day the archive
+//                                           already holds (covering nothing)
 //   late = 10.0.0.1:8000 17 42              late data of that API, entries 17..42: added to
 //                                           the days it holds, covering none of them
 //   shard.0.records = 12   shard.0.bytes = 345   shard.0.xxh64 = 16 hex
 //
-// A segment holding late data (span: a day) covers no unit, so it never stands in the way
-// of an import or an export of its days (day_cover.h): `merge` sums its columns into
-// whatever else holds those hours (docs/formats.md#rebuild-metadata).
+// A segment holding late data, or day parts alone (span: a day), covers no unit, so it
+// never stands in the way of an import or an export of its days (day_cover.h): `merge`
+// sums its columns into whatever else holds those hours (docs/formats.md#rebuild-metadata).
 //
 // The segment set changes only through a Transaction: new segment directories are
 // written inside DIR/txn/<id>/, then a COMMIT file lists what to add and what to remove,
@@ -49,6 +54,7 @@
 
 #include "base/status.h"
 #include "keyformat/key_value.h"
+#include "keyformat/manifest.h"
 #include "rebuild/record_sorter.h"
 #include "rebuild/sorted_file.h"
 
@@ -75,7 +81,7 @@ struct SegmentInfo {
   std::string span;                          // YYYY-MM-DD, YYYY-MM or lookups
   uint32_t shards = 0;
   std::map<std::string, std::string> covers; // unit (day or "lookups") -> source
-  std::map<std::string, std::vector<uint64_t>> exports;  // day -> export digest per realtime shard
+  MergedExports exports;                     // `export` (day) and `day_part` lines
   std::set<LateRange> late;
   std::vector<FileSummary> files;            // per shard
   std::string ShardPath(uint32_t shard) const;
@@ -126,10 +132,10 @@ struct Cover {
 };
 // Key: the unit ("2012-03-25"; lookups as "lookups <source>").
 std::map<std::string, Cover> CoverageOf(const std::vector<SegmentInfo>& segments);
-// The newest covered day ("" when none).
+// The newest day the segments hold: the newest covered day or day part ("" when none).
 std::string LastCoveredDay(const std::vector<SegmentInfo>& segments);
-// The export digests of every day the segments cover from realtime exports.
-std::map<std::string, std::vector<uint64_t>> ExportedDays(const std::vector<SegmentInfo>& segments);
+// Every realtime export the segments hold (their `export` and `day_part` lines).
+MergedExports ExportsOf(const std::vector<SegmentInfo>& segments);
 // Per API, the last late entry id the segments hold.
 std::map<std::string, uint64_t> LateMarks(const std::vector<SegmentInfo>& segments);
 // Error when a segment was written for another archive shard count.
@@ -169,7 +175,8 @@ class SegmentDirWriter {
   // The writer of shard K, opened on first use; shards must be opened in ascending order.
   Result<SortedFileWriter*> Shard(uint32_t shard);
   void Cover(const std::string& unit, const std::string& source) { info_.covers[unit] = source; }
-  void Export(const std::string& day, std::vector<uint64_t> digests) { info_.exports[day] = std::move(digests); }
+  void Export(const std::string& day, std::vector<uint64_t> digests) { info_.exports.days[day] = std::move(digests); }
+  void Part(DayPart part) { info_.exports.parts.insert(std::move(part)); }
   void Late(const LateRange& range) { info_.late.insert(range); }
   // Writes the empty shards, fsyncs, writes meta.
   Status Finish();
