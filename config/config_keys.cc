@@ -33,6 +33,7 @@ constexpr std::string_view kKeys[] = {
     "jobs",             // rebuild
     "keep-generations", // rebuild
     "log-requests",     // archive
+    "manifest",         // rebuild
     "max-answer-mb",    // archive
     "max-body-mb",      // realtime
     "max-connections",  // api, realtime, archive

@@ -6,7 +6,7 @@ namespace clickatron::rebuild {
 namespace {
 
 constexpr Command kCommands[] = {
-    {"import", RunImport, "--input FILE|- [--memory SIZE] [--archive-shards M] [--max-errors N] [--replace]",
+    {"import", RunImport, "--input FILE|- [--memory SIZE] [--archive-shards M] [--max-errors N] [--replace] [--manifest FILE]",
      kNeedsInput},
     {"merge", RunMerge, "[--archive-shards M]", 0},
     {"publish", RunPublish, "[--config FILE] [--backup DIR [--backup-codec zstd|gzip]] [--jobs N] [--allow-older]", 0},

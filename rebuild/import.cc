@@ -155,6 +155,34 @@ Status RefuseTakenDays(const DayCoverPlan& plan) {
                        "; use --replace to replace them (nothing was imported)");
 }
 
+// --manifest FILE: the input is a published generation's records (ops/archive-to-history), and
+// FILE its manifest. What the manifest says was merged — every realtime shard's export of
+// each day, per API the last late entry — is carried into the new segments, so that the
+// rebuilt work directory knows it too: the nightly then neither exports those days again
+// nor fetches that late data twice (docs/operations.md#backups-and-restore). Returns the days
+// the manifest records (each gets a segment, empty when the input has no record of it).
+Result<std::vector<Day>> CarryManifest(const std::string& path, SegmentSink* sink) {
+  std::vector<Day> days;
+  if (path.empty()) return days;
+  Result<std::string> text = ReadSmallFile(path);
+  if (!text.ok()) return text.status();
+  Result<Manifest> manifest = ParseManifest(*text);
+  if (!manifest.ok()) return manifest.status().Prefixed("--manifest " + path + ": ");
+  std::map<std::string, std::vector<DayPart>> parts;
+  for (const DayPart& part : manifest->exports.parts) parts[part.day].push_back(part);
+  std::set<std::string> all;
+  for (const auto& [day, digests] : manifest->exports.days) all.insert(day);
+  for (const auto& [day, list] : parts) all.insert(day);
+  for (const std::string& text_day : all) {
+    const Day day = Day(*ParseDay(text_day));  // parsed already by ParseManifest
+    auto d = manifest->exports.days.find(text_day);
+    sink->SetExports(day, d == manifest->exports.days.end() ? std::vector<uint64_t>() : d->second, parts[text_day]);
+    days.push_back(day);
+  }
+  for (const auto& [api, id] : manifest->late) sink->CarryLate(LateRange{api, id, id});
+  return days;
+}
+
 // The one-line summary of an import that wrote its segments.
 std::string ImportSummary(const SorterStats& st, const std::vector<Day>& days, uint32_t shards, uint64_t errors,
                           size_t replaced) {
@@ -206,10 +234,15 @@ Status RunImport(const Options& options, WorkDir* work) {
 
   // Step 3: the sorted output → one segment per day, committed with the replacements.
   SegmentSink sink(&txn, options.archive_shards, source);
+  Result<std::vector<Day>> carried = CarryManifest(options.manifest, &sink);
+  if (!carried.ok()) return carried.status();
   auto on_collision = [](const std::string& text) {
     std::fprintf(stderr, "clickatron-rebuild: %s\n", text.c_str());
   };
   if (Status s = sorter.Finish(&sink, on_collision); !s.ok()) return s;
+  for (Day day : *carried) {
+    if (Status s = sink.EnsureDay(day); !s.ok()) return s;
+  }
   if (Status s = sink.Finish(); !s.ok()) return s;
   if (Status s = RemoveAll(runs); !s.ok()) return s;
   for (const std::string& name : plan.to_replace) txn.RemoveSegment(name);

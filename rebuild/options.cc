@@ -46,6 +46,8 @@ void DeclareOptions(config::OptionLoader* loader, Options* out, TextFlags* text)
       ("allow-older", po::bool_switch(&out->allow_older),
        "publish, activate: make live a generation ending before the live one")
       ("generation", po::value(&out->generation), "activate: the generation DIR/gen/<id> to make live")
+      ("manifest", po::value(&out->manifest),
+       "import: the manifest of the generation the input came from (its merged exports and late marks are kept)")
       ("timeout-ms", po::value(&out->timeout_ms), "HTTP request timeout (default 30000)")
       ("day", po::value(&text->day), "export/segment: the day, YYYY-MM-DD; nightly: as --through")
       ("before", po::value(&text->before), "compact: months ending before this day")
@@ -131,6 +133,9 @@ Status CheckTaskFlags(const Options& o) {
   }
   if (o.executor == "slurm" && o.command != "nightly" && o.command != "import") {
     return Status::Error("--executor slurm is for nightly and import (" + o.command + " runs where it is started)");
+  }
+  if (o.executor == "slurm" && o.command == "import" && !o.manifest.empty()) {
+    return Status::Error("import --manifest runs here, not with --executor slurm");
   }
   if (o.executor == "slurm" && o.command == "import" && o.input == "-") {
     return Status::Error("import --executor slurm needs --input FILE on the shared directory, not standard input");

@@ -37,6 +37,7 @@ struct Options : config::ClusterLayout {  // realtime and archive servers
   bool replace = false;
   bool allow_older = false;              // publish, activate: a generation ending before the live one
   std::string generation;                // activate: the generation (DIR/gen/<id>) to make live
+  std::string manifest;                  // import: the manifest of the generation the input came from
   uint32_t keep_generations = 3;
   int timeout_ms = 30000;                // HTTP requests other than the export stream
   // The Slurm executor (slurm_executor.h, docs/operations.md#the-rebuild-on-a-slurm-cluster).

@@ -16,7 +16,9 @@ Status SegmentSink::StartDay(Day day) {
     case Kind::kLate: writer_->Late(late_); break;
     case Kind::kPart: break;
   }
-  if (auto it = exports_.find(day); it != exports_.end()) writer_->Export(span, it->second);
+  if (auto it = exports_.find(day); it != exports_.end() && !it->second.empty()) writer_->Export(span, it->second);
+  for (const LateRange& late : carried_late_) writer_->Late(late);
+  carried_late_.clear();
   if (auto it = parts_.find(kind_ == Kind::kPart ? Day(0) : day); it != parts_.end()) {
     for (const DayPart& part : it->second) writer_->Part(part);
   }

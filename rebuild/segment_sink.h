@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,10 @@ class SegmentSink : public LineSink {
   Status Lines(std::string_view lines, uint64_t records, uint64_t columns) override;
   Status EndGroup() override { return Status::OK(); }
 
+  // The first segment written also records this late mark (`late` line: import --manifest
+  // carries what a generation had merged of an API's late data).
+  void CarryLate(LateRange late) { carried_late_.insert(std::move(late)); }
+
   // Makes sure a segment for day exists even with no records (an empty exported day).
   Status EnsureDay(Day day);
   // Finishes the last segment; every written segment is added to the transaction.
@@ -57,6 +62,7 @@ class SegmentSink : public LineSink {
   enum class Kind { kCovers, kLate, kPart } kind_ = Kind::kCovers;
   std::map<Day, std::vector<uint64_t>> exports_;
   std::map<Day, std::vector<DayPart>> parts_;  // a kPart sink's one part under Day(0)
+  std::set<LateRange> carried_late_;           // written into the first segment, then cleared
   std::unique_ptr<SegmentDirWriter> writer_;
   Day day_ = 0;
   SortedFileWriter* file_ = nullptr;

@@ -5,9 +5,12 @@ brings it to its steady state, and every acknowledged increment ends up counted 
 Real binaries on one clock file (tests/clock_cluster.py).
 """
 import calendar
+import os
+import shutil
+import subprocess
 
 from clock_cluster import ClockCluster, day_text
-from harness import post
+from harness import post, run
 from ymdh import encode as ymdh_of
 
 T = calendar.timegm((2026, 3, 10, 0, 0, 0)) // 86400  # "today" at the start of each test
@@ -108,3 +111,175 @@ def test_a_day_closed_by_hand_with_data_is_archived(procs, tmp_path):
     assert slots.get(day_text(T - 1)) == "released", slots
     night(c, T + 2)
     assert hour_value(c, "jehiah", ts(T - 1, 15)) == 7
+
+
+def test_a_replaced_shard_adds_what_it_took_for_an_owned_day(procs, tmp_path):
+    """A realtime host lost with its disk, replaced by the guide's procedure
+    (docs/operations.md#replaying-an-oplog-after-losing-a-realtime-host: the API stopped, a
+    new shard on an empty data directory — a new ring —, the oplog replayed with
+    --skip-through the archive's last day). The new shard then takes an increment for a day
+    the archive comes to own without telling it; the next nightly closes the day there and
+    adds that part. Nothing the old shard exported is counted again."""
+    c = ClockCluster(tmp_path, procs, realtime=1, archive=1, apis=1)
+    c.set_time(ts(T, 12))
+    c.start_realtime_all()
+    c.bulk_load(history(T - 3, T - 2))
+    c.start_archive_all()
+    c.start_api_all()
+    c.set_time(ts(T, 12))
+    assert c.incr(0, "u", "jehiah", ts(T - 1, 15), value=7).status == 200
+    assert c.incr(0, "u", "jehiah", ts(T, 10), value=4).status == 200
+    c.wait_delivered()
+    night(c, T + 1)  # archives T - 1 from the old shard
+    assert hour_value(c, "jehiah", ts(T - 1, 15)) == 7
+    old_ring = c.rt_stats(0)["ring"]
+
+    c.kill9("realtime-0")
+    c.stop("api-0")
+    shutil.rmtree(os.path.join(c.tmp, "rt0"))
+    os.makedirs(os.path.join(c.tmp, "rt0"))
+    c.start_realtime(0)
+    assert c.rt_stats(0)["ring"] != old_ring
+    r = run("clickatron-oplog", ["replay", c.oplog_dir(0), "--cursor", "realtime-0", "--skip-through",
+                                 day_text(T - 1)])
+    assert r.returncode == 0, r.stderr.decode()
+    c.start_api(0)
+    c.wait_delivered()
+    assert hour_value(c, "jehiah", ts(T, 10)) == 4  # replayed to the new shard
+    # The archive is made to own T by a bulk load of another key, without the cluster config:
+    # the new shard is not told, and holds T open with jehiah's 4.
+    c.bulk_load([f"u|other.{ymdh_of(ts(T, 3))},1"], publish=False)
+    c.must("publish", "--work", c.work)
+    assert c.manifest()["last_day"] == day_text(T)
+    night(c, T + 2)
+    assert hour_value(c, "jehiah", ts(T, 10)) == 4
+    assert hour_value(c, "jehiah", ts(T - 1, 15)) == 7
+    assert hour_value(c, "other", ts(T, 3)) == 1
+    night(c, T + 3)  # idempotent: nothing is added twice
+    assert hour_value(c, "jehiah", ts(T, 10)) == 4
+    assert hour_value(c, "jehiah", ts(T - 1, 15)) == 7
+
+
+def test_a_clock_that_jumped_five_days(procs, tmp_path):
+    """The clock jumps five days forward: new days' increments wait for their slots without
+    holding back the others, and the next nightly archives every day, releasing as it goes."""
+    c = ClockCluster(tmp_path, procs, realtime=2, archive=1, apis=1)
+    c.set_time(ts(T, 12))
+    c.start_realtime_all()
+    c.bulk_load(history(T - 3, T - 2))
+    c.start_archive_all()
+    c.start_api_all()
+    c.set_time(ts(T, 12))
+    sent = {}
+    for day in (T - 1, T, T + 1):
+        assert c.incr(0, "u", "jehiah", ts(day, 5), value=day - T + 10).status == 200
+        sent[ts(day, 5)] = day - T + 10
+    c.wait_delivered()
+    c.set_time(ts(T + 5, 12))
+    for day in (T + 4, T + 5, T + 6):
+        assert c.incr(0, "u", "jehiah", ts(day, 6), value=day - T).status == 200
+        sent[ts(day, 6)] = day - T
+    night(c, T + 6)
+    c.wait_delivered()
+    # Today's and tomorrow's are counted at once; the day before yesterday's (T + 4), which
+    # waited behind its slot until the night released it, was closed by the same night: late
+    # data, counted by the next one.
+    assert hour_value(c, "jehiah", ts(T + 5, 6)) == 5
+    assert hour_value(c, "jehiah", ts(T + 6, 6)) == 6
+    assert c.manifest()["last_day"] == day_text(T + 4)
+    night(c, T + 7)
+    assert {t: hour_value(c, "jehiah", t) for t in sent} == sent
+
+
+def test_publish_refuses_to_own_a_day_realtime_holds_unmerged(procs, tmp_path):
+    """History imported onto a running cluster, covering a day realtime has increments for:
+    publish closes the day on every shard, then refuses naming the nightly, which adds
+    realtime's part and publishes. Every increment counted once."""
+    c = ClockCluster(tmp_path, procs, realtime=2, archive=1, apis=1)
+    c.set_time(ts(T, 12))
+    c.start_realtime_all()
+    c.bulk_load(history(T - 4, T - 3))
+    c.start_archive_all()
+    c.start_api_all()
+    c.set_time(ts(T, 12))
+    for user in ("jehiah", "mike", "ann", "bo"):
+        assert c.incr(0, "u", user, ts(T - 1, 15), value=3).status == 200
+    c.wait_delivered()
+    r = c.bulk_load(history(T - 2, T - 1, users=("zed",)))
+    assert r.returncode == 1
+    err = r.stderr.decode()
+    assert f"refusing to publish through {day_text(T - 1)}: realtime holds {day_text(T - 1)}@" in err, err
+    assert "run clickatron-rebuild nightly" in err
+    assert c.manifest()["last_day"] == day_text(T - 3)
+    # Queries still count them (realtime still owns the day).
+    assert hour_value(c, "jehiah", ts(T - 1, 15)) == 3
+    r = c.nightly()
+    assert r.returncode == 0, r.stderr.decode()
+    assert c.manifest()["last_day"] == day_text(T - 1)
+    for user in ("jehiah", "mike", "ann", "bo"):
+        assert hour_value(c, user, ts(T - 1, 15)) == 3
+    assert hour_value(c, "zed", ts(T - 1, 10)) == 5
+
+
+def test_a_shard_down_at_night_is_named_and_the_next_run_converges(procs, tmp_path):
+    c = ClockCluster(tmp_path, procs, realtime=2, archive=1, apis=1)
+    c.set_time(ts(T, 12))
+    c.start_realtime_all()
+    c.bulk_load(history(T - 3, T - 2))
+    c.start_archive_all()
+    c.start_api_all()
+    c.set_time(ts(T, 12))
+    assert c.incr(0, "u", "jehiah", ts(T, 8), value=2).status == 200
+    c.wait_delivered()
+    c.stop("realtime-1")
+    c.set_time(ts(T + 2, 0) + 1800)
+    r = c.nightly()
+    assert r.returncode == 1
+    assert f"realtime shard 1 (127.0.0.1:{c.rt_ports[1]})" in r.stderr.decode(), r.stderr.decode()
+    c.start_realtime(1)
+    night(c, T + 2)
+    assert c.manifest()["last_day"] == day_text(T)
+    assert hour_value(c, "jehiah", ts(T, 8)) == 2
+
+
+def test_a_work_dir_rebuilt_from_a_generation_keeps_what_it_merged(procs, tmp_path):
+    """The rebuild host's work directory is lost while a day is archived but not yet
+    released (a night that failed at release). Rebuilt from the live generation with its
+    manifest (ops/archive-to-history | import --manifest), the next nightly releases the day
+    without exporting it again: nothing counted twice."""
+    c = ClockCluster(tmp_path, procs, realtime=1, archive=1, apis=1)
+    c.set_time(ts(T, 12))
+    c.start_realtime_all()
+    c.bulk_load(history(T - 3, T - 2))
+    c.start_archive_all()
+    c.start_api_all()
+    c.set_time(ts(T, 12))
+    assert c.incr(0, "u", "jehiah", ts(T - 1, 9), value=6).status == 200
+    c.wait_delivered()
+    # The night archives T - 1 but its release is refused (the archive replica is down
+    # when release checks it).
+    c.set_time(ts(T + 1, 0) + 1800)
+    for step in (("export", "--day", day_text(T - 1)), ("segment", "--day", day_text(T - 1))):
+        c.must(step[0], "--work", c.work, "--config", c.config, *step[1:])
+    c.must("merge", "--work", c.work, "--config", c.config)
+    c.must("publish", "--work", c.work, "--config", c.config)
+    assert c.manifest()["last_day"] == day_text(T - 1)
+    slots = {s["day"]: s["state"] for s in c.rt_stats(0)["slots"] if s["day"]}
+    assert slots[day_text(T - 1)] == "closed"
+    # The work directory is lost; a new one is made from the live generation.
+    gen = os.path.realpath(os.path.join(c.work, "current"))
+    history_file = os.path.join(c.tmp, "from-archive.csv")
+    with open(history_file, "wb") as out:
+        subprocess.run([os.path.join(os.path.dirname(__file__), "..", "ops", "archive-to-history"),
+                        os.path.join(gen, "shard-0.csv")], stdout=out, check=True)
+    new_work = os.path.join(c.tmp, "work2")
+    c.must("import", "--work", new_work, "--input", history_file, "--archive-shards", "1",
+           "--manifest", os.path.join(gen, "manifest"))
+    c.must("merge", "--work", new_work, "--archive-shards", "1")
+    os.rename(c.work, c.work + ".lost")
+    os.rename(new_work, c.work)
+    c.must("publish", "--work", c.work, "--config", c.config)
+    night(c, T + 1)
+    assert hour_value(c, "jehiah", ts(T - 1, 9)) == 6
+    slots = {s["day"]: s["state"] for s in c.rt_stats(0)["slots"] if s["day"]}
+    assert slots[day_text(T - 1)] == "released"
