@@ -1,0 +1,332 @@
+"""The cluster simulation: random sequences of everything that moves a day, against the real
+binaries on one clock file, then an exact count (docs/operations.md#the-cluster-simulation).
+
+In the spirit of FoundationDB's simulation tests and Jepsen: a hypothesis
+RuleBasedStateMachine drives a whole cluster (1–3 realtime shards, 2 archive shards, 1–2
+APIs, the nightly) through bulk imports ending at any recent day, increments at every
+timestamp an API accepts (and some it refuses), clock steps across midnight and over
+skipped days, nightlies run whole or killed after any step, and any process killed -9 and
+started again. A ledger keeps what each API acknowledged (200), what it refused (a named
+4xx/5xx: counted never), and what is in doubt (no answer: the API was killed). Queries on
+the way must never count more than was sent; at the end the cluster is brought up,
+the clock moved past every day used, and the nightly run until it has nothing left: then
+every acknowledged increment must be counted exactly once, in-doubt ones at most once, no
+nightly may fail, and every API must have delivered everything.
+
+A failure shrinks to a minimal sequence, which hypothesis prints with the seed that
+replays it:  CLICKATRON_SIM_SEED=<seed> pytest tests/test_cluster_sim.py
+
+    CLICKATRON_SIM_EXAMPLES   sequences to run (default 3: the short run of ops/test)
+    CLICKATRON_SIM_STEPS      rules per sequence (default 18)
+    CLICKATRON_SIM_SEED       the seed (default: hypothesis draws one and prints it on failure)
+
+The long run (docs/operations.md#the-cluster-simulation) is the same test with more
+examples and steps, seed by seed.
+"""
+import calendar
+import collections
+import functools
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import urllib.parse
+
+from hypothesis import HealthCheck, Phase, settings, strategies as st
+from hypothesis import seed as hypothesis_seed
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from clock_cluster import ClockCluster, day_text
+from harness import Procs, binary, get, with_secret
+from ymdh import encode as ymdh_of
+
+T0 = calendar.timegm((2026, 6, 1, 0, 0, 0)) // 86400
+KEYS = ["jehiah", "mike", "a b", "http://example.com/x"]
+PROCESS_KINDS = ["realtime", "archive", "api"]
+
+EXAMPLES = int(os.environ.get("CLICKATRON_SIM_EXAMPLES", "3"))
+STEPS = int(os.environ.get("CLICKATRON_SIM_STEPS", "18"))
+SEED = os.environ.get("CLICKATRON_SIM_SEED")
+
+
+def hour_ts(day, hour):
+    return day * 86400 + hour * 3600
+
+
+def step(function):
+    """A rule's body: the cluster is started first (ClusterSim.boot), and a failure is noted
+    so that teardown does not check the end state of a run that already failed."""
+    @functools.wraps(function)
+    def run(self, *args, **kwargs):
+        self.boot()
+        try:
+            return function(self, *args, **kwargs)
+        except BaseException:
+            self.failed = True
+            raise
+    return run
+
+
+class Ledger:
+    """Per (key, hour): what the cluster must count (acked) and may count (in doubt)."""
+
+    def __init__(self):
+        self.acked = collections.Counter()
+        self.doubt = collections.Counter()
+        self.days = set()
+
+    def add(self, key, ts, value, acked):
+        hour = ts - ts % 3600
+        (self.acked if acked else self.doubt)[(key, hour)] += value
+        self.days.add(ts // 86400)
+
+    def keys(self):
+        return set(self.acked) | set(self.doubt)
+
+
+class ClusterSim(RuleBasedStateMachine):
+    def __init__(self):
+        super().__init__()
+        self.tmp = tempfile.mkdtemp(prefix="clickatron-sim-")
+        self.procs = Procs(self.tmp)
+        self.ledger = Ledger()
+        self.c = None
+        self.down = set()
+        self.history_n = 0
+        self.failed = False
+
+    # -- setup ------------------------------------------------------------------------
+    @initialize(realtime=st.integers(1, 3), apis=st.integers(1, 2), hour=st.integers(0, 23))
+    def shape(self, realtime, apis, hour):
+        """The cluster's shape. It is started by the first rule that runs, so that the many
+        sequences hypothesis tries with no rule at all cost nothing."""
+        self.shape_args = (realtime, apis, hour)
+
+    def boot(self):
+        if self.c is not None:
+            return
+        realtime, apis, hour = self.shape_args
+        self.c = ClockCluster(self.tmp, self.procs, realtime=realtime, archive=2, apis=apis, rt_sync="50ms")
+        with open(self.c.config, "a") as f:
+            f.write(f"backup = {os.path.join(self.tmp, 'backup')}\n")
+        self.c.set_time(hour_ts(T0, hour))
+        self.c.start_realtime_all()
+        # A first generation (the archive needs a file to serve): one record long ago.
+        self.import_days([T0 - 20], publish=True)
+        self.c.start_archive_all()
+        self.c.start_api_all()
+        self.c.set_time(self.c.now)
+
+    def teardown(self):
+        try:
+            if self.c is not None and not self.failed:
+                self.converge_and_check()
+        finally:
+            errors = self.procs.stop_all()
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        assert not errors, "\n".join(errors)
+
+    # -- helpers ----------------------------------------------------------------------
+    def names(self):
+        c = self.c
+        return ([f"realtime-{k}" for k in range(len(c.rt_ports))] +
+                [f"archive-{s}-0" for s in range(len(c.ar_ports))] + [f"api-{n}" for n in range(len(c.api_ports))])
+
+    def start(self, name):
+        kind, _, rest = name.partition("-")
+        if kind == "realtime":
+            self.c.start_realtime(int(rest))
+        elif kind == "archive":
+            self.c.start_archive(int(rest.split("-")[0]))
+        else:
+            self.c.start_api(int(rest))
+        self.down.discard(name)
+
+    def import_days(self, days, publish):
+        """History for `days` (one record per key and day at 07:00, value = the day's offset
+        from T0 + 100): imported, merged and (with publish) published with the cluster config.
+        The ledger counts it when the import succeeded."""
+        self.history_n += 1
+        lines = []
+        for day in days:
+            for key in KEYS[:2]:
+                lines.append((key, hour_ts(day, 7), day - T0 + 100))
+        path = os.path.join(self.tmp, f"history-{self.history_n}.csv")
+        with open(path, "w") as f:
+            f.write("".join(f"u|{k}.{ymdh_of(t)},{v}\n" for k, t, v in lines))
+        c = self.c
+        r = c.rebuild("import", "--work", c.work, "--input", path, "--archive-shards", "2")
+        if r.returncode != 0:
+            err = r.stderr.decode()
+            # A day that already has data is the archive's: refused, named, nothing imported.
+            assert r.returncode == 1 and ("already have data" in err or "cannot be replaced on its own" in err), err
+            return
+        for k, t, v in lines:
+            self.ledger.add(k, t, v, acked=True)
+        r = c.rebuild("merge", "--work", c.work, "--archive-shards", "2")
+        assert r.returncode == 0, r.stderr.decode()
+        if publish:
+            r = c.rebuild("publish", "--work", c.work, "--config", c.config)
+            err = r.stderr.decode()
+            assert r.returncode == 0 or "refusing to publish" in err or "cannot be read" in err or \
+                "failed" in err, err
+
+    # -- rules ------------------------------------------------------------------------
+    @rule(data=st.data(), day_offset=st.sampled_from([-2, -1, 0, 0, 1, 2]), hour=st.integers(0, 23),
+          key=st.sampled_from(KEYS), value=st.integers(1, 9))
+    @step
+    def incr(self, data, day_offset, hour, key, value):
+        c = self.c
+        n = data.draw(st.integers(0, len(c.api_ports) - 1), label="api")
+        ts = hour_ts(c.today() + day_offset, hour)
+        try:
+            r = c.incr(n, "u", key, ts, value=value)
+        except OSError:
+            if f"api-{n}" not in self.down:
+                self.ledger.add(key, ts, value, acked=False)
+            return
+        if r.status == 200:
+            self.ledger.add(key, ts, value, acked=True)
+            return
+        body = r.json()
+        assert r.status in (400, 503), r
+        assert body["status_txt"] in ("TS_TOO_OLD", "TS_IN_FUTURE", "OPLOG_UNAVAILABLE", "SOURCE_CONFLICT"), body
+
+    @rule(hours=st.integers(1, 30))
+    @step
+    def clock_forward(self, hours):
+        self.c.set_time(self.c.now + hours * 3600)
+
+    @rule(days=st.integers(2, 4))
+    @step
+    def clock_jump(self, days):
+        self.c.set_time(self.c.now + days * 86400)
+
+    @rule()
+    @step
+    def nightly(self):
+        r = self.c.nightly()
+        err = r.stderr.decode()
+        if not self.down:
+            assert r.returncode == 0, err
+        else:
+            assert r.returncode in (0, 1), err
+
+    @rule(after=st.integers(1, 12))
+    @step
+    def nightly_killed(self, after):
+        """The nightly killed -9 after its `after`-th step summary (or at its end)."""
+        c = self.c
+        args = with_secret("clickatron-rebuild", ["nightly", "--work", c.work, "--config", c.config])
+        p = subprocess.Popen([binary("clickatron-rebuild")] + args, env=c.env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, start_new_session=True)
+        seen = 0
+        try:
+            for line in p.stderr:
+                if line.startswith(b"clickatron-rebuild"):
+                    seen += 1
+                    if seen >= after:
+                        p.send_signal(signal.SIGKILL)
+                        break
+        finally:
+            p.stderr.close()
+            p.wait(timeout=300)
+
+    @rule(data=st.data())
+    @step
+    def kill_and_restart(self, data):
+        name = data.draw(st.sampled_from(self.names()), label="process")
+        self.c.kill9(name)
+        self.start(name)
+
+    @precondition(lambda self: len(self.down) == 0)
+    @rule(data=st.data())
+    @step
+    def take_down(self, data):
+        name = data.draw(st.sampled_from(self.names()), label="process")
+        self.c.kill9(name)
+        self.down.add(name)
+
+    @precondition(lambda self: len(self.down) > 0)
+    @rule()
+    @step
+    def bring_up(self):
+        for name in sorted(self.down):
+            self.start(name)
+
+    @rule(end_offset=st.integers(-4, 0), span=st.integers(1, 3), publish=st.booleans())
+    @step
+    def bulk_import(self, end_offset, span, publish):
+        end = self.c.today() + end_offset
+        self.import_days(list(range(end - span + 1, end + 1)), publish=publish)
+
+    @rule()
+    @step
+    def restore_live_backup(self):
+        c = self.c
+        generation = c.manifest().get("generation")
+        backup = os.path.join(self.tmp, "backup", generation or "none")
+        if not generation or not os.path.isdir(backup):
+            return
+        r = subprocess.run([os.path.join(os.path.dirname(__file__), "..", "ops", "restore-archive"), "--backup",
+                            backup, "--work", c.work, "--config", c.config, "--bin", os.path.dirname(binary("clickatron-rebuild"))],
+                           env=c.env, capture_output=True, timeout=300)
+        if not self.down:
+            assert r.returncode == 0, r.stdout.decode() + r.stderr.decode()
+
+    @rule(key=st.sampled_from(KEYS), day_offset=st.integers(-3, 1))
+    @step
+    def query(self, key, day_offset):
+        """A query never counts more than was sent; it answers 200 or a named 5xx."""
+        c = self.c
+        n = next((i for i in range(len(c.api_ports)) if f"api-{i}" not in self.down), None)
+        if n is None:
+            return
+        day = c.today() + day_offset
+        r = get(c.api_ports[n], f"/series?ns=u&key={urllib.parse.quote(key, safe='')}&unit=hour&units=24"
+                                f"&unit_reference_ts={hour_ts(day, 23)}")
+        if r.status != 200:
+            assert r.status == 503 and self.down, r
+            return
+        for point in r.json()["data"]["series"]:
+            limit = self.ledger.acked[(key, point["dt"])] + self.ledger.doubt[(key, point["dt"])]
+            assert point["value"] <= limit, (key, point, limit)
+
+    # -- the end ----------------------------------------------------------------------
+    def converge_and_check(self):
+        c = self.c
+        for name in sorted(self.down):
+            self.start(name)
+        last = max(self.ledger.days | {c.today()})
+        # Every day used is older than the day before yesterday; three nightlies a day apart
+        # archive them all, merge every late increment and release every slot.
+        c.set_time(hour_ts(last + 3, 0) + 1800)
+        for _ in range(3):
+            r = c.nightly()
+            assert r.returncode == 0, r.stderr.decode()
+            c.wait_delivered(timeout=120)
+        r = c.nightly()
+        assert r.returncode == 0, r.stderr.decode()
+        for n in range(len(c.api_ports)):
+            late = c.api_stats(n)["late"]
+            assert late["entries"] == 0 or late["oldest_pending_day"] is None, late
+        wrong = []
+        for key, hour in sorted(self.ledger.keys()):
+            got = c.series_hours(0, "u", key, hour, 1)
+            assert got is not None
+            value = got[hour]
+            lo, hi = self.ledger.acked[(key, hour)], self.ledger.acked[(key, hour)] + self.ledger.doubt[(key, hour)]
+            if not lo <= value <= hi:
+                wrong.append(f"{key} {day_text(hour // 86400)} {hour % 86400 // 3600:02d}:00 counted {value}, "
+                             f"acknowledged {lo}, in doubt {hi - lo}")
+        assert not wrong, "\n".join(wrong)
+
+
+SIM = settings(max_examples=EXAMPLES, stateful_step_count=STEPS, deadline=None, database=None,
+               suppress_health_check=list(HealthCheck), phases=[Phase.generate, Phase.shrink],
+               print_blob=True)
+ClusterSim.TestCase.settings = SIM
+TestClusterSim = ClusterSim.TestCase
+if SEED is not None:
+    TestClusterSim = hypothesis_seed(int(SEED))(TestClusterSim)
