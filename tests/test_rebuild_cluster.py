@@ -423,9 +423,9 @@ def test_release_waits_out_the_lease_of_the_generation_before(procs, tmp_path):
     rebuild("merge", "--work", work, "--config", config)
     rebuild("publish", "--work", work, "--config", config)
     archive_port = cluster.archive_ports[0][0]
-    assert get(archive_port, "/stats").json()["data"]["served_ms"] < 2000
-    r = rebuild("release", "--work", work, "--config", config, "--through", day_text(DAY0))
-    assert "release: waiting" in r.stderr.decode(), r.stderr.decode()
+    rebuild("release", "--work", work, "--config", config, "--through", day_text(DAY0))
+    # Released only once the replica had served the generation for 2 s (release waits for
+    # it when it has not yet; how long this test took to get here is the machine's business).
     assert get(archive_port, "/stats").json()["data"]["served_ms"] >= 2000
     assert cluster.slot_state(cluster.rt_ports[0], DAY0) == "released"
 
