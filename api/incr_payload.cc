@@ -59,11 +59,13 @@ std::string_view NextField(std::string_view* rest, bool last) {
   return field;
 }
 
+// A non-negative decimal as AppendUint writes it: no sign, no leading zero.
 template <typename T>
 bool ParseDecimal(std::string_view text, T* out) {
+  if (text.empty() || text.front() == '-' || (text.size() > 1 && text.front() == '0')) return false;
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, *out);
-  return !text.empty() && text.front() != '-' && ec == std::errc() && ptr == end;
+  return ec == std::errc() && ptr == end;
 }
 
 }  // namespace

@@ -294,7 +294,8 @@ TEST(IncrPayload, IdempotencyStampRoundTripsAndIsSkippedByReaders) {
 TEST(IncrPayload, MalformedIdempotencyStampsAreErrors) {
   const std::string d = "0123456789abcdeffedcba9876543210";
   for (const std::string& bad : std::vector<std::string>{
-           "!idempotency x 1 " + d + " k\n", "!idempotency -1 1 " + d + " k\n", "!idempotency 1 -1 " + d + " k\n",
+           "!idempotency x 1 " + d + " k\n", "!idempotency -1 1 " + d + " k\n", "!idempotency 01 1 " + d + " k\n",
+           "!idempotency 1 00 " + d + " k\n", "!idempotency +1 1 " + d + " k\n", "!idempotency 1 -1 " + d + " k\n",
            "!idempotency 1 1 " + d.substr(1) + " k\n", "!idempotency 1 1 " + d + "Z k\n",
            "!idempotency 1 1 0123456789ABCDEFfedcba9876543210 k\n", "!idempotency 1 1 " + d + "\n",
            "!idempotency 1 1 " + d + " \n", "!idempotency 1 1 " + d + " a b\n", "!idempotency 1 1 " + d + " \"k\"\n",
