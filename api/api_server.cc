@@ -17,10 +17,10 @@
 #include "api/late_answer.h"
 #include "api/query_service.h"
 #include "api/shard_list.h"
+#include "base/clip.h"
 #include "base/latency.h"
 #include "base/random_id.h"
 #include "base/wall_clock.h"
-#include "base/clip.h"
 #include "keyformat/ymdh.h"
 #include "net/http_client.h"
 #include "net/http_server.h"
@@ -123,12 +123,7 @@ Status ApiServer::Init() {
   if (!rec.message.empty()) std::fprintf(stderr, "clickatron-api: oplog recovery: %s\n", rec.message.c_str());
 
   if (Status s = AdoptShardList(log_.get(), config_.realtime); !s.ok()) return s;
-  idempotency_ = std::make_unique<IdempotencyIndex>(size_t{config_.idempotency_mb} << 20);
-  if (oplog_options.retention.count() < idempotency_->window_seconds()) {
-    // The index is rebuilt from the oplog: a record must outlive its key's window.
-    return Status::Error("oplog retention is shorter than the idempotency window");
-  }
-  if (Status s = RestoreIdempotency(log_.get(), idempotency_.get(), &restored_keys_); !s.ok()) return s;
+  if (Status s = OpenIdempotencyIndex(oplog_options.retention); !s.ok()) return s;
 
   Result<std::unique_ptr<LateStore>> late = LateStore::Open(config_.oplog_dir);
   if (!late.ok()) return Status::Error("late store: " + late.status().message());
@@ -197,6 +192,15 @@ Status ApiServer::Init() {
     if (Status s = senders_.back()->Start(last); !s.ok()) return s;
   }
   return Status::OK();
+}
+
+Status ApiServer::OpenIdempotencyIndex(std::chrono::seconds oplog_retention) {
+  idempotency_ = std::make_unique<IdempotencyIndex>(size_t{config_.idempotency_mb} << 20);
+  if (oplog_retention.count() < idempotency_->window_seconds()) {
+    // The index is rebuilt from the oplog: a record must outlive its key's window.
+    return Status::Error("oplog retention is shorter than the idempotency window");
+  }
+  return RestoreIdempotency(log_.get(), idempotency_.get(), &restored_keys_);
 }
 
 ApiServer::~ApiServer() {

@@ -47,6 +47,7 @@
 // and the read path's counters.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -112,6 +113,8 @@ class ApiServer {
 
   explicit ApiServer(const ClusterConfig& config, ApiOptions options);
   Status Init();
+  // Creates the idempotency index and rebuilds it from the oplog (idempotency_restore.h).
+  Status OpenIdempotencyIndex(std::chrono::seconds oplog_retention);
   void OnIncr(net::Request& req);
   // An /incr with an Idempotency-Key header (its value).
   void OnKeyedIncr(net::Request& req, const char* key_header);

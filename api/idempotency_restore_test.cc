@@ -21,7 +21,7 @@ constexpr int64_t kHour0 = 1764000000 - 1764000000 % 3600;
 constexpr int64_t kDay = kIdempotencyWindowSeconds;
 
 std::string Keyed(std::string_view key, int64_t at, uint64_t events, uint64_t digest) {
-  std::string payload = "0 20416 u|a.cbb1," + std::to_string(events) + "\n";
+  std::string payload = "0 20416 u|a.pbog," + std::to_string(events) + "\n";
   AppendIdempotencyLine(IdempotencyStamp{at, events, RequestDigest{digest, digest}, key}, &payload);
   return payload;
 }
@@ -46,12 +46,12 @@ TEST_F(IdempotencyRestoreTest, StampsWithinTheWindowComeBackAfterAReopen) {
     auto log = Open();
     ASSERT_TRUE(log);
     Append(log.get(), Keyed("old", kHour0, 1, 1));  // past the window at the restore
-    Append(log.get(), "0 20416 u|a.cbb1,1\n");       // no key
+    Append(log.get(), "0 20416 u|a.pbog,1\n");       // no key
     ASSERT_TRUE(log->Sync().ok());
     now_ = kHour0 + 3600;                            // the next segment
     Append(log.get(), Keyed("a", kHour0 + 3600, 40, 2));
     Append(log.get(), Keyed("b", kHour0 + 3601, 1, 3));
-    Append(log.get(), "0 20416 u|a.cbb1,1\n!idempotency 1 1 nothex b\n");  // malformed
+    Append(log.get(), "0 20416 u|a.pbog,1\n!idempotency 1 1 nothex b\n");  // malformed
     Append(log.get(), Keyed("b", kHour0 + 3602, 2, 4));  // the same key again: the later wins
     ASSERT_TRUE(log->Sync().ok());
   }
@@ -90,7 +90,7 @@ TEST_F(IdempotencyRestoreTest, RetentionKeepsADeliveredRecordPastTheWindow) {
   Append(log.get(), Keyed("k", kHour0, 1, 1));
   ASSERT_TRUE(log->Sync().ok());
   now_ = kHour0 + 3600;
-  Append(log.get(), "0 20416 u|a.cbb1,1\n");  // a newer segment: the first may go
+  Append(log.get(), "0 20416 u|a.pbog,1\n");  // a newer segment: the first may go
   ASSERT_TRUE(log->Sync().ok());
   ASSERT_TRUE(log->SetCursor("realtime-0", log->last_seq()).ok());
   ASSERT_TRUE(log->SaveCursors().ok());
