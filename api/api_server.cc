@@ -378,7 +378,7 @@ void ApiServer::AppendRecord(net::Request& req, uint64_t events, const Idempoten
   append_times_.Add(*seq, MonotonicMicros());
   IdempotencyIndex::Entry* keyed = nullptr;
   if (stamp != nullptr) {
-    keyed = idempotency_->Insert(IdempotencyIndex::Entry{std::string(stamp->key), stamp->digest, stamp->accepted_at,
+    keyed = idempotency_->Insert(IdempotencyIndex::Entry{stamp->key, stamp->digest, stamp->accepted_at,
                                                          events, *seq, IdempotencyIndex::State::kInFlight});
   }
   if (log_->policy() == oplog::SyncPolicy::kNone) {

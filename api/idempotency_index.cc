@@ -1,5 +1,6 @@
 #include "api/idempotency_index.h"
 
+#include <cstring>
 #include <utility>
 
 namespace clickatron {
@@ -9,17 +10,24 @@ IdempotencyIndex::Entry* IdempotencyIndex::Find(std::string_view key) {
   return it == by_key_.end() ? nullptr : &*it->second;
 }
 
+IdempotencyIndex::~IdempotencyIndex() {
+  while (!order_.empty()) Erase(order_.begin());
+}
+
 IdempotencyIndex::Entry* IdempotencyIndex::Insert(Entry entry) {
   bytes_ += Charge(entry.key);
-  order_.push_back(std::move(entry));
+  char* key = static_cast<char*>(pool_.allocate(entry.key.size(), 1));
+  std::memcpy(key, entry.key.data(), entry.key.size());
+  entry.key = std::string_view(key, entry.key.size());
+  order_.push_back(entry);
   auto it = std::prev(order_.end());
-  by_key_.emplace(std::string_view(it->key), it);
+  by_key_.emplace(it->key, it);
   return &*it;
 }
 
 void IdempotencyIndex::Restore(Entry entry) {
   if (auto it = by_key_.find(entry.key); it != by_key_.end()) Erase(it->second);
-  Insert(std::move(entry));
+  Insert(entry);
 }
 
 void IdempotencyIndex::Forget(Entry* entry) {
@@ -40,9 +48,11 @@ size_t IdempotencyIndex::Expire(int64_t now) {
 }
 
 void IdempotencyIndex::Erase(Order::iterator it) {
-  bytes_ -= Charge(it->key);
-  by_key_.erase(std::string_view(it->key));
+  const std::string_view key = it->key;
+  bytes_ -= Charge(key);
+  by_key_.erase(key);
   order_.erase(it);
+  pool_.deallocate(const_cast<char*>(key.data()), key.size(), 1);
 }
 
 }  // namespace clickatron

@@ -14,9 +14,10 @@ constexpr int64_t kT0 = 1764000000;
 constexpr int64_t kDay = kIdempotencyWindowSeconds;
 constexpr size_t kRoomy = 1 << 20;
 
-IdempotencyIndex::Entry Make(std::string key, int64_t at, uint64_t seq, State state = State::kStored,
+// key: viewed until the entry is inserted (Insert copies it).
+IdempotencyIndex::Entry Make(std::string_view key, int64_t at, uint64_t seq, State state = State::kStored,
                              uint64_t events = 1) {
-  return IdempotencyIndex::Entry{std::move(key), RequestDigest{seq, ~seq}, at, events, seq, state};
+  return IdempotencyIndex::Entry{key, RequestDigest{seq, ~seq}, at, events, seq, state};
 }
 
 TEST(IdempotencyIndex, FindsWhatWasInserted) {
@@ -32,6 +33,13 @@ TEST(IdempotencyIndex, FindsWhatWasInserted) {
   index.Stored(a);
   EXPECT_EQ(index.Find("a")->state, State::kStored);
   EXPECT_EQ(index.Find("A"), nullptr);  // keys are bytes: case counts
+  std::string caller = "b-key";
+  index.Insert(Make(caller, kT0, 8));
+  caller = "other";  // the index holds its own copy
+  ASSERT_NE(index.Find("b-key"), nullptr);
+  EXPECT_EQ(index.Find("b-key")->key, "b-key");
+  EXPECT_EQ(index.Find("other"), nullptr);
+  index.Forget(index.Find("b-key"));
   EXPECT_EQ(index.size(), 1u);
   EXPECT_EQ(index.bytes(), 1 + IdempotencyIndex::kEntryOverhead);
 }

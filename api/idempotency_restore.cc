@@ -29,7 +29,7 @@ Result<IdempotencyRestore> RestoreIdempotencyIndex(oplog::Oplog* log, int64_t no
         out.expired++;
         continue;
       }
-      index->Restore(IdempotencyIndex::Entry{std::string(stamp.key), stamp.digest, stamp.accepted_at, stamp.events,
+      index->Restore(IdempotencyIndex::Entry{stamp.key, stamp.digest, stamp.accepted_at, stamp.events,
                                              rec.seq, IdempotencyIndex::State::kStored});
       out.keys++;
     }

@@ -134,7 +134,7 @@ void BM_KeyedNew(benchmark::State& state) {
     if (index->Find(*k) != nullptr || !index->HasRoom(*k)) state.SkipWithError("key held");
     payload.clear();
     AppendIdempotencyLine(IdempotencyStamp{kNow, 1, digest, *k}, &payload);
-    index->Stored(index->Insert(IdempotencyIndex::Entry{std::string(*k), digest, kNow, 1, n,
+    index->Stored(index->Insert(IdempotencyIndex::Entry{*k, digest, kNow, 1, n,
                                                         IdempotencyIndex::State::kInFlight}));
   }
   state.SetItemsProcessed(state.iterations());
@@ -147,8 +147,8 @@ void BM_KeyedReplay(benchmark::State& state) {
   IdempotencyIndex index(SIZE_MAX);
   const RequestDigest digest = DigestIncrRequest({}, qs);
   for (uint64_t i = 0; i < 1000000; i++) {
-    index.Insert(IdempotencyIndex::Entry{"8e03978e-40d5-43e8-bc93-" + std::to_string(100000000000 + i), digest, kNow,
-                                         1, i + 1, IdempotencyIndex::State::kStored});
+    const std::string key = "8e03978e-40d5-43e8-bc93-" + std::to_string(100000000000 + i);
+    index.Insert(IdempotencyIndex::Entry{key, digest, kNow, 1, i + 1, IdempotencyIndex::State::kStored});
   }
   uint64_t n = 0, found = 0;
   for (auto _ : state) {

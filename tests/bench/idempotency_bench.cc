@@ -3,8 +3,9 @@
 //   idempotency_bench [--keys N] [--records N] [--dir DIR]
 //
 // 1. Memory: N entries with 36-byte keys (a UUID) and N with 255-byte keys (the longest)
-//    inserted into an IdempotencyIndex; the heap they take (glibc mallinfo2, bytes in use)
-//    per entry, against what the index charges (key + kEntryOverhead).
+//    inserted into an IdempotencyIndex; what malloc handed out for them (glibc mallinfo2,
+//    heap and mmapped bytes in use) per entry, against what the index charges
+//    (key + kEntryOverhead).
 // 2. Start-up: an oplog of N records written the way the API writes them (40 demo events a
 //    record, 2 subtotals each, a referrer of 200 with 10 % long URLs; one record in ten
 //    keyed), then reopened: Oplog::Open (recovery, which the API does anyway) and
@@ -34,15 +35,21 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 }
 
 void MeasureMemory(size_t n, size_t key_size) {
-  IdempotencyIndex index(SIZE_MAX);
-  const size_t before = mallinfo2().uordblks;
+  // Bytes malloc has handed out, in the heap and as mmapped blocks (where the pool's large
+  // chunks go).
+  auto used = [] {
+    const struct mallinfo2 m = mallinfo2();
+    return m.uordblks + m.hblkhd;
+  };
+  auto index = std::make_unique<IdempotencyIndex>(SIZE_MAX);
+  const size_t before = used();
   for (size_t i = 0; i < n; i++) {
     std::string key = std::to_string(i);
     key.insert(0, key_size - key.size(), 'k');
-    index.Insert(IdempotencyIndex::Entry{std::move(key), RequestDigest{i, i}, 1764000000, 40, i + 1,
+    index->Insert(IdempotencyIndex::Entry{key, RequestDigest{i, i}, 1764000000, 40, i + 1,
                                          IdempotencyIndex::State::kStored});
   }
-  const double per = double(mallinfo2().uordblks - before) / double(n);
+  const double per = double(used() - before) / double(n);
   std::printf("memory: %zu keys of %zu bytes: %.1f heap bytes an entry, key + %.1f; charged key + %zu (%s)\n", n,
               key_size, per, per - double(key_size), IdempotencyIndex::kEntryOverhead,
               per <= double(key_size + IdempotencyIndex::kEntryOverhead) ? "charge covers it" : "UNDER-CHARGED");
