@@ -6,11 +6,18 @@
 #include <filesystem>
 #include <utility>
 
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <event2/util.h>
+
+#include "api/idempotency_key.h"
+#include "api/idempotency_restore.h"
 #include "api/incr_event.h"
 #include "api/incr_payload.h"
 #include "api/late_answer.h"
 #include "api/query_service.h"
 #include "api/shard_list.h"
+#include "base/clip.h"
 #include "base/latency.h"
 #include "base/random_id.h"
 #include "base/wall_clock.h"
@@ -34,6 +41,40 @@ void ReplyAccepted(net::Responder& r, uint64_t events) {
   data += std::to_string(events);
   data += '}';
   r.ReplyJson(200, "OK", data);
+}
+
+void ReplyReplayed(net::Responder& r, uint64_t events) {
+  r.AddHeader(kIdempotentReplayedHeader, "true");
+  ReplyAccepted(r, events);
+}
+
+// How many times the request carries header `name` (evhttp keeps every line of it).
+size_t HeaderCount(const net::Request& req, const char* name) {
+  size_t n = 0;
+  const evkeyvalq* headers = evhttp_request_get_input_headers(req.raw());
+  for (const evkeyval* h = headers->tqh_first; h != nullptr; h = h->next.tqe_next) {
+    if (evutil_ascii_strcasecmp(h->key, name) == 0) n++;
+  }
+  return n;
+}
+
+// Rebuilds the idempotency index from the oplog (idempotency_restore.h) and says so.
+Status RestoreIdempotency(oplog::Oplog* log, IdempotencyIndex* index, uint64_t* restored) {
+  const uint64_t start_us = MonotonicMicros();
+  Result<IdempotencyRestore> r = RestoreIdempotencyIndex(log, WallClockSeconds(), index);
+  if (!r.ok()) return Status::Error("idempotency keys from the oplog: " + r.status().message());
+  *restored = r->keys;
+  std::fprintf(stderr,
+               "clickatron-api: idempotency: %llu key(s) within the %llds window from %llu record(s) "
+               "(%llu past it) in %.0f ms, %zu of %zu bytes\n",
+               (unsigned long long)r->keys, (long long)index->window_seconds(), (unsigned long long)r->records,
+               (unsigned long long)r->expired, double(MonotonicMicros() - start_us) / 1e3, index->bytes(),
+               index->max_bytes());
+  if (r->malformed > 0) {
+    std::fprintf(stderr, "clickatron-api: idempotency: %llu stamp(s) SKIPPED, their keys not restored; first: %s\n",
+                 (unsigned long long)r->malformed, r->first_malformed.c_str());
+  }
+  return Status::OK();
 }
 
 }  // namespace
@@ -82,6 +123,7 @@ Status ApiServer::Init() {
   if (!rec.message.empty()) std::fprintf(stderr, "clickatron-api: oplog recovery: %s\n", rec.message.c_str());
 
   if (Status s = AdoptShardList(log_.get(), config_.realtime); !s.ok()) return s;
+  if (Status s = OpenIdempotencyIndex(oplog_options.retention); !s.ok()) return s;
 
   Result<std::unique_ptr<LateStore>> late = LateStore::Open(config_.oplog_dir);
   if (!late.ok()) return Status::Error("late store: " + late.status().message());
@@ -150,6 +192,15 @@ Status ApiServer::Init() {
     if (Status s = senders_.back()->Start(last); !s.ok()) return s;
   }
   return Status::OK();
+}
+
+Status ApiServer::OpenIdempotencyIndex(std::chrono::seconds oplog_retention) {
+  idempotency_ = std::make_unique<IdempotencyIndex>(size_t{config_.idempotency_mb} << 20);
+  if (oplog_retention.count() < idempotency_->window_seconds()) {
+    // The index is rebuilt from the oplog: a record must outlive its key's window.
+    return Status::Error("oplog retention is shorter than the idempotency window");
+  }
+  return RestoreIdempotency(log_.get(), idempotency_.get(), &restored_keys_);
 }
 
 ApiServer::~ApiServer() {
@@ -248,8 +299,75 @@ void ApiServer::OnIncr(net::Request& req) {
     rejected_["METHOD_NOT_ALLOWED"]++;
     return;
   }
+  if (const char* key = req.Header(kIdempotencyKeyHeader)) {
+    OnKeyedIncr(req, key);
+    return;
+  }
   uint64_t events = 0;
   if (!EncodeRequest(req, &events)) return;
+  AppendRecord(req, events, nullptr);
+}
+
+void ApiServer::OnKeyedIncr(net::Request& req, const char* key_header) {
+  Result<std::string_view> key = ParseIdempotencyKey(key_header);
+  if (!key.ok()) {
+    Reject(req, 400, "INVALID_IDEMPOTENCY_KEY", key.status().message());
+    return;
+  }
+  if (HeaderCount(req, kIdempotencyKeyHeader) > 1) {
+    Reject(req, 400, "INVALID_IDEMPOTENCY_KEY", "Idempotency-Key is given twice; a request has one key");
+    return;
+  }
+  const int64_t now = WallClockSeconds();
+  idempotency_->Expire(now);
+  const std::string_view body = req.method() == net::Method::kPost ? req.body() : std::string_view();
+  const RequestDigest digest = DigestIncrRequest(body, req.raw_query());
+  // Before validation: a retry is answered as its first was, even where the same request
+  // would now be refused (a ts of yesterday, the day after).
+  if (const IdempotencyIndex::Entry* entry = idempotency_->Find(*key)) {
+    AnswerRetry(req, *entry, digest);
+    return;
+  }
+  uint64_t events = 0;
+  if (!EncodeRequest(req, &events)) return;
+  if (!idempotency_->HasRoom(*key)) {
+    Reject(req, 503, "IDEMPOTENCY_INDEX_FULL",
+           "this API holds as many Idempotency-Keys as idempotency-mb (" + std::to_string(config_.idempotency_mb) +
+               " MiB) allows until older ones pass the " + std::to_string(idempotency_->window_seconds()) +
+               " s window; nothing was counted: retry later, or send without a key");
+    return;
+  }
+  const IdempotencyStamp stamp{now, events, digest, *key};
+  AppendIdempotencyLine(stamp, &payload_);
+  AppendRecord(req, events, &stamp);
+}
+
+void ApiServer::AnswerRetry(net::Request& req, const IdempotencyIndex::Entry& entry, const RequestDigest& digest) {
+  if (!(entry.digest == digest)) {
+    Reject(req, 422, "IDEMPOTENCY_KEY_REUSED",
+           "Idempotency-Key '" + Clipped(entry.key, 64) + "' was used " +
+               std::to_string(std::max<int64_t>(0, WallClockSeconds() - entry.accepted_at)) +
+               " s ago for a request with other events; a key names one request: send new events with a new key");
+    return;
+  }
+  if (entry.state == IdempotencyIndex::State::kStored) {
+    replayed_requests_++;
+    ReplyReplayed(req, entry.events);
+    return;
+  }
+  // In flight: every in-flight entry has its pending request (both settle together), found
+  // by seq in the seq-ordered queue; the retry gets the same answer when it settles.
+  auto it = std::lower_bound(pending_.begin(), pending_.end(), entry.seq,
+                             [](const Pending& p, uint64_t seq) { return p.seq < seq; });
+  if (it == pending_.end() || it->seq != entry.seq) {
+    ReplyError(req, 500, "INTERNAL_ERROR", "an in-flight Idempotency-Key without its request");
+    return;
+  }
+  waited_requests_++;
+  it->retries.push_back(req.Defer());
+}
+
+void ApiServer::AppendRecord(net::Request& req, uint64_t events, const IdempotencyStamp* stamp) {
   Result<uint64_t> seq = log_->Append(payload_);
   if (!seq.ok()) {
     oplog_failed_requests_++;
@@ -258,13 +376,19 @@ void ApiServer::OnIncr(net::Request& req) {
     return;
   }
   append_times_.Add(*seq, MonotonicMicros());
+  IdempotencyIndex::Entry* keyed = nullptr;
+  if (stamp != nullptr) {
+    keyed = idempotency_->Insert(IdempotencyIndex::Entry{stamp->key, stamp->digest, stamp->accepted_at,
+                                                         events, *seq, IdempotencyIndex::State::kInFlight});
+  }
   if (log_->policy() == oplog::SyncPolicy::kNone) {
+    if (keyed != nullptr) idempotency_->Stored(keyed);
     accepted_events_ += events;
     accepted_requests_++;
     ReplyAccepted(req, events);
     return;
   }
-  pending_.push_back(Pending{*seq, events, req.Defer()});
+  pending_.push_back(Pending{*seq, events, req.Defer(), keyed, {}});
 }
 
 void ApiServer::OnSynced() {
@@ -287,16 +411,30 @@ void ApiServer::SettlePending(const oplog::SyncReport& report) {
     Pending& p = pending_.front();
     if (report.failed_last != 0 && p.seq >= report.failed_first && p.seq <= report.failed_last) {
       oplog_failed_requests_++;
-      rejected_events_++;
-      rejected_["OPLOG_UNAVAILABLE"]++;
-      ReplyError(*p.reply, 503, "OPLOG_UNAVAILABLE", report.error);
+      AnswerFailed(p, report.error);
     } else {
-      accepted_events_ += p.events;
-      accepted_requests_++;
-      ReplyAccepted(*p.reply, p.events);
+      AnswerStored(p);
     }
     pending_.pop_front();
   }
+}
+
+void ApiServer::AnswerStored(Pending& p) {
+  accepted_events_ += p.events;
+  accepted_requests_++;
+  ReplyAccepted(*p.reply, p.events);
+  if (p.keyed == nullptr) return;
+  idempotency_->Stored(p.keyed);
+  for (auto& retry : p.retries) ReplyReplayed(*retry, p.events);
+}
+
+void ApiServer::AnswerFailed(Pending& p, const std::string& why) {
+  // Nothing was stored: the key is forgotten, and a retry after this one is a new request.
+  rejected_events_ += 1 + p.retries.size();
+  rejected_["OPLOG_UNAVAILABLE"] += 1 + p.retries.size();
+  ReplyError(*p.reply, 503, "OPLOG_UNAVAILABLE", why);
+  for (auto& retry : p.retries) ReplyError(*retry, 503, "OPLOG_UNAVAILABLE", why);
+  if (p.keyed != nullptr) idempotency_->Forget(p.keyed);
 }
 
 void ApiServer::OnStop() {
@@ -306,7 +444,7 @@ void ApiServer::OnStop() {
   if (!s.ok()) std::fprintf(stderr, "clickatron-api: oplog sync at shutdown: %s\n", s.message().c_str());
   OnSynced();
   while (!pending_.empty()) {
-    ReplyError(*pending_.front().reply, 503, "OPLOG_UNAVAILABLE", "the API is shutting down");
+    AnswerFailed(pending_.front(), "the API is shutting down");
     pending_.pop_front();
   }
   for (auto& sender : senders_) sender->Stop();
@@ -332,6 +470,19 @@ void ApiServer::OnStats(net::Request& req) {
     w.Field(reason, n);
   }
   w.EndObject();
+  w.EndObject();
+  const int64_t now = WallClockSeconds();
+  idempotency_->Expire(now);
+  w.BeginObject("idempotency");
+  w.Field("clock", now);
+  w.Field("window_seconds", idempotency_->window_seconds());
+  w.Field("keys", idempotency_->size());
+  w.Field("bytes", idempotency_->bytes());
+  w.Field("max_bytes", idempotency_->max_bytes());
+  w.Field("replayed_requests", replayed_requests_);
+  w.Field("waited_requests", waited_requests_);
+  w.Field("expired_keys", idempotency_->expired());
+  w.Field("restored_keys", restored_keys_);
   w.EndObject();
   w.BeginObject("oplog");
   w.Field("dir", log_->dir());

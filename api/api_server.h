@@ -13,6 +13,17 @@
 // store → 503 OPLOG_UNAVAILABLE, never a false 200. Records then reach the realtime shards
 // through one Sender per shard.
 //
+// Safe retries (docs/api-write.md#safe-retries): an /incr with an Idempotency-Key header
+// (idempotency_key.h) is looked up in the idempotency index (idempotency_index.h) before
+// anything else. A key seen with the same request is answered as the first time — 200 with
+// its {"accepted": n} and `Idempotent-Replayed: true`, at once when its record is durable,
+// else together with the first request once the sync settles it — and counts nothing
+// again; with another request it is 422 IDEMPOTENCY_KEY_REUSED. A new key rides in the
+// request's oplog record (its stamp line, incr_payload.h), so it is durable with the
+// counts, and the index is rebuilt from the oplog at start. A bad key is 400
+// INVALID_IDEMPOTENCY_KEY; a new key the full index cannot take, 503 IDEMPOTENCY_INDEX_FULL.
+// Requests without the header take the path above unchanged.
+//
 // Error replies are the docs/api-write.md envelope with data null and a "message" naming the
 // problem: {"status_code": 400, "status_txt": "INVALID_ARG_TS", "data": null,
 // "message": "line 3: ts 'x' is not an integer (unix seconds)"}.
@@ -36,6 +47,7 @@
 // and the read path's counters.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -46,6 +58,7 @@
 #include <vector>
 
 #include "api/cluster_config.h"
+#include "api/idempotency_index.h"
 #include "api/late_store.h"
 #include "api/sender.h"
 #include "api/static_files.h"
@@ -64,6 +77,7 @@ class Request;
 class Server;
 }  // namespace net
 class QueryService;
+struct IdempotencyStamp;
 
 // The largest oplog record one request may produce. Every line of a record goes to a
 // realtime shard in one request body, which the realtime server accepts up to 1 MiB.
@@ -93,16 +107,29 @@ class ApiServer {
     uint64_t seq;
     uint64_t events;
     std::unique_ptr<net::AsyncReply> reply;
+    IdempotencyIndex::Entry* keyed = nullptr;  // the request's key, in flight
+    std::vector<std::unique_ptr<net::AsyncReply>> retries;  // the same key and request, waiting
   };
 
   explicit ApiServer(const ClusterConfig& config, ApiOptions options);
   Status Init();
+  // Creates the idempotency index and rebuilds it from the oplog (idempotency_restore.h).
+  Status OpenIdempotencyIndex(std::chrono::seconds oplog_retention);
   void OnIncr(net::Request& req);
+  // An /incr with an Idempotency-Key header (its value).
+  void OnKeyedIncr(net::Request& req, const char* key_header);
+  // Answers a request whose key the index holds: replayed, waiting for its first, or 422.
+  void AnswerRetry(net::Request& req, const IdempotencyIndex::Entry& entry, const RequestDigest& digest);
   // Parses the request's events into payload_; false after replying with the error.
   bool EncodeRequest(net::Request& req, uint64_t* events);
+  // Appends payload_ as the request's record and answers once it is durable (at once under
+  // `none`). stamp: the request's key, entered in the index with the record; null without.
+  void AppendRecord(net::Request& req, uint64_t events, const IdempotencyStamp* stamp);
   void Reject(net::Request& req, int code, const std::string& status_txt, const std::string& message);
   void OnSynced();  // on the loop: answers the requests the sync reports settled
   void SettlePending(const oplog::SyncReport& report);
+  void AnswerStored(Pending& p);                          // 200, the retries replayed
+  void AnswerFailed(Pending& p, const std::string& why);  // 503 OPLOG_UNAVAILABLE, key forgotten
   void OnStats(net::Request& req);
   void OnLate(net::Request& req);
   void OnLateRelease(net::Request& req);
@@ -121,6 +148,7 @@ class ApiServer {
   std::unique_ptr<QueryService> queries_;
   std::optional<StaticFiles> ui_;  // the dashboard (docs/dashboard.md), loaded before listening
   std::vector<std::unique_ptr<Sender>> senders_;
+  std::unique_ptr<IdempotencyIndex> idempotency_;
   AppendTimes append_times_;
   const uint64_t start_us_;
 
@@ -141,6 +169,8 @@ class ApiServer {
   uint64_t rejected_events_ = 0;
   std::map<std::string, uint64_t> rejected_;  // by status_txt
   uint64_t oplog_failed_requests_ = 0;
+  uint64_t replayed_requests_ = 0, waited_requests_ = 0;  // retries answered from the index
+  uint64_t restored_keys_ = 0;
   std::string last_oplog_error_;
 };
 

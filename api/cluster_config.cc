@@ -27,6 +27,8 @@ Status ParseClusterConfig(int argc, const char* const* argv, ClusterConfig* out,
       ("archive-lease-ms", po::value(&out->archive_lease_ms)->default_value(out->archive_lease_ms),
        "ms after a live archive answer during which its generation is taken as served without asking "
        "(0: every query asks the archive)")
+      ("idempotency-mb", po::value(&out->idempotency_mb)->default_value(out->idempotency_mb),
+       "MiB of Idempotency-Keys /incr remembers for 24 h; when full a new key is answered 503 IDEMPOTENCY_INDEX_FULL")
       ("ui-dir", po::value(&out->ui_dir), "the dashboard's files (default: ui beside the executable)")
       ("ui-chartjs", po::value(&out->ui_chartjs)->default_value(out->ui_chartjs),
        "Chart.js for the dashboard (Debian's libjs-chart.js)")
@@ -67,6 +69,9 @@ Status ValidateClusterConfig(const ClusterConfig& config) {
     return Status::Error("query-max-backend-mb must be between 1 and 65536");
   }
   if (config.query_cache_mb > 65536) return Status::Error("query-cache-mb must be between 0 and 65536");
+  if (config.idempotency_mb < 1 || config.idempotency_mb > 65536) {
+    return Status::Error("idempotency-mb must be between 1 and 65536");
+  }
   if (config.archive_lease_ms > static_cast<uint32_t>(archive::kGenerationConfirmMs)) {
     // Longer than the release waits out: a day could leave realtime while a query still
     // takes the generation before it as served (archive/served_generation.h).

@@ -39,6 +39,9 @@ struct ClusterConfig : config::ClusterLayout {  // realtime and archive shards
   // How long a generation a live archive answer named is taken as served without asking
   // (QueryOptions::archive_cache_confirm_ms): 0 to archive::kGenerationConfirmMs.
   uint32_t archive_lease_ms = archive::kGenerationConfirmMs;
+  // MiB the idempotency index may hold (IdempotencyIndex, docs/api-write.md#safe-retries):
+  // a UUID key is charged 228 bytes, so 64 MiB holds some 290,000 keys a day.
+  uint32_t idempotency_mb = 64;
   // The dashboard's files (api/static_files.h): empty ui_dir is "ui" beside the executable.
   std::string ui_dir;
   std::string ui_chartjs = "/usr/share/javascript/chart.js/chart.min.js";

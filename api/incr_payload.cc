@@ -43,7 +43,65 @@ bool HasLookupLine(std::string_view payload, size_t from, std::string_view needl
   return false;
 }
 
+constexpr char kAnnotationMark = '!';
+constexpr std::string_view kIdempotencyTag = "!idempotency ";
+
+// The next space-separated field of *rest (which must have a ' ' after it unless last).
+std::string_view NextField(std::string_view* rest, bool last) {
+  const size_t sp = last ? rest->size() : rest->find(' ');
+  if (sp == std::string_view::npos) {
+    std::string_view none;
+    *rest = none;
+    return none;
+  }
+  const std::string_view field = rest->substr(0, sp);
+  rest->remove_prefix(std::min(sp + 1, rest->size()));
+  return field;
+}
+
+// A non-negative decimal as AppendUint writes it: no sign, no leading zero.
+template <typename T>
+bool ParseDecimal(std::string_view text, T* out) {
+  if (text.empty() || text.front() == '-' || (text.size() > 1 && text.front() == '0')) return false;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
+  return ec == std::errc() && ptr == end;
+}
+
 }  // namespace
+
+void AppendIdempotencyLine(const IdempotencyStamp& stamp, std::string* payload) {
+  payload->append(kIdempotencyTag);
+  AppendUint(payload, uint64_t(stamp.accepted_at));
+  payload->push_back(' ');
+  AppendUint(payload, stamp.events);
+  payload->push_back(' ');
+  AppendDigestHex(stamp.digest, payload);
+  payload->push_back(' ');
+  payload->append(stamp.key);
+  payload->push_back('\n');
+}
+
+Status ReadIdempotencyStamp(std::string_view payload, IdempotencyStamp* stamp, bool* found) {
+  *found = false;
+  if (payload.size() < 2 || payload.back() != '\n') return Status::OK();
+  const size_t nl = payload.rfind('\n', payload.size() - 2);
+  const size_t begin = nl == std::string_view::npos ? 0 : nl + 1;
+  const std::string_view text = payload.substr(begin, payload.size() - 1 - begin);
+  if (!text.starts_with(kIdempotencyTag)) return Status::OK();
+  auto bad = [&](const char* why) {
+    return Status::Error(std::string("malformed idempotency line (") + why + "): '" + Clipped(text, 120) + "'");
+  };
+  std::string_view rest = text.substr(kIdempotencyTag.size());
+  if (!ParseDecimal(NextField(&rest, false), &stamp->accepted_at)) return bad("accepted_at");
+  if (!ParseDecimal(NextField(&rest, false), &stamp->events)) return bad("events");
+  if (!ParseDigestHex(NextField(&rest, false), &stamp->digest)) return bad("digest");
+  Result<std::string_view> key = ParseIdempotencyKey(NextField(&rest, true));
+  if (!key.ok() || key->size() != text.size() - (key->data() - text.data())) return bad("key");
+  stamp->key = *key;
+  *found = true;
+  return Status::OK();
+}
 
 void AppendEventLines(const Event& event, uint32_t shard_count, std::string* payload,
                       std::string* scratch) {
@@ -98,8 +156,12 @@ void AppendEventLines(const Event& event, uint32_t shard_count, std::string* pay
 }
 
 bool PayloadReader::Next(PayloadLine* line) {
+  size_t nl = rest_.find('\n');
+  while (!rest_.empty() && rest_.front() == kAnnotationMark && nl != std::string_view::npos) {
+    rest_.remove_prefix(nl + 1);  // an annotation, not a realtime record
+    nl = rest_.find('\n');
+  }
   if (rest_.empty()) return false;
-  const size_t nl = rest_.find('\n');
   if (nl == std::string_view::npos) {
     status_ = Status::Error("oplog payload line without a newline");
     return false;

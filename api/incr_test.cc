@@ -255,6 +255,65 @@ TEST(IncrPayload, NumbersOutOfRangeAreErrorsNotWrapped) {
   EXPECT_EQ(line.day, INT64_MAX);
 }
 
+// The idempotency stamp (docs/formats.md#oplog-record): the record's last line, written and
+// read back, and skipped by every PayloadReader, so a sender never sends it.
+TEST(IncrPayload, IdempotencyStampRoundTripsAndIsSkippedByReaders) {
+  Event e;
+  e.ns = "u";
+  e.key = "jehiah";
+  e.ts = kTs;
+  std::string payload, scratch;
+  AppendEventLines(e, 5, &payload, &scratch);
+  const std::vector<std::string> lines = Lines(payload);
+  const RequestDigest digest{0x0123456789abcdefULL, 0xfedcba9876543210ULL};
+  AppendIdempotencyLine(IdempotencyStamp{1764000000, 7, digest, "batch-0042"}, &payload);
+  EXPECT_EQ(payload, "4 15424 u|jehiah.c3p1,1\n"
+                     "!idempotency 1764000000 7 0123456789abcdeffedcba9876543210 batch-0042\n");
+  EXPECT_EQ(Lines(payload), lines);
+  IdempotencyStamp stamp;
+  bool found = false;
+  ASSERT_TRUE(ReadIdempotencyStamp(payload, &stamp, &found).ok());
+  ASSERT_TRUE(found);
+  EXPECT_EQ(stamp.accepted_at, 1764000000);
+  EXPECT_EQ(stamp.events, 7u);
+  EXPECT_EQ(stamp.digest, digest);
+  EXPECT_EQ(stamp.key, "batch-0042");
+  // A record without a stamp (every unkeyed request), and annotation lines anywhere.
+  ASSERT_TRUE(ReadIdempotencyStamp("4 15424 u|jehiah.c3p1,1\n", &stamp, &found).ok());
+  EXPECT_FALSE(found);
+  EXPECT_EQ(Lines("!a\n4 15424 u|a.c3p1,1\n!b\n!c\n0 15424 u|b.c3p1,2\n!d\n"),
+            (std::vector<std::string>{"4 15424 u|a.c3p1,1", "0 15424 u|b.c3p1,2"}));
+  EXPECT_TRUE(Lines("!only\n").empty());
+  PayloadReader torn("4 15424 u|a.c3p1,1\n!no newline");
+  PayloadLine line;
+  EXPECT_TRUE(torn.Next(&line));
+  EXPECT_FALSE(torn.Next(&line));
+  EXPECT_FALSE(torn.status().ok());
+}
+
+TEST(IncrPayload, MalformedIdempotencyStampsAreErrors) {
+  const std::string d = "0123456789abcdeffedcba9876543210";
+  for (const std::string& bad : std::vector<std::string>{
+           "!idempotency x 1 " + d + " k\n", "!idempotency -1 1 " + d + " k\n", "!idempotency 01 1 " + d + " k\n",
+           "!idempotency 1 00 " + d + " k\n", "!idempotency +1 1 " + d + " k\n", "!idempotency 1 -1 " + d + " k\n",
+           "!idempotency 1 1 " + d.substr(1) + " k\n", "!idempotency 1 1 " + d + "Z k\n",
+           "!idempotency 1 1 0123456789ABCDEFfedcba9876543210 k\n", "!idempotency 1 1 " + d + "\n",
+           "!idempotency 1 1 " + d + " \n", "!idempotency 1 1 " + d + " a b\n", "!idempotency 1 1 " + d + " \"k\"\n",
+           "!idempotency 1 1 " + d + " " + std::string(256, 'k') + "\n", "!idempotency 1 1\n", "!idempotency \n"}) {
+    IdempotencyStamp stamp;
+    bool found = true;
+    Status s = ReadIdempotencyStamp("0 1 u|a.c3p1,1\n" + bad, &stamp, &found);
+    EXPECT_FALSE(s.ok()) << bad;
+    EXPECT_FALSE(found) << bad;
+    EXPECT_NE(s.message().find("malformed idempotency line"), std::string::npos) << s.message();
+  }
+  IdempotencyStamp stamp;
+  bool found = false;
+  ASSERT_TRUE(ReadIdempotencyStamp("!idempotency 1 1 " + d + " " + std::string(255, 'k') + "\n", &stamp, &found).ok());
+  EXPECT_TRUE(found);
+  EXPECT_EQ(stamp.key.size(), 255u);
+}
+
 class DeliveryRoundsFile : public ::testing::Test {
  protected:
   TestDir tmp_;

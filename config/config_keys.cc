@@ -28,6 +28,7 @@ constexpr std::string_view kKeys[] = {
     "fwmatch-limit",    // realtime, archive
     "generation",       // rebuild
     "help",             // every program
+    "idempotency-mb",   // api
     "idle-timeout-ms",  // api, realtime, archive
     "input",            // rebuild
     "jobs",             // rebuild

@@ -4,7 +4,9 @@
 // Beyond "no crash": every line the reader accepts is what its text says — the shard and
 // day are the decimal numbers written (never wrapped into a smaller type), key and value
 // the text around the first ',', a count line's delta the value's number — so formatting the
-// accepted fields as AppendEventLines would gives text that reads back to the same fields.
+// accepted fields as AppendEventLines would gives text that reads back to the same fields;
+// annotation lines ('!') are skipped, never read as records. A stamp ReadIdempotencyStamp
+// accepts is written back by AppendIdempotencyLine as the same line.
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
@@ -23,6 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   PayloadLine line;
   std::string_view rest = payload;
   while (reader.Next(&line)) {
+    while (rest.starts_with("!")) rest.remove_prefix(rest.find('\n') + 1);  // a whole annotation line
     const std::string_view text = rest.substr(0, rest.find('\n'));
     rest.remove_prefix(text.size() + 1);
     // The numbers as written.
@@ -47,6 +50,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                    other.value == line.value && other.lookup == line.lookup &&
                    other.delta == line.delta,
                "a formatted line reads back the same");
+  }
+
+  IdempotencyStamp stamp;
+  bool found = false;
+  if (ReadIdempotencyStamp(payload, &stamp, &found).ok() && found) {
+    std::string line;
+    AppendIdempotencyLine(stamp, &line);
+    FUZZ_CHECK(payload.ends_with(line) && (payload.size() == line.size() || payload[payload.size() - line.size() - 1] == '\n'),
+               "a stamp read is the record's last line as AppendIdempotencyLine writes it");
   }
   return 0;
 }

@@ -12,3 +12,8 @@ endif()
 if(TARGET clickatron_api)
   clickatron_bench(incr_floor SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/incr_floor.cc LIBS clickatron_api)
 endif()
+# The idempotency index: heap an entry, and the start-up restore beside the oplog's own
+# recovery (docs/benchmarks.md#idempotency-index).
+if(TARGET clickatron_api)
+  clickatron_bench(idempotency_bench SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/idempotency_bench.cc LIBS clickatron_api)
+endif()

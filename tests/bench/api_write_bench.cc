@@ -1,11 +1,19 @@
 // The /incr hot path without the network: query parse, validation and encoding into the
-// oplog payload, for one event and for a 1000-event POST body. Run:
+// oplog payload, for one event and for a 1000-event POST body; and what safe retries
+// (docs/api-write.md#safe-retries) add: the header lookup every request pays, and the work of
+// a keyed request, new or replayed. Run:
 // build/apiw-release/bin/api_write_bench. Figures: docs/benchmarks.md ("api: write path").
 #include <benchmark/benchmark.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <sys/queue.h>
 
 #include <ctime>
+#include <memory>
 #include <string>
 
+#include "api/idempotency_index.h"
+#include "api/idempotency_key.h"
 #include "api/incr_event.h"
 #include "api/incr_payload.h"
 #include "keyformat/event.h"
@@ -91,6 +99,68 @@ void BM_PayloadRead(benchmark::State& state) {
   state.SetBytesProcessed(int64_t(state.iterations() * payload.size()));
 }
 BENCHMARK(BM_PayloadRead);
+
+// What a request without Idempotency-Key pays for the feature: looking the header up among
+// the headers a client sends (curl's three here; wrk sends one).
+void BM_KeyHeaderAbsent(benchmark::State& state) {
+  evkeyvalq headers;
+  TAILQ_INIT(&headers);
+  evhttp_add_header(&headers, "Host", "127.0.0.1:8000");
+  evhttp_add_header(&headers, "User-Agent", "curl/7.88.1");
+  evhttp_add_header(&headers, "Accept", "*/*");
+  for (auto _ : state) benchmark::DoNotOptimize(evhttp_find_header(&headers, kIdempotencyKeyHeader));
+  evhttp_clear_headers(&headers);
+}
+BENCHMARK(BM_KeyHeaderAbsent);
+
+// A new keyed single-event request, beyond the unkeyed work: the key checked, the request's
+// digest, the index looked up and entered (the entries are dropped every 2^16 requests, off
+// the clock, so the index stays at the size of a busy day's), the stamp line appended.
+void BM_KeyedNew(benchmark::State& state) {
+  const std::string qs = "ns=u&key=user12345&ts=" + std::to_string(kNow) + "&sub=country:US&sub=ref:r17";
+  auto index = std::make_unique<IdempotencyIndex>(SIZE_MAX);
+  std::string key = "8e03978e-40d5-43e8-bc93-000000000000", payload;
+  uint64_t n = 0;
+  for (auto _ : state) {
+    if (++n % 65536 == 0) {
+      state.PauseTiming();
+      index = std::make_unique<IdempotencyIndex>(SIZE_MAX);
+      state.ResumeTiming();
+    }
+    const std::string digits = std::to_string(n);
+    key.replace(key.size() - digits.size(), digits.size(), digits);
+    Result<std::string_view> k = ParseIdempotencyKey(key);
+    const RequestDigest digest = DigestIncrRequest({}, qs);
+    if (index->Find(*k) != nullptr || !index->HasRoom(*k)) state.SkipWithError("key held");
+    payload.clear();
+    AppendIdempotencyLine(IdempotencyStamp{kNow, 1, digest, *k}, &payload);
+    index->Stored(index->Insert(IdempotencyIndex::Entry{*k, digest, kNow, 1, n,
+                                                        IdempotencyIndex::State::kInFlight}));
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_KeyedNew);
+
+// A replayed request: the key checked, the digest, the entry found and compared (1M keys held).
+void BM_KeyedReplay(benchmark::State& state) {
+  const std::string qs = "ns=u&key=user12345&ts=" + std::to_string(kNow) + "&sub=country:US&sub=ref:r17";
+  IdempotencyIndex index(SIZE_MAX);
+  const RequestDigest digest = DigestIncrRequest({}, qs);
+  for (uint64_t i = 0; i < 1000000; i++) {
+    const std::string key = "8e03978e-40d5-43e8-bc93-" + std::to_string(100000000000 + i);
+    index.Insert(IdempotencyIndex::Entry{key, digest, kNow, 1, i + 1, IdempotencyIndex::State::kStored});
+  }
+  uint64_t n = 0, found = 0;
+  for (auto _ : state) {
+    const std::string key = "8e03978e-40d5-43e8-bc93-" + std::to_string(100000000000 + (n++ * 7919) % 1000000);
+    Result<std::string_view> k = ParseIdempotencyKey(key);
+    const IdempotencyIndex::Entry* e = index.Find(*k);
+    found += e != nullptr && e->digest == DigestIncrRequest({}, qs);
+  }
+  if (found != n) state.SkipWithError("a key was not found");
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_KeyedReplay);
 
 }  // namespace
 }  // namespace clickatron

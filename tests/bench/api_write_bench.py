@@ -18,6 +18,13 @@ and clickatron-api (oplog-sync=batch) in a temporary directory, then measures:
 
 Every load is bounded in time and stops by itself. Prints a summary.
 
+With --versus OTHER_BIN it measures instead, side by side at 32 and 256 connections
+(--rounds alternating rounds, default 2; nginx at the start of each and at the end): single-event GET /incr on this build's
+API and on OTHER_BIN's clickatron-api (another build: the same shards, its own oplog and
+node-id), and on this build's API the same requests each with a new Idempotency-Key (the
+keyed path, docs/api-write.md#safe-retries) — what the hot path without the header lost, and
+what a keyed request costs.
+
 With --floor it measures instead, side by side at 32 and 256 connections (two alternating
 rounds, nginx before, between and after): the API's single-event GET /incr (oplog-sync
 batch) and tests/bench/incr_floor (the same per-request work and oplog behind the smallest
@@ -51,6 +58,16 @@ local n = 0
 request = function()
   n = n + 1
   return wrk.format("GET", "/incr?ns=u&key=k" .. (n %% 100000))
+end
+"""
+
+# The single-event request with a new Idempotency-Key each (%s: a prefix per run, so no run
+# replays another's keys).
+KEYED_LUA = """
+local n = 0
+request = function()
+  n = n + 1
+  return wrk.format("GET", "/incr?ns=u&key=k" .. (n %% 100000), {["Idempotency-Key"] = "%s-" .. n})
 end
 """
 
@@ -117,7 +134,7 @@ def wrk(port, script, conns, seconds, path="/"):
 
 
 class Cluster:
-    def __init__(self, bin_dir, tmp):
+    def __init__(self, bin_dir, tmp, api_config=""):
         self.tmp = tmp
         self.procs = []
         self.rt_ports = [free_port(), free_port()]
@@ -134,7 +151,7 @@ class Cluster:
             f.write(f"port = {self.port}\n")
             for p in self.rt_ports:
                 f.write(f"realtime = 127.0.0.1:{p}\n")
-            f.write(f"oplog-dir = {tmp}/oplog\noplog-sync = batch\nnode-id = api-1\n")
+            f.write(f"oplog-dir = {tmp}/oplog\noplog-sync = batch\nnode-id = api-1\n" + api_config)
         self.api = self.spawn([os.path.join(bin_dir, "clickatron-api"), "--config", conf], "api.log")
         wait_until(lambda: http(self.port, "/ping")[0] == 200, what="api up")
         self.nginx_port = free_port()
@@ -212,6 +229,51 @@ def lag_probe(c, samples, background_events_per_s):
             "max_ms": lags[-1]}
 
 
+def versus_comparison(c, other_bin, tmp, single, seconds, rounds):
+    """This build's API, OTHER_BIN's API and this build's keyed path, side by side."""
+    port = free_port()
+    conf = os.path.join(tmp, "other.conf")
+    with open(conf, "w") as f:
+        f.write(f"port = {port}\n" + "".join(f"realtime = 127.0.0.1:{p}\n" for p in c.rt_ports) +
+                f"oplog-dir = {tmp}/oplog-other\noplog-sync = batch\nnode-id = api-2\n")
+    other = c.spawn([os.path.join(other_bin, "clickatron-api"), "--config", conf], "api-other.log")
+    wait_until(lambda: http(port, "/ping")[0] == 200, what="the other api up")
+    keyed_runs = [0]
+
+    def keyed_script():
+        keyed_runs[0] += 1
+        path = os.path.join(tmp, f"keyed{keyed_runs[0]}.lua")
+        with open(path, "w") as f:
+            f.write(KEYED_LUA % f"bench{keyed_runs[0]}")
+        return path
+
+    runs = [("nginx", c.nginx_port, c.nginx, None), ("api", c.port, c.api, None),
+            ("api other", port, other, None), ("api keyed", c.port, c.api, "keyed")]
+    results = {}
+    for conns in (32, 256):
+        rps, cpus = {}, {}
+        for rnd in range(rounds):
+            order = runs if rnd % 2 == 0 else [runs[0], runs[2], runs[1], runs[3]]
+            order = order + ([runs[0]] if rnd == rounds - 1 else [])
+            for name, p, proc, kind in order:
+                script = keyed_script() if kind == "keyed" else single
+                cpu0 = cpu_seconds(proc.pid)
+                r = wrk(p, script, conns, seconds)
+                cpu = (cpu_seconds(proc.pid) - cpu0) * 1e6 / max(1, r["requests"])
+                rps.setdefault(name, []).append(r["rps"])
+                cpus.setdefault(name, []).append(cpu)
+                print(f"  c={conns} {name:<10} {r['rps']:9.0f} req/s  p99 {r['p99']:<8} non-2xx {r['non2xx']}  "
+                      f"CPU {cpu:.1f} us/request", flush=True)
+                if name != "nginx":
+                    wait_until(c.drained, timeout=120, what="drain")
+        ceiling = sum(rps["nginx"]) / len(rps["nginx"])
+        results[f"c{conns}"] = {name: {"rps": v, "ratio": sum(v) / len(v) / ceiling, "cpu_us": cpus[name]}
+                                for name, v in rps.items()}
+        print(f"c={conns}: " + ", ".join(f"{name} {sum(v) / len(v) / ceiling:.3f}" for name, v in rps.items()
+                                        if name != "nginx") + f" of nginx (mean {ceiling:.0f} req/s)", flush=True)
+    return results
+
+
 def floor_comparison(c, bin_dir, tmp, single, seconds):
     floors = {}
     for sync in ("batch", "none"):
@@ -247,6 +309,9 @@ def main():
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     ap.add_argument("--floor", action="store_true", help="compare the API with incr_floor instead")
+    ap.add_argument("--versus", metavar="OTHER_BIN", help="compare single GET /incr with another build's API, "
+                    "and this build's keyed GET /incr, instead")
+    ap.add_argument("--rounds", type=int, default=2, help="alternating rounds of --versus")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="clickatron-api-bench-")
     single = os.path.join(tmp, "single.lua")
@@ -256,9 +321,13 @@ def main():
     with open(batch, "w") as f:
         f.write(BATCH_LUA % 42)
     print(f"nproc {os.cpu_count()}, load before: {open('/proc/loadavg').read().split()[:3]}")
-    c = Cluster(args.bin, tmp)
+    # The keyed runs put ~250,000 keys a run in the index: room for all of them.
+    c = Cluster(args.bin, tmp, api_config="idempotency-mb = 2048\n" if args.versus else "")
     results = {}
     try:
+        if args.versus:
+            print(json.dumps(versus_comparison(c, args.versus, tmp, single, args.seconds, args.rounds), indent=1))
+            return
         if args.floor:
             print(json.dumps(floor_comparison(c, args.bin, tmp, single, args.seconds), indent=1))
             return
