@@ -52,8 +52,9 @@ Result<ClusterView> ReadCluster(const Options& options, const std::string& why) 
     Result<net::RealtimeStatsFields> stats = ReadRealtimeStatsOf(options.realtime[n], options.timeout_ms);
     Result<ShardView> view = stats.ok() ? ViewOf(*stats) : Result<ShardView>(stats.status());
     if (!view.ok()) {
-      return Status::Error(why + ": the /stats of " + RealtimeShardName(options, n) +
-                           " cannot be read: " + view.status().message());
+      return Status::Error(why + ": the /stats of " + RealtimeShardName(options, n) + " cannot be read: " +
+                           view.status().message() + "; start it and run this again (its host lost with its "
+                           "disk: docs/operations.md#replaying-an-oplog-after-losing-a-realtime-host)");
     }
     cluster[n] = std::move(view).value();
     return Status::OK();

@@ -95,6 +95,9 @@ class ClusterSim(RuleBasedStateMachine):
         self.down = set()
         self.history_n = 0
         self.failed = False
+        self.keyed = []       # requests sent with an Idempotency-Key, for retries
+        self.plain = []       # and without
+        self.request_n = 0
 
     # -- setup ------------------------------------------------------------------------
     @initialize(realtime=st.integers(1, 3), apis=st.integers(1, 2), hour=st.integers(0, 23))
@@ -174,24 +177,70 @@ class ClusterSim(RuleBasedStateMachine):
 
     # -- rules ------------------------------------------------------------------------
     @rule(data=st.data(), day_offset=st.sampled_from([-2, -1, 0, 0, 1, 2]), hour=st.integers(0, 23),
-          key=st.sampled_from(KEYS), value=st.integers(1, 9))
+          key=st.sampled_from(KEYS), value=st.integers(1, 9), keyed=st.booleans())
     @step
-    def incr(self, data, day_offset, hour, key, value):
+    def incr(self, data, day_offset, hour, key, value, keyed):
+        """An increment at any timestamp around the API's window, with or without an
+        Idempotency-Key (docs/api-write.md#safe-retries)."""
         c = self.c
         n = data.draw(st.integers(0, len(c.api_ports) - 1), label="api")
         ts = hour_ts(c.today() + day_offset, hour)
+        request = {"api": n, "key": key, "ts": ts, "value": value, "sent_at": c.now, "outcome": None}
+        if keyed:
+            self.request_n += 1
+            request["idempotency_key"] = f"sim-{self.request_n}"
+            self.keyed.append(request)
+        self.send(request, first=True)
+
+    @precondition(lambda self: self.keyed or self.plain)
+    @rule(data=st.data(), keyed=st.booleans())
+    @step
+    def retry(self, data, keyed):
+        """A client's retry of an earlier request, as every HTTP library does after a timeout:
+        with its Idempotency-Key it is answered as the first was and counts nothing again
+        (within the 24 h window); without one it counts again."""
+        pool = self.keyed if keyed and self.keyed else self.plain or self.keyed
+        request = data.draw(st.sampled_from(pool), label="request")
+        self.send(request, first=False)
+
+    def send(self, request, first):
+        c = self.c
+        n, key, ts, value = request["api"], request["key"], request["ts"], request["value"]
+        headers = {"Idempotency-Key": request["idempotency_key"]} if "idempotency_key" in request else None
         try:
-            r = c.incr(n, "u", key, ts, value=value)
+            r = c.incr(n, "u", key, ts, value=value, headers=headers)
         except OSError:
             if f"api-{n}" not in self.down:
                 self.ledger.add(key, ts, value, acked=False)
+                if request["outcome"] is None:
+                    request["outcome"] = "doubt"
             return
+        if first and headers is None:
+            self.plain.append(request)
         if r.status == 200:
-            self.ledger.add(key, ts, value, acked=True)
+            replayed = r.headers.get("idempotent-replayed") == "true"
+            if replayed:
+                # The first was accepted: counted once, by the first.
+                assert headers is not None and request["outcome"] in (200, "doubt"), (request, r)
+                if request["outcome"] == "doubt":
+                    self.ledger.add(key, ts, -value, acked=False)
+                    self.ledger.add(key, ts, value, acked=True)
+                    request["outcome"] = 200
+            else:
+                # A new request: the first was never accepted, or is out of the window.
+                if headers is not None and request["outcome"] == 200:
+                    assert c.now - request["sent_at"] >= 24 * 3600, ("a keyed retry counted twice", request)
+                if headers is not None and request["outcome"] == "doubt":
+                    self.ledger.add(key, ts, -value, acked=False)  # the first never counted
+                self.ledger.add(key, ts, value, acked=True)
+                request["outcome"] = 200
             return
         body = r.json()
         assert r.status in (400, 503), r
-        assert body["status_txt"] in ("TS_TOO_OLD", "TS_IN_FUTURE", "OPLOG_UNAVAILABLE", "SOURCE_CONFLICT"), body
+        assert body["status_txt"] in ("TS_TOO_OLD", "TS_IN_FUTURE", "OPLOG_UNAVAILABLE", "SOURCE_CONFLICT",
+                                      "IDEMPOTENCY_INDEX_FULL"), body
+        if request["outcome"] is None:
+            request["outcome"] = r.status
 
     @rule(hours=st.integers(1, 30))
     @step
