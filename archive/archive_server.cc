@@ -241,27 +241,8 @@ void ArchiveServer::OnFwmatch(net::Request& req) {
     ReplyBadRequest(req, "MISSING_ARG_KEY", "missing argument: key");
     return;
   }
-  size_t limit = options_.fwmatch_limit;
-  if (params.limit()) {
-    std::string_view text = *params.limit();
-    uint64_t n = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || n == 0) {
-      ReplyBadRequest(req, "INVALID_ARG_LIMIT",
-                      "limit '" + Clipped(text, 64) + "' is not a positive integer");
-      return;
-    }
-    if (n > limit) {
-      // Never a silent cut: the client pages with after= (docs/operations.md#limits). The
-      // header tells a client that asked for too much what it may ask for.
-      req.AddHeader(kFwmatchLimitHeader, std::to_string(limit).c_str());
-      ReplyBadRequest(req, "INVALID_ARG_LIMIT",
-                      "limit " + std::to_string(n) + " is above this server's --fwmatch-limit " +
-                          std::to_string(limit) + "; ask for at most that, page with after=");
-      return;
-    }
-    limit = n;
-  }
+  size_t limit;
+  if (!FwmatchLimit(req, params, &limit)) return;
   if (db->health().damaged()) return ReplyDamaged(req, *db);
   if (ReplyNotModified(req, scratch, *db)) return;
   std::vector<std::string_view>& lines = scratch.lines;
@@ -284,6 +265,29 @@ void ArchiveServer::OnFwmatch(net::Request& req) {
     ReplyText(req, scratch, 200, scratch.out);
   }
   TrimScratch(scratch);
+}
+
+bool ArchiveServer::FwmatchLimit(net::Request& req, const KeyParams& params, size_t* limit) {
+  *limit = options_.fwmatch_limit;
+  if (!params.limit()) return true;
+  std::string_view text = *params.limit();
+  uint64_t n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || n == 0) {
+    ReplyBadRequest(req, "INVALID_ARG_LIMIT", "limit '" + Clipped(text, 64) + "' is not a positive integer");
+    return false;
+  }
+  if (n > *limit) {
+    // Never a silent cut: the client pages with after= (docs/operations.md#limits). The
+    // header tells a client that asked for too much what it may ask for.
+    req.AddHeader(kFwmatchLimitHeader, std::to_string(*limit).c_str());
+    ReplyBadRequest(req, "INVALID_ARG_LIMIT",
+                    "limit " + std::to_string(n) + " is above this server's --fwmatch-limit " +
+                        std::to_string(*limit) + "; ask for at most that, page with after=");
+    return false;
+  }
+  *limit = n;
+  return true;
 }
 
 void ArchiveServer::TrimScratch(LoopScratch& scratch) {

@@ -149,6 +149,9 @@ class ArchiveServer {
   void OnGet(net::Request& req);
   void OnMget(net::Request& req);
   void OnFwmatch(net::Request& req);
+  // The /fwmatch limit: the request's `limit`, else --fwmatch-limit. False (and the 400
+  // sent) when it is not a positive integer or is above --fwmatch-limit.
+  bool FwmatchLimit(net::Request& req, const KeyParams& params, size_t* limit);
   void OnReload(net::Request& req);
   void OnStats(net::Request& req);
   void OnPing(net::Request& req);
