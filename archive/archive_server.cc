@@ -160,20 +160,16 @@ void ArchiveServer::OnGet(net::Request& req) {
   if (db->health().damaged()) return ReplyDamaged(req, *db);
   if (ReplyNotModified(req, scratch, *db)) return;
   const std::string_view key = scratch.params.keys()[0];
-  std::string& out = scratch.out;
   bool found = false;
   const MappedFault fault = db->Read([&] {
     Line line;
     found = db->Find(key, &line);
-    if (found) {
-      out.resize(line.value_nl.size());  // may allocate: no mapped byte is read inside it
-      std::memcpy(out.data(), line.value_nl.data(), line.value_nl.size());
-    }
+    if (found) std::memcpy(scratch.Room(line.value_nl.size()), line.value_nl.data(), line.value_nl.size());
   });
   if (!ReadWasWhole(req, *db, fault)) return;
   if (found) {
     Bump(counters.get_hits);
-    ReplyText(req, scratch, 200, out);
+    ReplyText(req, scratch, 200, scratch.answer());
   } else {
     Bump(counters.get_misses);
     ReplyText(req, scratch, 404, {});
@@ -218,7 +214,7 @@ void ArchiveServer::OnMget(net::Request& req) {
   if (!fits) {
     ReplyAnswerTooLarge(req, "/mget");
   } else {
-    ReplyText(req, scratch, 200, scratch.out);
+    ReplyText(req, scratch, 200, scratch.answer());
   }
   TrimScratch(scratch);
 }
@@ -262,7 +258,7 @@ void ArchiveServer::OnFwmatch(net::Request& req) {
   } else {
     // The limit cut the answer: the client asks again with after=<the last key it got>.
     if (more) req.AddHeader("X-Fwmatch-More", "1");
-    ReplyText(req, scratch, 200, scratch.out);
+    ReplyText(req, scratch, 200, scratch.answer());
   }
   TrimScratch(scratch);
 }
@@ -291,7 +287,10 @@ bool ArchiveServer::FwmatchLimit(net::Request& req, const KeyParams& params, siz
 }
 
 void ArchiveServer::TrimScratch(LoopScratch& scratch) {
-  if (scratch.out.capacity() > (1u << 20)) std::string().swap(scratch.out);
+  if (scratch.out.capacity() > (1u << 20)) {
+    std::string().swap(scratch.out);
+    scratch.out_size = 0;
+  }
   if (scratch.lines.capacity() > (1u << 16)) std::vector<std::string_view>().swap(scratch.lines);
 }
 
@@ -299,8 +298,7 @@ bool ArchiveServer::CopyLines(LoopScratch& scratch) const {
   size_t total = 0;
   for (std::string_view line : scratch.lines) total += line.size();
   if (total > options_.max_answer_bytes) return false;
-  scratch.out.resize(total);  // may allocate: no mapped byte is read inside it
-  char* to = scratch.out.data();
+  char* to = scratch.Room(total);  // may allocate: no mapped byte is read inside it
   for (std::string_view line : scratch.lines) {
     std::memcpy(to, line.data(), line.size());
     to += line.size();

@@ -135,7 +135,18 @@ class ArchiveServer {
   // Scratch space of one loop, reused by every request it serves.
   struct LoopScratch {
     KeyParams params;
-    std::string out;  // the answer, copied out of the mapping
+    // The answer, copied out of the mapping: the first out_size bytes of out, which only
+    // grows (resizing it to each answer cost ~50 instructions a /get:
+    // docs/benchmarks.md#archive-guarded-reads).
+    std::string out;
+    size_t out_size = 0;
+    // Room for an answer of n bytes. May allocate: call it before reading mapped bytes into it.
+    char* Room(size_t n) {
+      if (out.size() < n) out.resize(n);
+      out_size = n;
+      return out.data();
+    }
+    std::string_view answer() const { return std::string_view(out.data(), out_size); }
     std::vector<std::string_view> lines;  // the lines an /mget or /fwmatch found
     DateHeader date;
   };

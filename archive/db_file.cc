@@ -177,7 +177,8 @@ DbFile::~DbFile() {
 std::string DbFile::ChangeSinceVerified() const {
   struct stat st;
   if (fstat(fd_, &st) != 0) return std::string("fstat: ") + std::strerror(errno);
-  return DescribeChange(verified_, FileStamp::Of(st));
+  const FileStamp now = FileStamp::Of(st);
+  return now == verified_ ? std::string() : DescribeChange(verified_, now);  // the watcher's every check
 }
 
 std::string DbFile::DescribeDamage(DamageSource source, size_t offset) const {
