@@ -88,12 +88,13 @@ Status ArchiveServer::Start() {
   std::fprintf(stderr, "clickatron-archive: listening on %s:%u with %d thread(s)\n",
                options_.address.c_str(), static_cast<unsigned>(server_.port()),
                options_.threads);
-  reloader_.Start();
+  // The watcher first: a reload tells it to move (Retarget) once it runs.
   if (options_.file_check_ms > 0) {
     if (std::string note = watcher_.Start(); !note.empty()) {
       std::fprintf(stderr, "clickatron-archive: %s\n", note.c_str());
     }
   }
+  reloader_.Start();
   return Status::OK();
 }
 

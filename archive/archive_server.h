@@ -20,10 +20,10 @@
 //                         "limits" (net::Server::WriteLimitFields, max_mget_keys,
 //                         fwmatch_limit)
 //   /ping                 200 "OK\n"
-// A file truncated or rewritten in place under the server (docs/archive.md#a-file-changed-
-// under-the-server) never kills it: every read is a guarded read of the mapping
-// (mapped_read.h) copied into the loop's scratch before it is answered, and a FileWatcher
-// reports writes. Once the served file is seen damaged, /get, /mget and /fwmatch answer
+// A file truncated or rewritten in place under the server never kills it
+// (docs/archive.md#a-file-changed-under-the-server): every read is a guarded read of the
+// mapping (mapped_read.h) copied into the loop's scratch before it is answered, and a
+// FileWatcher reports writes. Once the served file is seen damaged, /get, /mget and /fwmatch answer
 // 503 ARCHIVE_FILE_DAMAGED (the envelope, its message naming the file and what changed)
 // and never a byte of it; /stats says since when and how it was seen; one log line per
 // episode; a reload that verifies a whole file at the path ends it, a refused one says

@@ -28,14 +28,15 @@
 // A served file must be replaced by rename (`mv new data`, or publish's new generation
 // directory), never rewritten in place: the mapping is shared with the file, so an
 // in-place write changes the bytes under verified lookups, and truncating it makes reads
-// past the new end fault (SIGBUS). A server survives both (docs/archive.md#a-file-changed-
-// under-the-server): it reads the mapping only inside Read(fn) (mapped_read.h), which turns
-// a fault into a result; the lookups check every '\n' and separator they rely on and call
-// MappedBytesBroken() when one is gone, so bytes rewritten into any shape never make them
-// read outside the mapping; and health() records the damage once it is seen. Open() reads
-// the file under the same guard and refuses a file whose size or mtime changed while it
-// was being verified. Lookups called outside Read() behave as before on a damaged file:
-// the process dies (of SIGBUS, or abort() on broken bytes).
+// past the new end fault (SIGBUS). A server survives both
+// (docs/archive.md#a-file-changed-under-the-server): it reads the mapping only inside
+// Read(fn) (mapped_read.h), which turns a fault into a result; the lookups check every
+// '\n' and separator they rely on and call MappedBytesBroken() when one is gone, so bytes
+// rewritten into any shape never make them read outside the mapping; and health() records
+// the damage once it is seen. Open() reads the file under the same guard and refuses a
+// file whose size or mtime changed while it was being verified. Lookups called outside
+// Read() behave as before on a damaged file: the process dies (of SIGBUS, or abort() on
+// broken bytes).
 //
 // Thread-safety: a DbFile is immutable after Open() but for its health(); any number of
 // threads may look up concurrently. Share it with std::shared_ptr (see live_db.h); the

@@ -33,7 +33,8 @@
 //     fault interrupts only the instruction that reads the mapping.
 //   * after a fault, what fn wrote may be half done: the caller discards it.
 //   * guards do not nest on a thread.
-// Cost: a sigsetjmp (about 30 instructions, no syscall) and two stores per guarded read.
+// Cost: about 60 instructions per guarded read (sigsetjmp without a syscall, two stores, an
+// indirect call): docs/benchmarks.md#archive-guarded-reads.
 #ifndef CLICKATRON_ARCHIVE_MAPPED_READ_H_
 #define CLICKATRON_ARCHIVE_MAPPED_READ_H_
 
