@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
+#include <ctime>
 
 #include "archive/served_generation.h"
 #include "base/clip.h"
@@ -42,7 +44,9 @@ ArchiveServer::ArchiveServer(ArchiveOptions options)
       scratch_(new LoopScratch[static_cast<size_t>(std::max(1, options_.threads))]),
       started_(std::chrono::steady_clock::now()),
       mailboxes_(new ReloadMailbox[static_cast<size_t>(std::max(1, options_.threads))]),
-      reloader_(&db_, [this](const Status& s) { LogReload(s); }) {
+      watcher_(&db_, std::max(1, options_.file_check_ms),
+               [this](const std::shared_ptr<const DbFile>& db, DamageSource source) { FileDamaged(*db, source, 0); }),
+      reloader_(&db_, [this](const Status& s) { OnReloaded(s); }) {
   const net::RouteOptions alias{.trailing_slash_alias = true};
   // /reload needs the cluster secret; the sortdb reads too with require_secret_for_reads
   // (net/secret.h). An empty secret admits at once (no header lookup on the hot path).
@@ -56,7 +60,10 @@ ArchiveServer::ArchiveServer(ArchiveOptions options)
   server_.Handle("/ping", [this](net::Request& r) { OnPing(r); }, alias);
   server_.OnSighup([this] { reloader_.Request({}); });
   // The last moment the loops run: no reload may post to them after this.
-  server_.OnStop([this] { reloader_.Stop(); });
+  server_.OnStop([this] {
+    reloader_.Stop();
+    watcher_.Stop();
+  });
 }
 
 ArchiveServer::~ArchiveServer() = default;
@@ -66,6 +73,9 @@ Status ArchiveServer::Start() {
   if (options_.require_secret_for_reads && options_.secret.empty()) {
     return Status::Error("SECRET_REQUIRED: require-secret-for-reads is set but no secret-file names the cluster secret");
   }
+  // Before the first read of a mapping (the verification): a fault in a guarded read is a
+  // result from now on (mapped_read.h).
+  if (Status h = InstallMappedReadHandler(); !h.ok()) return h;
   Status s = db_.Open();
   if (!s.ok()) return Status::Error("refusing to serve " + s.message());
   std::shared_ptr<const DbFile> db = db_.Current();
@@ -78,6 +88,12 @@ Status ArchiveServer::Start() {
   std::fprintf(stderr, "clickatron-archive: listening on %s:%u with %d thread(s)\n",
                options_.address.c_str(), static_cast<unsigned>(server_.port()),
                options_.threads);
+  // The watcher first: a reload tells it to move (Retarget) once it runs.
+  if (options_.file_check_ms > 0) {
+    if (std::string note = watcher_.Start(); !note.empty()) {
+      std::fprintf(stderr, "clickatron-archive: %s\n", note.c_str());
+    }
+  }
   reloader_.Start();
   return Status::OK();
 }
@@ -142,11 +158,19 @@ void ArchiveServer::OnGet(net::Request& req) {
     ReplyBadRequest(req, "MISSING_ARG_KEY", "missing argument: key");
     return;
   }
+  if (db->health().damaged()) return ReplyDamaged(req, *db);
   if (ReplyNotModified(req, scratch, *db)) return;
-  Line line;
-  if (db->Find(scratch.params.keys()[0], &line)) {
+  const std::string_view key = scratch.params.keys()[0];
+  bool found = false;
+  const MappedFault fault = db->Read([&] {
+    Line line;
+    found = db->Find(key, &line);
+    if (found) std::memcpy(scratch.Room(line.value_nl.size()), line.value_nl.data(), line.value_nl.size());
+  });
+  if (!ReadWasWhole(req, *db, fault)) return;
+  if (found) {
     Bump(counters.get_hits);
-    ReplyText(req, scratch, 200, line.value_nl);
+    ReplyText(req, scratch, 200, scratch.answer());
   } else {
     Bump(counters.get_misses);
     ReplyText(req, scratch, 404, {});
@@ -174,28 +198,26 @@ void ArchiveServer::OnMget(net::Request& req) {
                                               std::to_string(options_.max_mget_keys) + " per /mget");
     return;
   }
+  if (db->health().damaged()) return ReplyDamaged(req, *db);
   if (ReplyNotModified(req, scratch, *db)) return;
-  std::string& out = scratch.out;
-  out.clear();
-  uint64_t hits = 0;
-  // Batched lookups overlap the keys' cache misses: 1.9x faster than one by one
-  // (BM_Mget10Batched, docs/benchmarks.md).
-  const size_t max_answer = options_.max_answer_bytes;
-  bool too_large = false;
-  db->FindEach(keys.data(), keys.size(), [&out, &hits, &too_large, max_answer](size_t, const Line& line) {
-    ++hits;
-    if (out.size() + line.whole.size() > max_answer) too_large = true;
-    if (!too_large) out.append(line.whole);
+  std::vector<std::string_view>& lines = scratch.lines;
+  lines.clear();
+  bool fits = false;
+  const MappedFault fault = db->Read([&] {
+    // Batched lookups overlap the keys' cache misses: 1.9x faster than one by one
+    // (BM_Mget10Batched, docs/benchmarks.md).
+    db->FindEach(keys.data(), keys.size(), [&lines](size_t, const Line& line) { lines.push_back(line.whole); });
+    fits = CopyLines(scratch);
   });
+  if (!ReadWasWhole(req, *db, fault)) return;
   Bump(counters.mget_keys, keys.size());
-  Bump(counters.mget_hits, hits);
-  if (too_large) {
+  Bump(counters.mget_hits, lines.size());
+  if (!fits) {
     ReplyAnswerTooLarge(req, "/mget");
   } else {
-    ReplyText(req, scratch, 200, out);
+    ReplyText(req, scratch, 200, scratch.answer());
   }
-  // A rare huge answer should not pin its memory in this loop's scratch for ever.
-  if (out.capacity() > (1u << 20)) std::string().swap(out);
+  TrimScratch(scratch);
 }
 
 void ArchiveServer::OnFwmatch(net::Request& req) {
@@ -216,62 +238,129 @@ void ArchiveServer::OnFwmatch(net::Request& req) {
     ReplyBadRequest(req, "MISSING_ARG_KEY", "missing argument: key");
     return;
   }
-  size_t limit = options_.fwmatch_limit;
-  if (params.limit()) {
-    std::string_view text = *params.limit();
-    uint64_t n = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || n == 0) {
-      ReplyBadRequest(req, "INVALID_ARG_LIMIT",
-                      "limit '" + Clipped(text, 64) + "' is not a positive integer");
-      return;
-    }
-    if (n > limit) {
-      // Never a silent cut: the client pages with after= (docs/operations.md#limits). The
-      // header tells a client that asked for too much what it may ask for.
-      req.AddHeader(kFwmatchLimitHeader, std::to_string(limit).c_str());
-      ReplyBadRequest(req, "INVALID_ARG_LIMIT",
-                      "limit " + std::to_string(n) + " is above this server's --fwmatch-limit " +
-                          std::to_string(limit) + "; ask for at most that, page with after=");
-      return;
-    }
-    limit = n;
-  }
+  size_t limit;
+  if (!FwmatchLimit(req, params, &limit)) return;
+  if (db->health().damaged()) return ReplyDamaged(req, *db);
   if (ReplyNotModified(req, scratch, *db)) return;
-  std::string& out = scratch.out;
-  out.clear();
-  const size_t max_answer = options_.max_answer_bytes;
-  bool too_large = false;
+  std::vector<std::string_view>& lines = scratch.lines;
+  lines.clear();
+  bool fits = false;
   bool more = false;
-  size_t lines = db->ForEachPrefixed(
-      params.keys()[0], limit,
-      [&out, &too_large, max_answer](const Line& line) {
-        if (out.size() + line.whole.size() > max_answer) too_large = true;
-        if (!too_large) out.append(line.whole);
-      },
-      params.after(), &more);
-  Bump(counters.fwmatch_lines, lines);
-  if (too_large) {
+  const MappedFault fault = db->Read([&] {
+    db->ForEachPrefixed(
+        params.keys()[0], limit, [&lines](const Line& line) { lines.push_back(line.whole); },
+        params.after(), &more);
+    fits = CopyLines(scratch);
+  });
+  if (!ReadWasWhole(req, *db, fault)) return;
+  Bump(counters.fwmatch_lines, lines.size());
+  if (!fits) {
     ReplyAnswerTooLarge(req, "/fwmatch");
   } else {
     // The limit cut the answer: the client asks again with after=<the last key it got>.
     if (more) req.AddHeader("X-Fwmatch-More", "1");
-    ReplyText(req, scratch, 200, out);
+    ReplyText(req, scratch, 200, scratch.answer());
   }
-  // A rare huge answer should not pin its memory in this loop's scratch for ever.
-  if (out.capacity() > (1u << 20)) std::string().swap(out);
+  TrimScratch(scratch);
 }
 
-void ArchiveServer::LogReload(const Status& s) {
+bool ArchiveServer::FwmatchLimit(net::Request& req, const KeyParams& params, size_t* limit) {
+  *limit = options_.fwmatch_limit;
+  if (!params.limit()) return true;
+  std::string_view text = *params.limit();
+  uint64_t n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || n == 0) {
+    ReplyBadRequest(req, "INVALID_ARG_LIMIT", "limit '" + Clipped(text, 64) + "' is not a positive integer");
+    return false;
+  }
+  if (n > *limit) {
+    // Never a silent cut: the client pages with after= (docs/operations.md#limits). The
+    // header tells a client that asked for too much what it may ask for.
+    req.AddHeader(kFwmatchLimitHeader, std::to_string(*limit).c_str());
+    ReplyBadRequest(req, "INVALID_ARG_LIMIT",
+                    "limit " + std::to_string(n) + " is above this server's --fwmatch-limit " +
+                        std::to_string(*limit) + "; ask for at most that, page with after=");
+    return false;
+  }
+  *limit = n;
+  return true;
+}
+
+void ArchiveServer::TrimScratch(LoopScratch& scratch) {
+  if (scratch.out.capacity() > (1u << 20)) {
+    std::string().swap(scratch.out);
+    scratch.out_size = 0;
+  }
+  if (scratch.lines.capacity() > (1u << 16)) std::vector<std::string_view>().swap(scratch.lines);
+}
+
+bool ArchiveServer::CopyLines(LoopScratch& scratch) const {
+  size_t total = 0;
+  for (std::string_view line : scratch.lines) total += line.size();
+  if (total > options_.max_answer_bytes) return false;
+  char* to = scratch.Room(total);  // may allocate: no mapped byte is read inside it
+  for (std::string_view line : scratch.lines) {
+    std::memcpy(to, line.data(), line.size());
+    to += line.size();
+  }
+  return true;
+}
+
+bool ArchiveServer::ReadWasWhole(net::Request& req, const DbFile& db, const MappedFault& fault) {
+  if (fault) {
+    FileDamaged(db, fault.kind == MappedFault::Kind::kSigbus ? DamageSource::kSigbus : DamageSource::kBadBytes,
+                fault.offset);
+    ReplyDamaged(req, db);
+    return false;
+  }
+  // The copy's reads before the flag's: a copy that ended after the file was marked
+  // damaged is not answered (what the window is: docs/archive.md#a-file-changed-under-the-server).
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (db.health().damaged()) {
+    ReplyDamaged(req, db);
+    return false;
+  }
+  return true;
+}
+
+void ArchiveServer::ReplyDamaged(net::Request& req, const DbFile& db) {
+  Bump(counters_[req.loop_index()].damaged_reads);
+  std::optional<Damage> damage = db.health().damage();
+  req.ReplyJsonError(503, "ARCHIVE_FILE_DAMAGED",
+                     (damage ? damage->what : db.real_path() + ": damaged") +
+                         "; restore the file or publish a new generation, then reload");
+}
+
+void ArchiveServer::FileDamaged(const DbFile& db, DamageSource source, size_t offset) {
+  if (db.health().damaged()) return;
+  std::string what = db.DescribeDamage(source, offset);
+  if (!db.health().MarkDamaged(source, what)) return;  // another thread saw it first
+  damage_episodes_.fetch_add(1, std::memory_order_relaxed);
+  std::fprintf(stderr,
+               "clickatron-archive: FILE DAMAGED (seen by %s): %s; reads answer 503 ARCHIVE_FILE_DAMAGED "
+               "until a reload verifies a whole file\n",
+               DamageSourceName(source), what.c_str());
+}
+
+std::string ArchiveServer::ReloadRefusal(const Status& s) const {
+  if (db_.Current()->health().damaged()) {
+    return "reload refused, the served file stays damaged (ARCHIVE_FILE_DAMAGED): " + s.message();
+  }
+  return "reload refused, still serving the old file: " + s.message();
+}
+
+// On the reloader's thread, after every reload.
+void ArchiveServer::OnReloaded(const Status& s) {
   std::shared_ptr<const DbFile> db = db_.Current();
   if (s.ok()) {
+    watcher_.Retarget();
     std::fprintf(stderr, "clickatron-archive: reloaded %s (%llu records, %zu bytes%s%s)\n",
                  db->path().c_str(), static_cast<unsigned long long>(db->records()),
                  db->size(), db->has_manifest() ? ", generation " : "",
                  db->has_manifest() ? db->manifest().generation.c_str() : "");
   } else {
-    std::fprintf(stderr, "clickatron-archive: reload refused, still serving the old file: %s\n",
-                 s.message().c_str());
+    std::fprintf(stderr, "clickatron-archive: %s\n", ReloadRefusal(s).c_str());
   }
 }
 
@@ -305,7 +394,7 @@ void ArchiveServer::DeliverReloads(int loop) {
     if (s.ok()) {
       reply->Reply(200, "db reloaded\n");
     } else {
-      reply->Reply(500, "reload refused, still serving the old file: " + s.message() + "\n");
+      reply->Reply(500, ReloadRefusal(s) + "\n");
     }
   }
 }
@@ -313,7 +402,7 @@ void ArchiveServer::DeliverReloads(int loop) {
 void ArchiveServer::OnStats(net::Request& req) {
   std::shared_ptr<const DbFile> db = db_.Current();
   uint64_t get_hits = 0, get_misses = 0, mget_keys = 0, mget_hits = 0, fwmatch_lines = 0,
-           bad = 0, too_many_keys = 0, answers_too_large = 0, not_modified = 0;
+           bad = 0, too_many_keys = 0, answers_too_large = 0, not_modified = 0, damaged_reads = 0;
   for (int i = 0; i < options_.threads; ++i) {
     const LoopCounters& c = counters_[i];
     get_hits += c.get_hits.load(std::memory_order_relaxed);
@@ -325,6 +414,7 @@ void ArchiveServer::OnStats(net::Request& req) {
     too_many_keys += c.too_many_keys.load(std::memory_order_relaxed);
     answers_too_large += c.answers_too_large.load(std::memory_order_relaxed);
     not_modified += c.not_modified.load(std::memory_order_relaxed);
+    damaged_reads += c.damaged_reads.load(std::memory_order_relaxed);
   }
   std::string data;
   net::JsonWriter w(&data);
@@ -352,6 +442,7 @@ void ArchiveServer::OnStats(net::Request& req) {
   w.Field("fwmatch_lines", fwmatch_lines);
   w.Field("not_modified", not_modified);
   w.Field("bad_requests", bad);
+  WriteDamageFields(&w, *db, damaged_reads);
   w.BeginObject("limits");  // docs/operations.md#limits
   server_.WriteLimitFields(&w);
   w.Field("max_mget_keys", static_cast<uint64_t>(options_.max_mget_keys));
@@ -364,6 +455,30 @@ void ArchiveServer::OnStats(net::Request& req) {
   server_.WriteLatencyJson(&w);
   w.EndObject();
   req.ReplyJson(200, "OK", data);
+}
+
+void ArchiveServer::WriteDamageFields(net::JsonWriter* w, const DbFile& db, uint64_t damaged_reads) const {
+  std::optional<Damage> damage = db.health().damage();
+  w->Field("file_damaged", damage.has_value());
+  w->Key("damage");  // null while the served file is whole
+  if (!damage) {
+    w->Null();
+  } else {
+    const std::time_t since = std::chrono::system_clock::to_time_t(damage->since);
+    struct tm utc;
+    gmtime_r(&since, &utc);
+    char text[32];
+    std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc);
+    w->BeginObject();
+    w->Field("since", std::string_view(text));
+    w->Field("seconds", std::chrono::duration_cast<std::chrono::seconds>(
+                            std::chrono::system_clock::now() - damage->since).count());
+    w->Field("seen_by", DamageSourceName(damage->source));
+    w->Field("message", damage->what);
+    w->EndObject();
+  }
+  w->Field("damaged_reads", damaged_reads);
+  w->Field("damage_episodes", damage_episodes_.load(std::memory_order_relaxed));
 }
 
 void ArchiveServer::OnPing(net::Request& req) { req.Reply(200, "OK\n"); }

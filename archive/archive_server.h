@@ -20,6 +20,14 @@
 //                         "limits" (net::Server::WriteLimitFields, max_mget_keys,
 //                         fwmatch_limit)
 //   /ping                 200 "OK\n"
+// A file truncated or rewritten in place under the server never kills it
+// (docs/archive.md#a-file-changed-under-the-server): every read is a guarded read of the
+// mapping (mapped_read.h) copied into the loop's scratch before it is answered, and a
+// FileWatcher reports writes. Once the served file is seen damaged, /get, /mget and /fwmatch answer
+// 503 ARCHIVE_FILE_DAMAGED (the envelope, its message naming the file and what changed)
+// and never a byte of it; /stats says since when and how it was seen; one log line per
+// episode; a reload that verifies a whole file at the path ends it, a refused one says
+// the served file stays damaged.
 // The cluster secret (docs/operations.md#threat-model): /reload first checks the
 // X-Clickatron-Secret header (401 SECRET_MISSING, 403 SECRET_WRONG, nothing reloaded); the
 // reads and /stats stay open as sortdb's were unless --require-secret-for-reads.
@@ -38,8 +46,9 @@
 // (reloader.h): the loops keep serving the old file while the new one is verified, and a
 // /reload answers once the switch is done. SIGTERM stops the loops.
 //
-// Hot path: a lookup copies the answer's bytes from the mapping into evhttp's output
-// buffer once and allocates nothing of its own (per-loop scratch buffers are reused).
+// Hot path: a lookup copies the answer's bytes from the mapping into the loop's scratch
+// (inside the guard) and from there into evhttp's output buffer; per-loop scratch buffers
+// are reused, so it allocates nothing of its own.
 #ifndef CLICKATRON_ARCHIVE_ARCHIVE_SERVER_H_
 #define CLICKATRON_ARCHIVE_ARCHIVE_SERVER_H_
 
@@ -54,11 +63,14 @@
 
 #include "archive/date_header.h"
 #include "archive/db_file.h"
+#include "archive/file_health.h"
+#include "archive/file_watcher.h"
 #include "archive/key_params.h"
 #include "archive/live_db.h"
 #include "archive/reloader.h"
 #include "base/status.h"
 #include "net/http_server.h"
+#include "net/json.h"
 #include "net/loop_waker.h"
 #include "net/request.h"
 
@@ -82,6 +94,10 @@ struct ArchiveOptions {
   net::ServerLimits limits{.max_inflight_body_bytes = 16u << 20};
   bool populate = false;
   bool log_requests = false;
+  // The FileWatcher's fstat cadence (no flag: clickatron-archive always watches); 0: no
+  // watcher, so damage is seen only by the reads that fault or find broken bytes (the
+  // in-process tests of those reads, archive_server_test.cc).
+  int file_check_ms = 250;
   // The cluster secret (net/secret.h): /reload needs it; /get, /mget, /fwmatch and /stats
   // too with require_secret_for_reads. Empty: no check, allowed only on a loopback address
   // (Start fails with SECRET_REQUIRED otherwise).
@@ -114,11 +130,24 @@ class ArchiveServer {
     std::atomic<uint64_t> bad_requests{0};
     std::atomic<uint64_t> too_many_keys{0}, answers_too_large{0};
     std::atomic<uint64_t> not_modified{0};  // 304s: answers the client already held
+    std::atomic<uint64_t> damaged_reads{0};  // 503 ARCHIVE_FILE_DAMAGED
   };
   // Scratch space of one loop, reused by every request it serves.
   struct LoopScratch {
     KeyParams params;
+    // The answer, copied out of the mapping: the first out_size bytes of out, which only
+    // grows (resizing it to each answer cost ~50 instructions a /get:
+    // docs/benchmarks.md#archive-guarded-reads).
     std::string out;
+    size_t out_size = 0;
+    // Room for an answer of n bytes. May allocate: call it before reading mapped bytes into it.
+    char* Room(size_t n) {
+      if (out.size() < n) out.resize(n);
+      out_size = n;
+      return out.data();
+    }
+    std::string_view answer() const { return std::string_view(out.data(), out_size); }
+    std::vector<std::string_view> lines;  // the lines an /mget or /fwmatch found
     DateHeader date;
   };
   // /reload answers waiting for the reloader, handed back to their loop through a waker.
@@ -131,10 +160,29 @@ class ArchiveServer {
   void OnGet(net::Request& req);
   void OnMget(net::Request& req);
   void OnFwmatch(net::Request& req);
+  // The /fwmatch limit: the request's `limit`, else --fwmatch-limit. False (and the 400
+  // sent) when it is not a positive integer or is above --fwmatch-limit.
+  bool FwmatchLimit(net::Request& req, const KeyParams& params, size_t* limit);
   void OnReload(net::Request& req);
   void OnStats(net::Request& req);
   void OnPing(net::Request& req);
-  void LogReload(const Status& s);
+  // /stats: file_damaged, damage (null, or since, seconds, seen_by, message),
+  // damaged_reads, damage_episodes.
+  void WriteDamageFields(net::JsonWriter* w, const DbFile& db, uint64_t damaged_reads) const;
+  void OnReloaded(const Status& s);
+  // The text of a refused reload: the old file keeps being served, or stays damaged.
+  std::string ReloadRefusal(const Status& s) const;
+  // Marks db damaged (once: that call logs the episode) with what DescribeDamage says.
+  void FileDamaged(const DbFile& db, DamageSource source, size_t offset);
+  // After a guarded read: false (and the 503 sent) when it faulted or the file is damaged
+  // by now; true when what it copied is the verified file's.
+  bool ReadWasWhole(net::Request& req, const DbFile& db, const MappedFault& fault);
+  void ReplyDamaged(net::Request& req, const DbFile& db);
+  // Copies the lines into scratch.out (the answer's bytes), or sets *too_large. Inside a
+  // guarded read.
+  bool CopyLines(LoopScratch& scratch) const;
+  // A rare huge answer should not pin its memory in the loop's scratch for ever.
+  static void TrimScratch(LoopScratch& scratch);
   void DeliverReloads(int loop);
   void ReplyBadRequest(net::Request& req, const char* status_txt, const std::string& message);
   void ReplyAnswerTooLarge(net::Request& req, const char* what);
@@ -156,6 +204,8 @@ class ArchiveServer {
   // Declared after server_ so they go first: pending replies and wakers must not outlive
   // the loops' event bases.
   std::unique_ptr<ReloadMailbox[]> mailboxes_;
+  std::atomic<uint64_t> damage_episodes_{0};  // files found damaged
+  FileWatcher watcher_;
   Reloader reloader_;
 };
 

@@ -1,5 +1,6 @@
 // Unit tests of the archive core: verification of a file, lookups, prefix scans, the
 // manifest, and the swap. The server itself is tested end to end in tests/test_archive.py.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -20,6 +21,7 @@
 #include "archive/live_db.h"
 #include "archive/served_generation.h"
 #include "archive/manifest.h"
+#include "archive/mapped_read.h"
 #include "archive/reloader.h"
 #include "keyformat/hex64.h"
 
@@ -198,6 +200,91 @@ TEST(DbFile, PageMultipleSizeNeverReadsPastTheEnd) {
   EXPECT_EQ(Get(*db, "zzz"), "(miss)");
   EXPECT_EQ(FwMatch(*db, "zz"), last);
   EXPECT_EQ(Get(*db, "k000000"), "v\n");
+}
+
+// A file of `n` lines "kNNNNNN,value-NNNNNN\n" (21 bytes each): several 4 KiB sample blocks.
+std::string NumberedLines(int n) {
+  std::string content;
+  char buf[32];
+  for (int i = 0; i < n; ++i) {
+    std::snprintf(buf, sizeof(buf), "k%06d,value-%06d\n", i, i);
+    content += buf;
+  }
+  return content;
+}
+
+// Every lookup reads the mapping only inside Read(), which turns a read past the end of a
+// file truncated in place into a result (docs/archive.md#a-file-changed-under-the-server).
+TEST(DbFile, LookupsOnATruncatedFileAreAFaultNotADeath) {
+  ASSERT_TRUE(InstallMappedReadHandler().ok());
+  TestDir dir;
+  const std::string path = dir.Write("data.csv", NumberedLines(1000));  // 21,000 bytes
+  auto db = MustOpen(path);
+  ASSERT_TRUE(db);
+  EXPECT_EQ(db->ChangeSinceVerified(), "");
+  ASSERT_EQ(truncate(path.c_str(), 4096 + 100), 0);  // the first two pages stay file bytes
+  EXPECT_EQ(db->ChangeSinceVerified(), "truncated in place from 21000 to 4196 bytes");
+  std::string got;
+  EXPECT_FALSE(db->Read([&] { got = Get(*db, "k000010"); }));  // page 0: whole
+  EXPECT_EQ(got, "value-000010\n");
+  const auto fault_of = [&](auto&& read) {
+    MappedFault f = db->Read(read);
+    EXPECT_EQ(f.kind, MappedFault::Kind::kSigbus);
+    EXPECT_GE(f.offset, 8192u);  // pages from 2 on are past the new end
+    EXPECT_LT(f.offset, 21000u);
+    return f;
+  };
+  MappedFault f = fault_of([&] { Get(*db, "k000900"); });
+  fault_of([&] { FwMatch(*db, "k0009"); });
+  fault_of([&] {
+    const std::string_view keys[] = {"k000001", "k000999"};
+    db->FindEach(keys, 2, [](size_t, const Line&) {});
+  });
+  EXPECT_EQ(db->DescribeDamage(DamageSource::kSigbus, f.offset),
+            db->real_path() + ": truncated in place from 21000 to 4196 bytes; a read at offset " +
+                std::to_string(f.offset) + " faulted (SIGBUS)");
+}
+
+// Bytes rewritten into any shape (here: no '\n' and no separator left) never make a lookup
+// read outside the mapping: it stops at the first missing one, inside Read().
+TEST(DbFile, LookupsOnBytesRewrittenInPlaceStopAtTheBrokenLine) {
+  TestDir dir;
+  const std::string content = NumberedLines(1000);
+  const std::string path = dir.Write("data.csv", content);
+  auto db = MustOpen(path);
+  ASSERT_TRUE(db);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  const std::string junk(content.size(), 'x');
+  ASSERT_EQ(pwrite(fd, junk.data(), junk.size(), 0), static_cast<ssize_t>(junk.size()));
+  ::close(fd);
+  for (std::string_view key : {"k000000", "k000500", "k000999", "zzz", "a"}) {
+    std::string got = "(not read)";
+    MappedFault f = db->Read([&] { got = Get(*db, key); });
+    EXPECT_EQ(f.kind, MappedFault::Kind::kBadBytes) << key << " answered " << got;
+    EXPECT_LT(f.offset, content.size());
+  }
+  MappedFault f = db->Read([&] { FwMatch(*db, "k0005"); });
+  EXPECT_EQ(f.kind, MappedFault::Kind::kBadBytes);
+  EXPECT_EQ(db->DescribeDamage(DamageSource::kBadBytes, 48),
+            db->real_path() + ": rewritten in place (size 21000 unchanged, mtime changed); the bytes at offset 48 "
+                              "are no longer a verified line");
+}
+
+// A rewrite that keeps every line's shape is not seen by the lookups (they answer the new
+// bytes): the FileWatcher's inotify and fstat see it (file_watcher_test.cc).
+TEST(DbFile, ARewriteThatKeepsTheShapeIsSeenOnlyAsAChange) {
+  TestDir dir;
+  const std::string path = dir.Write("data.csv", "a,1\nb,2\n");
+  auto db = MustOpen(path);
+  ASSERT_TRUE(db);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_EQ(pwrite(fd, "9", 1, 6), 1);
+  ::close(fd);
+  std::string got;
+  EXPECT_FALSE(db->Read([&] { got = Get(*db, "b"); }));
+  EXPECT_EQ(got, "9\n");
+  EXPECT_EQ(db->ChangeSinceVerified(), "rewritten in place (size 8 unchanged, mtime changed)");
 }
 
 TEST(DbFile, EveryKeyOfALargerFileIsFound) {

@@ -12,7 +12,6 @@
 #include <cstring>
 
 #include "archive/served_generation.h"
-#include "base/clip.h"
 #include "base/errno_status.h"
 #include "keyformat/hex64.h"
 #include "keyformat/key_order.h"
@@ -29,6 +28,20 @@ Status PathError(const std::string& path, const char* what) {
 
 // Bytes of a key shown in an error message: long keys are cut so a log line stays readable.
 constexpr size_t kShownKey = 80;
+
+// A key for an error message, copied out of the mapping into a fixed buffer before any
+// string is built: no mapped byte is read inside an allocation (mapped_read.h's rules).
+// text() is Clipped(key, kShownKey).
+struct ShownKey {
+  char bytes[kShownKey];
+  size_t size;
+  bool cut;
+  explicit ShownKey(std::string_view key)
+      : size(key.size() < kShownKey ? key.size() : kShownKey), cut(key.size() > kShownKey) {
+    std::memcpy(bytes, key.data(), size);
+  }
+  std::string text() const { return std::string(bytes, size) + (cut ? "..." : ""); }
+};
 
 // The file the descriptor really refers to (symlinks resolved at open time, so a
 // `current` pointer swapped after our open() cannot make us read another generation's
@@ -65,6 +78,10 @@ inline uint64_t KeyPrefix(std::string_view key) {
   return v;
 }
 
+DamageSource SourceOf(const MappedFault& f) {
+  return f.kind == MappedFault::Kind::kSigbus ? DamageSource::kSigbus : DamageSource::kBadBytes;
+}
+
 }  // namespace
 
 Result<std::shared_ptr<const DbFile>> DbFile::Open(const std::string& path,
@@ -85,48 +102,30 @@ Result<std::shared_ptr<const DbFile>> DbFile::Open(const std::string& path,
     ::close(fd);
     return Status::Error(path + ": not a regular file");
   }
+  // Kept open for the DbFile's life: fstat and inotify of the mapped file, even once it is
+  // renamed over (file_watcher.h).
+  db->fd_ = fd;
   db->real_path_ = RealPathOf(fd, path);
   db->size_ = static_cast<size_t>(st.st_size);
+  db->verified_ = FileStamp::Of(st);
   if (db->size_ > 0) {
     int flags = MAP_SHARED | (options.populate ? MAP_POPULATE : 0);
     void* p = mmap(nullptr, db->size_, PROT_READ, flags, fd, 0);
-    if (p == MAP_FAILED) {
-      Status s = PathError(path, "mmap");
-      ::close(fd);
-      return s;
-    }
+    if (p == MAP_FAILED) return PathError(path, "mmap");
     db->data_ = static_cast<const char*>(p);
-  }
-  ::close(fd);  // the mapping keeps the file alive, even once it is renamed over
-
-  if (db->size_ > 0) {
     // The verification pass reads the file front to back: let the kernel read ahead.
     madvise(const_cast<char*>(db->data_), db->size_, MADV_SEQUENTIAL);
   }
-  Status s = db->Verify();
+  Status s;
+  if (MappedFault f = db->Read([&] { s = db->Verify(); })) {
+    return Status::Error(path + ": changed while being verified: " + db->DescribeDamage(SourceOf(f), f.offset));
+  }
   if (!s.ok()) return s.Prefixed(path + ": ");
 
-  Result<std::optional<Manifest>> manifest = ReadManifest(DirOf(db->real_path_));
-  if (!manifest.ok()) return manifest.status();
-  db->has_manifest_ = manifest->has_value();
-  if (db->has_manifest_) db->manifest_ = **manifest;
-  if (db->has_manifest_ && !db->manifest_.generation.empty()) db->etag_ = GenerationEtag(db->manifest_.generation);
-  if (const ShardMeta* entry = db->manifest_.FindFile(BaseOf(db->real_path_))) {
-    auto mismatch = [&](const char* what, const std::string& want, const std::string& got) {
-      return Status::Error(path + ": " + what + " " + got + " does not match the manifest's " +
-                           want + " (generation " + db->manifest_.generation + ")");
-    };
-    if (entry->bytes && *entry->bytes != db->size_) {
-      return mismatch("size", std::to_string(*entry->bytes), std::to_string(db->size_));
-    }
-    if (entry->records && *entry->records != db->records_) {
-      return mismatch("record count", std::to_string(*entry->records),
-                      std::to_string(db->records_));
-    }
-    if (entry->xxh64) {
-      const uint64_t h = XXH64(db->data_, db->size_, 0);
-      if (h != *entry->xxh64) return mismatch("xxh64", Hex64(*entry->xxh64), Hex64(h));
-    }
+  if (Status m = db->CheckManifest(); !m.ok()) return m;
+  // A write during the pass may have left verified-looking bytes: the mtime tells.
+  if (std::string change = db->ChangeSinceVerified(); !change.empty()) {
+    return Status::Error(path + ": changed while being verified: " + db->real_path_ + ": " + change);
   }
 
   if (db->size_ > 0) {
@@ -138,8 +137,66 @@ Result<std::shared_ptr<const DbFile>> DbFile::Open(const std::string& path,
   return std::shared_ptr<const DbFile>(std::move(db));
 }
 
+// Reads the manifest beside the real file, if any; when it names the file, its size,
+// record count and xxh64 must match.
+Status DbFile::CheckManifest() {
+  Result<std::optional<Manifest>> manifest = ReadManifest(DirOf(real_path_));
+  if (!manifest.ok()) return manifest.status();
+  has_manifest_ = manifest->has_value();
+  if (has_manifest_) manifest_ = **manifest;
+  if (has_manifest_ && !manifest_.generation.empty()) etag_ = GenerationEtag(manifest_.generation);
+  if (const ShardMeta* entry = manifest_.FindFile(BaseOf(real_path_))) {
+    auto mismatch = [&](const char* what, const std::string& want, const std::string& got) {
+      return Status::Error(path_ + ": " + what + " " + got + " does not match the manifest's " +
+                           want + " (generation " + manifest_.generation + ")");
+    };
+    if (entry->bytes && *entry->bytes != size_) {
+      return mismatch("size", std::to_string(*entry->bytes), std::to_string(size_));
+    }
+    if (entry->records && *entry->records != records_) {
+      return mismatch("record count", std::to_string(*entry->records),
+                      std::to_string(records_));
+    }
+    if (entry->xxh64) {
+      uint64_t h = 0;
+      if (MappedFault f = Read([&] { h = XXH64(data_, size_, 0); })) {
+        return Status::Error(path_ + ": changed while being verified: " +
+                             DescribeDamage(SourceOf(f), f.offset));
+      }
+      if (h != *entry->xxh64) return mismatch("xxh64", Hex64(*entry->xxh64), Hex64(h));
+    }
+  }
+  return Status::OK();
+}
+
 DbFile::~DbFile() {
   if (data_ != nullptr) munmap(const_cast<char*>(data_), size_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::string DbFile::ChangeSinceVerified() const {
+  struct stat st;
+  if (fstat(fd_, &st) != 0) return std::string("fstat: ") + std::strerror(errno);
+  const FileStamp now = FileStamp::Of(st);
+  return now == verified_ ? std::string() : DescribeChange(verified_, now);  // the watcher's every check
+}
+
+std::string DbFile::DescribeDamage(DamageSource source, size_t offset) const {
+  std::string change = ChangeSinceVerified();
+  std::string what = real_path_ + ": ";
+  switch (source) {
+    case DamageSource::kSigbus:
+      what += change.empty() ? "size and mtime unchanged" : change;
+      return what + "; a read at offset " + std::to_string(offset) + " faulted (SIGBUS)";
+    case DamageSource::kBadBytes:
+      what += change.empty() ? "rewritten in place" : change;
+      return what + "; the bytes at offset " + std::to_string(offset) + " are no longer a verified line";
+    case DamageSource::kInotify:
+      return what + (change.empty() ? "written in place" : change) + " (inotify: IN_MODIFY)";
+    case DamageSource::kStat:
+      return what + (change.empty() ? "changed in place" : change) + " (fstat)";
+  }
+  return what + change;
 }
 
 Status DbFile::Verify() {
@@ -176,13 +233,18 @@ Status DbFile::Verify() {
     if (sep == p) return bad("empty key");
     std::string_view key(p, static_cast<size_t>(sep - p));
     if (line_no > 1 && CompareKeys(prev_key, key) >= 0) {
-      return bad("key '" + Clipped(key, kShownKey) + "' is not after the key before it '" + Clipped(prev_key, kShownKey) +
+      const ShownKey shown(key), shown_prev(prev_key);
+      return bad("key '" + shown.text() + "' is not after the key before it '" + shown_prev.text() +
                  "' (the file must be sorted by key, each key once)");
     }
     prev_key = key;
     const size_t offset = static_cast<size_t>(p - data_);
     if (offset >= next_sample) {
       sample_offsets_.push_back(offset);
+      // Room first, then the copy of mapped bytes, which then cannot allocate (mapped_read.h).
+      if (sample_keys_.capacity() - sample_keys_.size() < key.size()) {
+        sample_keys_.reserve(2 * (sample_keys_.size() + key.size()));
+      }
       sample_keys_.append(key);
       sample_key_ends_.push_back(sample_keys_.size());
       sample_prefixes_.push_back(KeyPrefix(key));
@@ -201,6 +263,7 @@ Status DbFile::Verify() {
 std::string_view DbFile::KeyAt(size_t offset) const {
   const char* p = data_ + offset;
   const char* sep = static_cast<const char*>(std::memchr(p, separator_, size_ - offset));
+  if (sep == nullptr) [[unlikely]] MappedBytesBroken(p);
   return std::string_view(p, static_cast<size_t>(sep - p));
 }
 
@@ -244,6 +307,7 @@ size_t DbFile::LowerBoundIn(std::string_view key, Range r) const {
     }
     if (CompareKeys(KeyAt(start), key) < 0) {
       const char* nl = static_cast<const char*>(std::memchr(data_ + start, '\n', size_ - start));
+      if (nl == nullptr) [[unlikely]] MappedBytesBroken(data_ + start);
       lo = static_cast<size_t>(nl - data_) + 1;  // start <= mid < hi: progress
     } else {
       hi = start;  // start <= mid < hi: progress
@@ -255,7 +319,9 @@ size_t DbFile::LowerBoundIn(std::string_view key, Range r) const {
 Line DbFile::LineAt(size_t offset, size_t* next) const {
   const char* p = data_ + offset;
   const char* nl = static_cast<const char*>(std::memchr(p, '\n', size_ - offset));
+  if (nl == nullptr) [[unlikely]] MappedBytesBroken(p);
   const char* sep = static_cast<const char*>(std::memchr(p, separator_, nl - p));
+  if (sep == nullptr) [[unlikely]] MappedBytesBroken(p);
   *next = static_cast<size_t>(nl - data_) + 1;
   Line line;
   line.key = std::string_view(p, static_cast<size_t>(sep - p));

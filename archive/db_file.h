@@ -28,11 +28,19 @@
 // A served file must be replaced by rename (`mv new data`, or publish's new generation
 // directory), never rewritten in place: the mapping is shared with the file, so an
 // in-place write changes the bytes under verified lookups, and truncating it makes reads
-// past the new end fault (SIGBUS) — as with sortdb.
+// past the new end fault (SIGBUS). A server survives both
+// (docs/archive.md#a-file-changed-under-the-server): it reads the mapping only inside
+// Read(fn) (mapped_read.h), which turns a fault into a result; the lookups check every
+// '\n' and separator they rely on and call MappedBytesBroken() when one is gone, so bytes
+// rewritten into any shape never make them read outside the mapping; and health() records
+// the damage once it is seen. Open() reads the file under the same guard and refuses a
+// file whose size or mtime changed while it was being verified. Lookups called outside
+// Read() behave as before on a damaged file: the process dies (of SIGBUS, or abort() on
+// broken bytes).
 //
-// Thread-safety: a DbFile is immutable after Open(); any number of threads may look up
-// concurrently. Share it with std::shared_ptr (see live_db.h); the mapping is unmapped by
-// the destructor, i.e. when the last user lets go.
+// Thread-safety: a DbFile is immutable after Open() but for its health(); any number of
+// threads may look up concurrently. Share it with std::shared_ptr (see live_db.h); the
+// mapping is unmapped and the file closed by the destructor, i.e. when the last user lets go.
 #ifndef CLICKATRON_ARCHIVE_DB_FILE_H_
 #define CLICKATRON_ARCHIVE_DB_FILE_H_
 
@@ -41,9 +49,12 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "archive/file_health.h"
 #include "archive/manifest.h"
+#include "archive/mapped_read.h"
 #include "base/status.h"
 
 namespace clickatron::archive {
@@ -110,6 +121,7 @@ class DbFile {
     }
   }
   // The line starting at `offset` (a line start, < size()); *next is the next line start.
+  // A line whose '\n' or separator is gone (rewritten in place): MappedBytesBroken.
   Line LineAt(size_t offset, size_t* next) const;
 
   // Calls fn(line) for every line whose key starts with `prefix` and is greater than
@@ -141,6 +153,24 @@ class DbFile {
     return n;
   }
 
+  // Runs fn() with faults on this file's mapping turned into the result (mapped_read.h):
+  // every lookup a server makes goes through here. REQUIRES: fn follows mapped_read.h's rules.
+  template <typename Fn>
+  MappedFault Read(Fn&& fn) const {
+    return GuardMappedRead(data_, size_, std::forward<Fn>(fn));
+  }
+  // Whether the file is still the one verified (file_health.h); the one mutable part.
+  FileHealth& health() const { return health_; }
+  // How the file differs now (fstat of the mapped file) from when it was verified, as
+  // DescribeChange says; empty when its size and mtime are unchanged.
+  std::string ChangeSinceVerified() const;
+  // The message of a damage: the real path, what changed, and how it was seen ("...: truncated
+  // in place from 400 to 120 bytes; a read at offset 200 faulted (SIGBUS)"). `offset` is
+  // the fault's, for kSigbus and kBadBytes.
+  std::string DescribeDamage(DamageSource source, size_t offset = 0) const;
+  // The open descriptor of the mapped file (kept for fstat and inotify; closed with the DbFile).
+  int fd() const { return fd_; }
+
   const std::string& path() const { return path_; }           // as given to Open()
   const std::string& real_path() const { return real_path_; } // the file actually mapped
   size_t size() const { return size_; }
@@ -167,7 +197,9 @@ class DbFile {
   void Prefetch(Range r) const;
 
   Status Verify();
-  // The key of the line starting at offset (REQUIRES: a verified line start).
+  Status CheckManifest();
+  // The key of the line starting at offset (REQUIRES: a verified line start; bytes with no
+  // separator left after it: MappedBytesBroken).
   std::string_view KeyAt(size_t offset) const;
   // The i-th sampled key.
   std::string_view SampleKey(size_t i) const {
@@ -177,6 +209,9 @@ class DbFile {
 
   std::string path_;
   std::string real_path_;
+  int fd_ = -1;
+  FileStamp verified_;  // fstat at open, before the mapping was read
+  mutable FileHealth health_;
   const char* data_ = nullptr;
   size_t size_ = 0;
   uint64_t records_ = 0;
