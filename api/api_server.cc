@@ -122,6 +122,7 @@ Status ApiServer::Init() {
                (unsigned long long)rec.records, (unsigned long long)rec.last_seq);
   if (!rec.message.empty()) std::fprintf(stderr, "clickatron-api: oplog recovery: %s\n", rec.message.c_str());
 
+  if (Status s = UpgradeDeliveryLayout(log_.get()); !s.ok()) return s;
   if (Status s = AdoptShardList(log_.get(), config_.realtime); !s.ok()) return s;
   if (Status s = OpenIdempotencyIndex(oplog_options.retention); !s.ok()) return s;
 
@@ -187,8 +188,9 @@ Status ApiServer::Init() {
   const uint64_t last = log_->last_seq();
   append_times_.Add(last + 1, MonotonicMicros());  // older records: "since start"
   for (size_t k = 0; k < config_.realtime.size(); k++) {
-    senders_.push_back(std::make_unique<Sender>(base, client_.get(), log_.get(), &append_times_, late_.get(),
-                                                uint32_t(k), config_.realtime[k], config_.node_id, options_.sender));
+    senders_.push_back(std::make_unique<ShardDelivery>(base, client_.get(), log_.get(), &append_times_, late_.get(),
+                                                       uint32_t(k), config_.realtime[k], config_.node_id,
+                                                       options_.sender));
     if (Status s = senders_.back()->Start(last); !s.ok()) return s;
   }
   return Status::OK();

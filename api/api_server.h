@@ -11,7 +11,7 @@
 // appended. The reply waits for the oplog sync of the configured policy (under `none`, it
 // is sent at once): 200 {"data": {"accepted": <events>}}; a record the oplog could not
 // store → 503 OPLOG_UNAVAILABLE, never a false 200. Records then reach the realtime shards
-// through one Sender per shard.
+// through one ShardDelivery per shard (a Sender per ring slot).
 //
 // Safe retries (docs/api-write.md#safe-retries): an /incr with an Idempotency-Key header
 // (idempotency_key.h) is looked up in the idempotency index (idempotency_index.h) before
@@ -61,6 +61,7 @@
 #include "api/idempotency_index.h"
 #include "api/late_store.h"
 #include "api/sender.h"
+#include "api/shard_delivery.h"
 #include "api/static_files.h"
 #include "keyformat/event.h"
 #include "base/status.h"
@@ -147,7 +148,7 @@ class ApiServer {
   std::unique_ptr<net::HttpClient> client_;
   std::unique_ptr<QueryService> queries_;
   std::optional<StaticFiles> ui_;  // the dashboard (docs/dashboard.md), loaded before listening
-  std::vector<std::unique_ptr<Sender>> senders_;
+  std::vector<std::unique_ptr<ShardDelivery>> senders_;
   std::unique_ptr<IdempotencyIndex> idempotency_;
   AppendTimes append_times_;
   const uint64_t start_us_;

@@ -61,20 +61,24 @@ void AppendTimes::TrimThrough(uint64_t seq) {
 
 // ---- Sender ----
 
-std::string Sender::CursorName(uint32_t shard) { return "realtime-" + std::to_string(shard); }
+std::string Sender::CursorName(uint32_t shard, int slot) {
+  return "realtime-" + std::to_string(shard) + ".slot-" + std::to_string(slot);
+}
 
 Sender::Sender(event_base* base, net::HttpClient* client, oplog::Oplog* log,
-               const AppendTimes* times, LateStore* late, uint32_t shard, net::HostPort to,
-               std::string source, SenderOptions options)
+               const AppendTimes* times, LateStore* late, uint32_t shard, int slot, net::HostPort to,
+               std::string source, ShardSends* sends, SenderOptions options)
     : base_(base),
       client_(client),
       log_(log),
       times_(times),
       late_(late),
       shard_(shard),
+      slot_(slot),
       to_(std::move(to)),
       source_(std::move(source)),
-      cursor_name_(CursorName(shard)),
+      cursor_name_(CursorName(shard, slot)),
+      sends_(sends),
       options_(options) {
   retry_timer_ = evtimer_new(base_, &Sender::OnTimer, this);
   persist_timer_ = event_new(base_, -1, EV_PERSIST, &Sender::OnPersistTimer, this);
@@ -87,6 +91,10 @@ Sender::~Sender() {
   event_free(pace_timer_);
 }
 
+std::string Sender::Where() const {
+  return "realtime shard " + std::to_string(shard_) + " slot " + std::to_string(slot_) + " (" + to_.ToString() + ")";
+}
+
 Status Sender::Start(uint64_t last_seq) {
   reader_ = log_->NewReader();
   cursor_ = saved_cursor_ = log_->cursor(cursor_name_);
@@ -96,11 +104,12 @@ Status Sender::Start(uint64_t last_seq) {
   Result<oplog::ReplaySkip> skip = oplog::LoadReplaySkip(log_->dir(), cursor_name_);
   if (!skip.ok()) return skip.status();
   skip_ = *skip;
+  const std::string where = Where();
   if (skip_.active() && cursor_ < skip_.through_seq) {
     std::fprintf(stderr,
-                 "clickatron-api: realtime shard %u: replay: not re-sending lines of days <= %s "
+                 "clickatron-api: %s: replay: not re-sending lines of days <= %s "
                  "(the archive holds them) in records %llu..%llu\n",
-                 shard_, FormatDay(skip_.through_day).c_str(), (unsigned long long)cursor_ + 1,
+                 where.c_str(), FormatDay(skip_.through_day).c_str(), (unsigned long long)cursor_ + 1,
                  (unsigned long long)skip_.through_seq);
   }
   if (!trusted && cursor_ < last_seq) {
@@ -108,14 +117,14 @@ Status Sender::Start(uint64_t last_seq) {
     // unknown, so every record up to the recovered end goes as a batch of its own.
     singles_until_ = last_seq;
     std::fprintf(stderr,
-                 "clickatron-api: realtime shard %u: rounds file not usable after a reboot; "
+                 "clickatron-api: %s: rounds file not usable after a reboot; "
                  "re-sending records %llu..%llu one per batch\n",
-                 shard_, (unsigned long long)cursor_ + 1, (unsigned long long)last_seq);
+                 where.c_str(), (unsigned long long)cursor_ + 1, (unsigned long long)last_seq);
   } else if (!replay_.empty()) {
     std::fprintf(stderr,
-                 "clickatron-api: realtime shard %u: resuming after seq %llu; re-sending %zu "
+                 "clickatron-api: %s: resuming after seq %llu; re-sending %zu "
                  "round(s) with their boundaries\n",
-                 shard_, (unsigned long long)cursor_, replay_.size());
+                 where.c_str(), (unsigned long long)cursor_, replay_.size());
   }
   timeval tv{0, kPersistIntervalMs * 1000};
   event_add(persist_timer_, &tv);
@@ -129,6 +138,16 @@ void Sender::Stop() {
   event_del(persist_timer_);
   evtimer_del(pace_timer_);
   AdvanceSavedCursor(/*force=*/true);
+}
+
+const char* Sender::state_name() const {
+  switch (state_) {
+    case State::kIdle: return "idle";
+    case State::kSending: return "sending";
+    case State::kBackoff: return "retrying";
+    case State::kStopped: return "stopped";
+  }
+  return "stopped";
 }
 
 void Sender::Kick() {
@@ -148,24 +167,28 @@ void Sender::Kick() {
   SendStep();
 }
 
+void Sender::ResetRound() {
+  arena_.clear();
+  entries_.clear();
+  part_ = Part{};
+  has_round_ = false;
+}
+
 bool Sender::BuildRound() {
   for (;;) {
-    arena_.clear();
-    entries_.clear();
-    parts_.clear();
-    part_ = 0;
-    set_done_ = false;
+    ResetRound();
     uint64_t end = cursor_;
     bool any_lines = false;
     Status s = CollectRecords(&end, &any_lines);
     if (!s.ok()) {
+      ResetRound();
       Fail("reading the oplog: " + s.message(), /*rewind=*/false);
       return false;
     }
     if (end == cursor_) return false;  // caught up
     const bool replaying = !replay_.empty() && end == replay_.front();
     if (replaying) replay_.pop_front();
-    if (!any_lines) {  // nothing for this shard in these records
+    if (!any_lines) {  // nothing for this slot in these records
       cursor_ = end;
       continue;
     }
@@ -174,14 +197,15 @@ bool Sender::BuildRound() {
       // Recorded before the first send, so a restart re-cuts this round the same way.
       Status a = rounds_file_.Append(end);
       if (!a.ok()) {
-        parts_.clear();
+        ResetRound();
         Fail(a.message(), /*rewind=*/false);
         return false;
       }
     }
+    has_round_ = true;
     round_end_ = end;
     round_start_us_ = times_->TimeAfter(cursor_);
-    rounds_.push_back(Round{end, 0});
+    rounds_.push_back(Round{end, 0, 0});
     return true;
   }
 }
@@ -190,8 +214,6 @@ Status Sender::CollectRecords(uint64_t* end, bool* any_lines) {
   const uint64_t limit = replay_.empty() ? UINT64_MAX : replay_.front();
   const bool forced = limit != UINT64_MAX;
   const bool single = !forced && cursor_ < singles_until_;
-  int64_t slot_day[kRingSlots];
-  std::fill_n(slot_day, kRingSlots, -1);
   uint64_t after = cursor_;
   std::vector<oplog::Reader::Record> records;
   for (;;) {
@@ -203,137 +225,139 @@ Status Sender::CollectRecords(uint64_t* end, bool* any_lines) {
       if (single && *end > cursor_) return Status::OK();
       const size_t arena_mark = arena_.size();
       const size_t entries_mark = entries_.size();
-      int64_t days[kRingSlots];
-      std::copy_n(slot_day, kRingSlots, days);
-      bool conflict = false;
-      PayloadReader reader(rec.payload);
-      PayloadLine line;
-      while (reader.Next(&line)) {
-        if (line.shard != shard_ || skip_.Drops(rec.seq, line.day)) continue;
-        int64_t& held = days[SlotOfDay(line.day)];
-        if (held == -1) held = line.day;
-        if (held != line.day) conflict = true;
-        Entry e;
-        e.day = line.day;
-        e.lookup = line.lookup;
-        e.delta = line.delta;
-        e.key_offset = uint32_t(arena_.size());
-        e.key_size = uint32_t(line.key.size());
-        arena_.append(line.key);
-        e.value_offset = uint32_t(arena_.size());
-        e.value_size = uint32_t(line.value.size());
-        arena_.append(line.value);
-        entries_.push_back(e);
-      }
-      if (!reader.status().ok()) {
-        // Checksummed, so never damage: a record this build cannot read. Never silent.
-        std::fprintf(stderr, "clickatron-api: realtime shard %u: SKIPPING oplog record %llu: %s\n",
-                     shard_, (unsigned long long)rec.seq, reader.status().message().c_str());
-        skipped_records_++;
-        arena_.resize(arena_mark);
-        entries_.resize(entries_mark);
-      }
+      const int64_t day_mark = part_.day;
+      const bool same_day = AddRecord(rec.seq, rec.payload);
       const bool full = arena_.size() > options_.max_round_bytes;
-      if (!forced && *end > cursor_ && (conflict || full)) {
+      // A replayed round (forced) is cut where it was cut before, whatever it holds: a
+      // round of the one-stream layout holds one day per slot, so never two here.
+      if (!forced && *end > cursor_ && (!same_day || full)) {
         arena_.resize(arena_mark);  // this record starts the next round
         entries_.resize(entries_mark);
+        part_.day = day_mark;
         return Status::OK();
       }
-      std::copy(days, days + kRingSlots, slot_day);
       if (entries_.size() > entries_mark) *any_lines = true;
       *end = rec.seq;
-      if (rec.seq == limit) return Status::OK();
-      if (single) return Status::OK();
+      if (rec.seq == limit || single) return Status::OK();
     }
     after = records.back().seq;
   }
+}
+
+bool Sender::AddRecord(uint64_t seq, std::string_view payload) {
+  const size_t arena_mark = arena_.size();
+  const size_t entries_mark = entries_.size();
+  const int64_t day_mark = part_.day;
+  bool same_day = true;
+  PayloadReader reader(payload);
+  PayloadLine line;
+  while (reader.Next(&line)) {
+    if (line.shard != shard_ || SlotOfDay(line.day) != slot_ || skip_.Drops(seq, line.day)) continue;
+    if (part_.day == -1) part_.day = line.day;
+    if (part_.day != line.day) same_day = false;
+    Entry e;
+    e.lookup = line.lookup;
+    e.delta = line.delta;
+    e.key_offset = uint32_t(arena_.size());
+    e.key_size = uint32_t(line.key.size());
+    arena_.append(line.key);
+    e.value_offset = uint32_t(arena_.size());
+    e.value_size = uint32_t(line.value.size());
+    arena_.append(line.value);
+    entries_.push_back(e);
+  }
+  if (!reader.status().ok()) {
+    // Checksummed, so never damage: a record this build cannot read. Never silent.
+    std::fprintf(stderr, "clickatron-api: %s: SKIPPING oplog record %llu: %s\n", Where().c_str(),
+                 (unsigned long long)seq, reader.status().message().c_str());
+    c_.skipped_records++;
+    arena_.resize(arena_mark);
+    entries_.resize(entries_mark);
+    part_.day = day_mark;
+    return true;
+  }
+  return same_day;
 }
 
 void Sender::GroupEntries() {
   auto key = [this](const Entry& e) { return std::string_view(arena_).substr(e.key_offset, e.key_size); };
   auto value = [this](const Entry& e) { return std::string_view(arena_).substr(e.value_offset, e.value_size); };
   std::sort(entries_.begin(), entries_.end(), [&](const Entry& a, const Entry& b) {
-    if (a.day != b.day) return a.day < b.day;
     if (a.lookup != b.lookup) return a.lookup;
     return key(a) < key(b);
   });
   for (size_t i = 0; i < entries_.size();) {
     const Entry& first = entries_[i];
-    if (parts_.empty() || parts_.back().day != first.day) parts_.push_back(DayPart{first.day, {}, {}, 0});
-    DayPart& part = parts_.back();
     size_t j = i + 1;
+    while (j < entries_.size() && entries_[j].lookup == first.lookup && key(entries_[j]) == key(first)) j++;
     if (first.lookup) {
       // The same lookup from several events: once (a hash names one original).
-      while (j < entries_.size() && entries_[j].day == first.day && entries_[j].lookup &&
-             key(entries_[j]) == key(first)) {
-        j++;
-      }
-      part.set_body.append(key(first));
-      part.set_body.push_back(',');
-      part.set_body.append(value(first));
-      part.set_body.push_back('\n');
+      part_.set_body.append(key(first));
+      part_.set_body.push_back(',');
+      part_.set_body.append(value(first));
+      part_.set_body.push_back('\n');
     } else {
       int64_t sum = first.delta;
-      while (j < entries_.size() && entries_[j].day == first.day && !entries_[j].lookup &&
-             key(entries_[j]) == key(first)) {
+      for (size_t k = i + 1; k < j; k++) {
         int64_t next;
-        if (__builtin_add_overflow(sum, entries_[j].delta, &next)) {
+        if (__builtin_add_overflow(sum, entries_[k].delta, &next)) {
           // Would overflow the sum: send what we have as its own line and go on.
-          part.incr_body.append(key(first));
-          part.incr_body.push_back(',');
-          AppendCount(&part.incr_body, sum);
-          part.incr_body.push_back('\n');
-          next = entries_[j].delta;
+          part_.incr_body.append(key(first));
+          part_.incr_body.push_back(',');
+          AppendCount(&part_.incr_body, sum);
+          part_.incr_body.push_back('\n');
+          next = entries_[k].delta;
         }
         sum = next;
-        j++;
       }
-      part.incr_body.append(key(first));
-      part.incr_body.push_back(',');
-      AppendCount(&part.incr_body, sum);
-      part.incr_body.push_back('\n');
+      part_.incr_body.append(key(first));
+      part_.incr_body.push_back(',');
+      AppendCount(&part_.incr_body, sum);
+      part_.incr_body.push_back('\n');
     }
-    part.lines += j - i;
     i = j;
   }
+  part_.lines = entries_.size();
 }
 
 void Sender::SendStep() {
-  while (part_ < parts_.size()) {
-    DayPart& p = parts_[part_];
-    if (!set_done_ && !p.set_body.empty()) {
-      path_ = "/set?day=" + FormatDay(p.day);
-      client_->Post(to_, path_, p.set_body, options_.request_timeout_ms,
-                    [this](net::HttpResponse&& r) { OnResponse(std::move(r), /*is_set=*/true); });
-      return;
-    }
-    if (!p.incr_body.empty()) {
-      path_ = "/incr?source=";
-      net::PercentEncode(source_, &path_);
-      path_ += "&seq=" + std::to_string(round_end_);
-      if (!instance_.empty()) path_ += "&instance=" + instance_;
-      net::RequestOptions request;
-      request.method = "POST";
-      request.body = p.incr_body;
-      request.headers.emplace_back(realtime::kSenderHeader, options_.sender_id);
-      request.timeout_ms = options_.request_timeout_ms;
-      client_->Request(to_, path_, std::move(request),
-                       [this](net::HttpResponse&& r) { OnResponse(std::move(r), /*is_set=*/false); });
-      return;
-    }
-    if (p.lookups_refused) {  // lookups only, and refused: late
-      if (!StoreLate(/*with_counters=*/false, p.refusal)) return;
-      continue;
-    }
-    delivered_lines_ += p.lines;  // lookups only
-    part_++;
-    set_done_ = false;
+  Part& p = part_;
+  if (!p.done && !p.set_done && !p.set_body.empty()) {
+    path_ = "/set?day=" + FormatDay(p.day);
+    client_->Post(to_, path_, p.set_body, options_.request_timeout_ms,
+                  [this](net::HttpResponse&& r) { OnResponse(std::move(r), /*is_set=*/true); });
+    return;
+  }
+  if (!p.done && !p.incr_body.empty()) {
+    SendIncr();
+    return;
+  }
+  if (!p.done && p.lookups_refused) {  // lookups only, and refused: late
+    if (!StoreLate(/*with_counters=*/false, p.refusal)) return;
+  } else if (!p.done) {
+    c_.delivered += p.lines;  // lookups only
+    p.done = true;
   }
   RoundDone();
 }
 
+void Sender::SendIncr() {
+  path_ = "/incr?source=";
+  net::PercentEncode(source_, &path_);
+  path_ += "&seq=" + std::to_string(round_end_);
+  if (!instance_.empty()) path_ += "&instance=" + instance_;
+  net::RequestOptions request;
+  request.method = "POST";
+  request.body = part_.incr_body;
+  request.headers.emplace_back(realtime::kSenderHeader, options_.sender_id);
+  request.timeout_ms = options_.request_timeout_ms;
+  sends_->max_sent = std::max(sends_->max_sent, round_end_);
+  client_->Request(to_, path_, std::move(request),
+                   [this](net::HttpResponse&& r) { OnResponse(std::move(r), /*is_set=*/false); });
+}
+
 bool Sender::StoreLate(bool with_counters, const std::string& refusal) {
-  DayPart& p = parts_[part_];
+  Part& p = part_;
   LatePart late;
   late.shard = shard_;
   late.day = p.day;
@@ -354,29 +378,33 @@ bool Sender::StoreLate(bool with_counters, const std::string& refusal) {
          /*rewind=*/false);
     return false;
   }
+  LogLate(late, *id, refusal);
   if (*id == 0) {
-    late_duplicate_parts_++;
+    c_.late_duplicate_parts++;
+  } else {
+    c_.late_parts++;
+    c_.late_lines += late.records;
+  }
+  if (with_counters || p.incr_body.empty()) p.done = true;
+  return true;
+}
+
+void Sender::LogLate(const LatePart& late, uint64_t id, const std::string& refusal) const {
+  const std::string day = FormatDay(late.day);
+  if (id == 0) {
     std::fprintf(stderr,
                  "clickatron-api: late: realtime shard %u (%s) refused day %s (%s) again: round seq %llu is "
                  "already in the late store, not stored twice\n",
-                 shard_, to_.ToString().c_str(), FormatDay(p.day).c_str(), refusal.c_str(),
-                 (unsigned long long)round_end_);
-  } else {
-    late_parts_++;
-    late_lines_ += late.records;
-    std::fprintf(stderr,
-                 "clickatron-api: late: realtime shard %u (%s) refused day %s (%s): %llu record(s) of round "
-                 "seq %llu kept as late entry %llu (%zu lookup, %zu counter lines)\n",
-                 shard_, to_.ToString().c_str(), FormatDay(p.day).c_str(), refusal.c_str(),
-                 (unsigned long long)late.records, (unsigned long long)round_end_, (unsigned long long)*id,
-                 size_t(std::count(late.lookups.begin(), late.lookups.end(), '\n')),
-                 size_t(std::count(late.counters.begin(), late.counters.end(), '\n')));
+                 shard_, to_.ToString().c_str(), day.c_str(), refusal.c_str(), (unsigned long long)round_end_);
+    return;
   }
-  if (with_counters || p.incr_body.empty()) {
-    part_++;
-    set_done_ = false;
-  }
-  return true;
+  std::fprintf(stderr,
+               "clickatron-api: late: realtime shard %u (%s) refused day %s (%s): %llu record(s) of round "
+               "seq %llu kept as late entry %llu (%zu lookup, %zu counter lines)\n",
+               shard_, to_.ToString().c_str(), day.c_str(), refusal.c_str(), (unsigned long long)late.records,
+               (unsigned long long)round_end_, (unsigned long long)id,
+               size_t(std::count(late.lookups.begin(), late.lookups.end(), '\n')),
+               size_t(std::count(late.counters.begin(), late.counters.end(), '\n')));
 }
 
 bool Sender::CheckSourceMark(const net::HttpResponse& r) {
@@ -387,84 +415,95 @@ bool Sender::CheckSourceMark(const net::HttpResponse& r) {
   const uint64_t head = log_->last_seq();
   if (ec == std::errc() && end == text->data() + text->size() && (mark < 0 || uint64_t(mark) <= head)) {
     if (source_conflict_) {
-      std::fprintf(stderr, "clickatron-api: realtime shard %u (%s): source '%s' no longer conflicts, delivering\n",
-                   shard_, to_.ToString().c_str(), source_.c_str());
+      std::fprintf(stderr, "clickatron-api: %s: source '%s' no longer conflicts, delivering\n", Where().c_str(),
+                   source_.c_str());
       source_conflict_ = false;
     }
     return true;
   }
-  const DayPart& p = parts_[part_];
-  source_conflicts_++;
+  c_.source_conflicts++;
   source_conflict_ = true;
   source_in_use_ = false;
   source_message_ = "SOURCE_CONFLICT: the shard holds seq " + std::string(*text) + " of source '" + source_ +
-                    "' for day " + FormatDay(p.day) + ", past this API's oplog head " + std::to_string(head) +
+                    "' for day " + FormatDay(part_.day) + ", past this API's oplog head " + std::to_string(head) +
                     ": another API writes with the same node-id, or this oplog was reset; delivery to this "
                     "shard waits";
   Fail(source_message_, /*rewind=*/false);
   return false;
 }
 
+bool Sender::CheckInstance(const net::HttpResponse& r) {
+  std::optional<std::string_view> instance = r.Header(realtime::kInstanceHeader);
+  if (!instance) return true;
+  if (instance_.empty()) {
+    instance_ = *instance;
+    return true;
+  }
+  if (*instance == instance_) return true;
+  // The shard restarted, maybe silently between two requests (the client reconnects a
+  // closed keep-alive connection by itself), and may have lost rounds it acknowledged
+  // after its last sync. Its /incr refused this round (we named the old instance), so
+  // nothing newer is applied before the rewound rounds are.
+  const std::string was = instance_;
+  instance_ = *instance;
+  shard_synced_ = -1;  // what the new process has made durable is yet to be seen
+  c_.restarts++;
+  Fail("shard restarted (instance " + was + " -> " + instance_ + "); re-sending every round since the saved cursor",
+       /*rewind=*/true);
+  return false;
+}
+
 void Sender::OnResponse(net::HttpResponse&& r, bool is_set) {
-  requests_++;
+  c_.requests++;
   if (state_ == State::kStopped) return;
   if (!r.ok()) {
     Fail(r.error, /*rewind=*/true);
     return;
   }
-  if (std::optional<std::string_view> instance = r.Header(realtime::kInstanceHeader)) {
-    if (instance_.empty()) {
-      instance_ = *instance;
-    } else if (*instance != instance_) {
-      // The shard restarted, maybe silently between two requests (the client reconnects a
-      // closed keep-alive connection by itself), and may have lost rounds it acknowledged
-      // after its last sync. Its /incr refused this round (we named the old instance), so
-      // nothing newer is applied before the rewound rounds are.
-      const std::string was = instance_;
-      instance_ = *instance;
-      shard_synced_ = -1;  // what the new process has made durable is yet to be seen
-      restarts_++;
-      Fail("shard restarted (instance " + was + " -> " + instance_ +
-               "); re-sending every round since the saved cursor",
-           /*rewind=*/true);
-      return;
-    }
-  }
+  if (!CheckInstance(r)) return;
   if (!is_set && !CheckSourceMark(r)) return;
-  DayPart& p = parts_[part_];
   if (r.status == 200) {
-    backoff_ms_ = 0;
-    source_in_use_ = false;
-    if (waiting_release_) {
-      std::fprintf(stderr, "clickatron-api: realtime shard %u (%s): slot released, delivering again\n",
-                   shard_, to_.ToString().c_str());
-      waiting_release_ = false;
-    }
-    if (is_set) {
-      set_done_ = true;
-    } else {
-      if (std::optional<std::string_view> synced = r.Header(realtime::kSyncedSeqHeader)) {
-        int64_t seq = -1;
-        std::from_chars(synced->data(), synced->data() + synced->size(), seq);
-        shard_reports_synced_ = true;
-        shard_synced_ = std::max(shard_synced_, seq);
-      }
-      // The batch was applied whatever the body says; one that does not read counts none.
-      Result<net::IncrAnswer> a = net::ReadIncrAnswer(r.body);
-      if (a.ok()) duplicate_lines_ += a->duplicate;
-      // The /set was refused but the counters went in now: their lookups are late (kept
-      // in the part, so a retry after a store error still stores them).
-      if (p.lookups_refused && !(a.ok() && a->applied == 0)) p.lookups_late = true;
-      if (p.lookups_late && !StoreLate(/*with_counters=*/false, p.refusal)) return;
-      // A refused /set with counters all duplicates: the part went through before, with
-      // its lookups (a /set is sent before its /incr).
-      delivered_lines_ += p.lines;
-      part_++;
-      set_done_ = false;
-    }
+    OnAccepted(r, is_set);
+  } else {
+    OnRefused(r, is_set);
+  }
+}
+
+void Sender::OnAccepted(const net::HttpResponse& r, bool is_set) {
+  Part& p = part_;
+  backoff_ms_ = 0;
+  source_in_use_ = false;
+  if (waiting_release_) {
+    std::fprintf(stderr, "clickatron-api: %s: slot released, delivering again\n", Where().c_str());
+    waiting_release_ = false;
+  }
+  if (is_set) {
+    p.set_done = true;
     SendStep();
     return;
   }
+  if (std::optional<std::string_view> synced = r.Header(realtime::kSyncedSeqHeader)) {
+    int64_t seq = -1;
+    std::from_chars(synced->data(), synced->data() + synced->size(), seq);
+    shard_reports_synced_ = true;
+    shard_synced_ = std::max(shard_synced_, seq);
+  }
+  // The batch was applied whatever the body says; one that does not read counts none.
+  Result<net::IncrAnswer> a = net::ReadIncrAnswer(r.body);
+  if (a.ok()) c_.duplicate += a->duplicate;
+  // The /set was refused but the counters went in now: their lookups are late (kept in the
+  // round, so a retry after a store error still stores them).
+  if (p.lookups_refused && !(a.ok() && a->applied == 0)) p.lookups_late = true;
+  if (p.lookups_late && !StoreLate(/*with_counters=*/false, p.refusal)) return;
+  // A refused /set with counters all duplicates: the round went through before, with its
+  // lookups (a /set is sent before its /incr).
+  c_.delivered += p.lines;
+  p.done = true;
+  SendStep();
+}
+
+void Sender::OnRefused(const net::HttpResponse& r, bool is_set) {
+  Part& p = part_;
   // A refusal is told by its name in the envelope (docs/api.md#clickatron-realtime, POST /incr).
   Result<net::JsonAnswer> answer = net::ReadJsonAnswer(r.body);
   const std::string refusal = answer.ok() ? answer->status_txt : std::string();
@@ -475,111 +514,81 @@ void Sender::OnResponse(net::HttpResponse&& r, bool is_set) {
     last_error_ = "day " + FormatDay(p.day) + " late (" + what + "): " + Trimmed(r.body);
     last_error_us_ = MonotonicMicros();
     if (is_set) {
-      // Keep the lookups with the part; its /incr tells whether it was applied before.
+      // Keep the lookups with the round; its /incr tells whether it was applied before.
       p.lookups_refused = true;
       p.refusal = what;
-      set_done_ = true;
-      SendStep();
+      p.set_done = true;
+    } else if (!StoreLate(/*with_counters=*/true, what)) {
       return;
     }
-    if (!StoreLate(/*with_counters=*/true, what)) return;
     SendStep();
     return;
   }
   if (refusal == "SOURCE_IN_USE" && !is_set) {
-    source_in_use_refusals_++;
+    c_.source_in_use_refusals++;
     source_in_use_ = true;
     source_message_ = Trimmed(r.body);
   }
-  if (refusal == "COUNTER_OVERFLOW" && !is_set && DropOverflowingLine(answer->message, r.body)) {
-    SendStep();  // nothing of the batch was applied: send the rest with the same seq
-    return;
-  }
-  if (refusal == "SLOT_NOT_RELEASED") {
-    if (!waiting_release_) {
-      std::fprintf(stderr,
-                   "clickatron-api: realtime shard %u (%s): waiting for the nightly to release "
-                   "the slot of day %s: %s\n",
-                   shard_, to_.ToString().c_str(), FormatDay(p.day).c_str(), Trimmed(r.body).c_str());
-    }
-    waiting_release_ = true;
-    waiting_release_message_ = "day " + FormatDay(p.day) + ": " + Trimmed(r.body);
-  }
+  if (refusal == "SLOT_NOT_RELEASED") NoteSlotNotReleased(r.body);
   Fail("HTTP " + std::to_string(r.status) + " from " + (is_set ? "/set: " : "/incr: ") + Trimmed(r.body),
        /*rewind=*/false);
 }
 
-bool Sender::DropOverflowingLine(std::string_view message, std::string_view body) {
-  // "line 3: counter 'u|x.c3p1' would overflow int64 adding 5": keys hold no quote.
-  constexpr std::string_view kOpen = "counter '";
-  const size_t at = message.find(kOpen);
-  if (at == std::string_view::npos) return false;
-  const size_t begin = at + kOpen.size();
-  const size_t end = message.find('\'', begin);
-  if (end == std::string_view::npos) return false;
-  const std::string_view key = message.substr(begin, end - begin);
-  DayPart& p = parts_[part_];
-  std::string_view lines(p.incr_body);
-  for (size_t pos = 0; pos < lines.size();) {
-    const size_t nl = lines.find('\n', pos);
-    const std::string_view line = lines.substr(pos, nl - pos);
-    if (line.size() > key.size() && line.starts_with(key) && line[key.size()] == ',') {
-      std::fprintf(stderr,
-                   "clickatron-api: DATA LOSS: realtime shard %u (%s) refused '%.*s' of round seq %llu: "
-                   "%s; dropping that line, delivering the rest\n",
-                   shard_, to_.ToString().c_str(), int(line.size()), line.data(),
-                   (unsigned long long)round_end_, Trimmed(body).c_str());
-      last_error_ = "counter overflow: " + Trimmed(body);
-      last_error_us_ = MonotonicMicros();
-      overflow_lines_++;
-      p.incr_body.erase(pos, nl - pos + 1);
-      return true;
-    }
-    pos = nl + 1;
+void Sender::NoteSlotNotReleased(std::string_view body) {
+  if (!waiting_release_) {
+    std::fprintf(stderr,
+                 "clickatron-api: %s: waiting for the nightly to release the slot of day %s "
+                 "(the other slots' days are delivered meanwhile): %s\n",
+                 Where().c_str(), FormatDay(part_.day).c_str(), Trimmed(body).c_str());
   }
-  return false;
+  waiting_release_ = true;
+  waiting_release_message_ = "day " + FormatDay(part_.day) + ": " + Trimmed(body);
 }
 
 void Sender::RoundDone() {
   const uint64_t now = MonotonicMicros();
   cursor_ = round_end_;
-  if (!rounds_.empty() && rounds_.back().end == round_end_) rounds_.back().acked_us = now;
+  if (!rounds_.empty() && rounds_.back().end == round_end_) {
+    rounds_.back().acked_us = now;
+    rounds_.back().ceiling = sends_->max_sent;
+  }
   if (round_start_us_ != 0 && now > round_start_us_) lag_.Record(now - round_start_us_);
-  rounds_sent_++;
-  parts_.clear();
+  c_.rounds++;
+  ResetRound();
   state_ = State::kIdle;
   AdvanceSavedCursor(/*force=*/false);
   Kick();
 }
 
 void Sender::Fail(const std::string& error, bool rewind) {
-  failures_++;
+  c_.failures++;
   const uint64_t now = MonotonicMicros();
   // One log line per distinct error, or per 10 s while it persists.
   if (error != last_error_ || now - last_error_us_ > 10'000'000) {
-    std::fprintf(stderr, "clickatron-api: realtime shard %u (%s): %s; retrying\n", shard_,
-                 to_.ToString().c_str(), error.c_str());
+    std::fprintf(stderr, "clickatron-api: %s: %s; retrying\n", Where().c_str(), error.c_str());
   }
   last_error_ = error;
   last_error_us_ = now;
-  if (rewind) {
-    // The shard may have restarted and lost what it acknowledged since its last commit:
-    // re-send every round past the saved cursor, cut exactly as before.
-    std::deque<uint64_t> replay;
-    bool resending = false;  // something acknowledged goes again (not just a retry)
-    for (const Round& r : rounds_) {
-      replay.push_back(r.end);
-      if (r.acked_us != 0) resending = true;
-    }
-    for (uint64_t end : replay_) replay.push_back(end);
-    replay_ = std::move(replay);
-    rounds_.clear();
-    if (resending) rewinds_++;
-    cursor_ = saved_cursor_;
-    parts_.clear();
-  }
+  if (rewind) Rewind();
   state_ = State::kBackoff;
   ScheduleRetry();
+}
+
+void Sender::Rewind() {
+  // The shard may have restarted and lost what it acknowledged since its last commit:
+  // re-send every round past the saved cursor, cut exactly as before.
+  std::deque<uint64_t> replay;
+  bool resending = false;  // something acknowledged goes again (not just a retry)
+  for (const Round& r : rounds_) {
+    replay.push_back(r.end);
+    if (r.acked_us != 0) resending = true;
+  }
+  for (uint64_t end : replay_) replay.push_back(end);
+  replay_ = std::move(replay);
+  rounds_.clear();
+  if (resending) c_.rewinds++;
+  cursor_ = saved_cursor_;
+  ResetRound();
 }
 
 void Sender::ScheduleRetry() {
@@ -592,7 +601,7 @@ void Sender::ScheduleRetry() {
 void Sender::OnTimer(int, short, void* arg) {
   Sender* self = static_cast<Sender*>(arg);
   if (self->state_ != State::kBackoff) return;
-  if (self->parts_.empty()) {
+  if (!self->has_round_) {
     self->state_ = State::kIdle;
     self->Kick();
   } else {
@@ -614,12 +623,13 @@ void Sender::OnPersistTimer(int, short, void* arg) {
 void Sender::AdvanceSavedCursor(bool force) {
   const uint64_t now = MonotonicMicros();
   const uint64_t lag_us = uint64_t(options_.cursor_lag_ms) * 1000;
-  // A round is settled once the shard says it is durable, or — from a shard that does
-  // not say — once it was acknowledged longer ago than the shard's commit interval.
+  // A round is settled once the shard says a batch sent after its answer is durable (see
+  // the header: its ceiling), or — from a shard that does not say — once it was
+  // acknowledged longer ago than the shard's commit interval.
   auto settled = [&](const Round& r) {
     if (r.acked_us == 0) return false;
     if (force) return true;
-    if (shard_reports_synced_) return int64_t(r.end) <= shard_synced_;
+    if (shard_reports_synced_) return shard_synced_ > int64_t(r.ceiling);
     return now - r.acked_us >= lag_us;
   };
   uint64_t target = saved_cursor_;
@@ -628,12 +638,12 @@ void Sender::AdvanceSavedCursor(bool force) {
     rounds_.pop_front();
   }
   // No round in doubt: everything delivered may be saved (records with no line for this
-  // shard included).
-  if (rounds_.empty() && replay_.empty() && parts_.empty()) target = std::max(target, cursor_);
+  // stream included).
+  if (rounds_.empty() && replay_.empty() && !has_round_) target = std::max(target, cursor_);
   if (target <= saved_cursor_) return;
   Status s = log_->SetCursor(cursor_name_, target);
   if (!s.ok()) {
-    std::fprintf(stderr, "clickatron-api: realtime shard %u: saving cursor: %s\n", shard_, s.message().c_str());
+    std::fprintf(stderr, "clickatron-api: %s: saving cursor: %s\n", Where().c_str(), s.message().c_str());
     return;
   }
   saved_cursor_ = target;
@@ -644,50 +654,30 @@ void Sender::AdvanceSavedCursor(bool force) {
   if (!c.ok()) std::fprintf(stderr, "clickatron-api: %s\n", c.message().c_str());
 }
 
-void Sender::WriteStatsJson(net::JsonWriter* w, uint64_t last_seq) const {
+double Sender::BacklogSeconds(uint64_t last_seq) const {
+  if (last_seq <= cursor_) return 0;
   const uint64_t now = MonotonicMicros();
-  const uint64_t backlog = last_seq > cursor_ ? last_seq - cursor_ : 0;
-  double backlog_seconds = 0;
-  if (backlog > 0) {
-    const uint64_t t = times_->TimeAfter(cursor_);
-    if (t != 0 && now > t) backlog_seconds = double(now - t) / 1e6;
-  }
+  const uint64_t t = times_->TimeAfter(cursor_);
+  return t != 0 && now > t ? double(now - t) / 1e6 : 0;
+}
+
+void Sender::WriteStatsJson(net::JsonWriter* w, uint64_t last_seq) const {
   w->BeginObject();
-  w->Field("shard", shard_);
-  w->Field("address", to_.ToString());
-  w->Field("state", state_ == State::kIdle ? "idle" : state_ == State::kSending ? "sending"
-                   : state_ == State::kBackoff ? "retrying" : "stopped");
+  w->Field("slot", int64_t(slot_));
+  w->Field("cursor_name", cursor_name_);
+  w->Field("state", state_name());
+  w->Field("day", part_.day >= 0 && has_round_ ? FormatDay(part_.day) : std::string());
   w->Field("cursor", cursor_);
   w->Field("saved_cursor", saved_cursor_);
-  w->Field("backlog_records", backlog);
-  w->Field("backlog_seconds", backlog_seconds);
-  w->Field("delivered_records", delivered_lines_);
-  w->Field("duplicate_records", duplicate_lines_);
-  w->Field("late_records", late_lines_);
-  w->Field("late_parts", late_parts_);
-  w->Field("late_duplicate_parts", late_duplicate_parts_);
-  w->Field("skipped_records", skipped_records_);
-  w->Field("overflow_records", overflow_lines_);
-  w->Field("rounds", rounds_sent_);
-  w->Field("requests", requests_);
-  w->Field("failures", failures_);
-  w->Field("rewinds", rewinds_);
-  w->Field("shard_restarts", restarts_);
-  w->Field("shard_synced_seq", shard_synced_);
+  w->Field("backlog_records", last_seq > cursor_ ? last_seq - cursor_ : 0);
+  w->Field("backlog_seconds", BacklogSeconds(last_seq));
+  w->Field("delivered_records", c_.delivered);
+  w->Field("rounds", c_.rounds);
   w->Field("rounds_in_doubt", rounds_.size());
   w->Field("replay_pending", replay_.size());
+  w->Field("shard_synced_seq", shard_synced_);
   w->Field("waiting_slot_release", waiting_release_);
-  if (waiting_release_) {
-    w->Field("waiting_slot_release_message", waiting_release_message_);
-  }
-  w->Field("source_in_use", source_in_use_);
-  w->Field("source_in_use_refusals", source_in_use_refusals_);
-  w->Field("source_conflict", source_conflict_);
-  w->Field("source_conflicts", source_conflicts_);
-  if (source_in_use_ || source_conflict_) w->Field("source_message", source_message_);
   w->Field("last_error", last_error_);
-  w->Key("last_error_age_seconds");
-  if (last_error_us_ == 0) w->Null(); else w->Double(double(now - last_error_us_) / 1e6);
   const LatencySnapshot lag = lag_.Snapshot();
   w->BeginObject("delivery_lag_ms");
   w->Field("rounds", lag.count());

@@ -1,7 +1,9 @@
-// The sender against a scripted realtime shard: late parts (409 DAY_CLOSED / DAY_EXPIRED)
-// go to the late store, once; SOURCE_IN_USE waits; a source mark past the oplog head
-// stops delivery; every /incr names the sender.
+// The senders of a shard (one per ring slot) against a scripted realtime shard: late parts
+// (409 DAY_CLOSED / DAY_EXPIRED) go to the late store, once; SOURCE_IN_USE waits; a source
+// mark past the oplog head stops delivery; every /incr names the sender; a slot that waits
+// (503 SLOT_NOT_RELEASED) does not hold back the others.
 #include "api/sender.h"
+#include "api/shard_delivery.h"
 
 #include <event2/event.h>
 #include <gtest/gtest.h>
@@ -15,6 +17,7 @@
 
 #include "api/late_store.h"
 #include "base/test_dir.h"
+#include "keyformat/day_ring.h"
 #include "keyformat/ymdh.h"
 #include "net/http_client.h"
 #include "net/json.h"
@@ -37,6 +40,9 @@ struct Shard {
   bool refuse_set = true;
   bool incr_duplicate = false;         // answer an "u|old" /incr 200 with everything duplicate
   int source_in_use = 0;               // answer this many /incr 409 SOURCE_IN_USE first
+  bool hold_new = false;               // answer an "u|new" /incr 503 SLOT_NOT_RELEASED
+  int bad_request = 0;                 // answer this many /incr 400 COUNTER_OVERFLOW first
+  std::string synced;                  // X-Realtime-Synced-Seq on other 200 /incr answers, "" none
   std::string source_mark;             // X-Realtime-Source-Mark on /incr answers, "" none
   std::vector<std::string> requests;   // "/set?<query>\nbody", "/incr\nbody"
   std::vector<std::string> senders;    // X-Clickatron-Sender of each /incr ("-" none)
@@ -66,6 +72,15 @@ struct Shard {
         return;
       }
       const size_t lines = size_t(std::count(body.begin(), body.end(), '\n'));
+      if (bad_request > 0) {
+        bad_request--;
+        req.ReplyJsonError(400, "COUNTER_OVERFLOW", "line 1: counter 'u|new.c41m' would overflow int64 adding 7");
+        return;
+      }
+      if (hold_new && body.find("u|new") != std::string::npos) {
+        req.ReplyJsonError(503, "SLOT_NOT_RELEASED", "slot 2 holds day 2026-11-18, not released");
+        return;
+      }
       if (body.find("u|old") != std::string::npos) {
         if (incr_duplicate) {
           req.AddHeader(realtime::kSyncedSeqHeader, "1");
@@ -75,6 +90,7 @@ struct Shard {
         req.ReplyJsonError(409, refusal, "day " + FormatDay(kOld) + " is closed");
         return;
       }
+      if (!synced.empty()) req.AddHeader(realtime::kSyncedSeqHeader, synced.c_str());
       req.ReplyJson(200, "OK", "{\"applied\":" + std::to_string(lines) + ",\"duplicate\":0,\"seq\":1}");
     });
   }
@@ -121,8 +137,8 @@ class SenderTest : public ::testing::Test {
     options.backoff_max_ms = 5;
     options.min_round_interval_ms = 0;
     options.cursor_lag_ms = 3'600'000;  // rounds stay in doubt: a new sender re-sends them
-    sender_ = std::make_unique<Sender>(base_, client_.get(), log_.get(), &times_, late_.get(), 0, server_.address(),
-                                       "api-1", options);
+    sender_ = std::make_unique<ShardDelivery>(base_, client_.get(), log_.get(), &times_, late_.get(), 0,
+                                              server_.address(), "api-1", options);
     Status s = sender_->Start(log_->last_seq());
     ASSERT_TRUE(s.ok()) << s.message();
   }
@@ -158,7 +174,7 @@ class SenderTest : public ::testing::Test {
   std::unique_ptr<oplog::Oplog> log_;
   std::unique_ptr<LateStore> late_;
   AppendTimes times_;
-  std::unique_ptr<Sender> sender_;
+  std::unique_ptr<ShardDelivery> sender_;  // the three streams of shard 0
 };
 
 class LatePartTest : public SenderTest, public ::testing::WithParamInterface<const char*> {};
@@ -295,6 +311,68 @@ TEST_F(SenderTest, ASourceMarkPastTheOplogHeadStopsDelivery) {
   ASSERT_TRUE(RunUntil([&] { return sender_->cursor() == 1 && sender_->idle(); }));
   EXPECT_NE(Stats().find("\"source_conflict\":false"), std::string::npos) << Stats();
   EXPECT_EQ(sender_->delivered_records(), 1u);
+}
+
+TEST_F(SenderTest, ASlotWaitingForItsReleaseDoesNotHoldBackTheOthers) {
+  // Tomorrow (kNew) waits for its slot; a later record of another slot's day goes through.
+  shard_.refuse_set = false;
+  shard_.hold_new = true;
+  const int64_t other = kOld + 2;  // the third slot
+  ASSERT_TRUE(log_->Append("0 " + std::to_string(kNew) + " u|new.c41m,7\n").ok());
+  ASSERT_TRUE(log_->Append("0 " + std::to_string(other) + " u|today.c41n,4\n").ok());
+  StartSender();
+  ASSERT_TRUE(RunUntil([&] { return shard_.Count("/incr\nu|today.c41n,4\n") == 1 && shard_.Count("/incr\nu|new") >= 3; }));
+  EXPECT_EQ(sender_->cursor(), 0u);  // the shard's backlog starts at the waiting stream
+  EXPECT_EQ(sender_->stream(SlotOfDay(other)).cursor(), 2u);
+  EXPECT_EQ(sender_->delivered_records(), 1u);
+  const std::string stats = Stats();
+  EXPECT_NE(stats.find("\"waiting_slot_release\":true,\"waiting_slot_release_message\":\"day 2026-11-21: "),
+            std::string::npos) << stats;
+  EXPECT_NE(stats.find("\"backlog_records\":2"), std::string::npos) << stats;
+  {
+    std::lock_guard<std::mutex> lock(shard_.mu);
+    shard_.hold_new = false;  // the nightly released the slot
+  }
+  ASSERT_TRUE(RunUntil([&] { return sender_->cursor() == 2 && sender_->idle(); }));
+  EXPECT_EQ(sender_->delivered_records(), 2u);
+  EXPECT_NE(Stats().find("\"waiting_slot_release\":false"), std::string::npos) << Stats();
+}
+
+TEST_F(SenderTest, ARoundIsSettledOnlyByASyncedSeqAboveEverySeqSentBeforeItsAnswer) {
+  // The shard reports one synced seq per source, and the streams interleave their seqs: a
+  // synced seq equal to a round's end may come from a flush before the round was applied.
+  shard_.refuse_set = false;
+  shard_.synced = "1";
+  ASSERT_TRUE(log_->Append("0 " + std::to_string(kNew) + " u|new.c41m,7\n").ok());
+  StartSender();
+  ASSERT_TRUE(RunUntil([&] { return sender_->cursor() == 1 && sender_->idle(); }));
+  EXPECT_NE(Stats().find("\"rounds_in_doubt\":1"), std::string::npos) << Stats();
+  {
+    std::lock_guard<std::mutex> lock(shard_.mu);
+    shard_.synced = "2";
+  }
+  ASSERT_TRUE(log_->Append("0 " + std::to_string(kNew) + " u|new.c41m,1\n").ok());
+  ASSERT_TRUE(log_->Sync().ok());
+  ASSERT_TRUE(RunUntil([&] { return sender_->cursor() == 2 && sender_->idle(); }));
+  // Round 1 is settled (2 > 1); round 2 is not (2 was sent before its answer).
+  EXPECT_NE(Stats().find("\"rounds_in_doubt\":1"), std::string::npos) << Stats();
+  EXPECT_EQ(log_->cursor(Sender::CursorName(0, SlotOfDay(kNew))), 1u);
+}
+
+TEST_F(SenderTest, AnUnexpected400IsRetriedAndNothingIsDropped) {
+  // An acknowledged increment is never dropped: whatever the shard answers, the round is
+  // retried whole until it is taken (the shard's counters do not overflow: 128 bits).
+  shard_.refuse_set = false;
+  shard_.bad_request = 3;
+  ASSERT_TRUE(log_->Append("0 " + std::to_string(kNew) + " u|new.c41m,7\n0 " + std::to_string(kNew) +
+                           " u|two.c41m,2\n").ok());
+  StartSender();
+  ASSERT_TRUE(RunUntil([&] { return sender_->cursor() == 1 && sender_->idle(); }));
+  EXPECT_EQ(shard_.Count("/incr\nu|new.c41m,7\nu|two.c41m,2\n"), 4u);
+  EXPECT_EQ(sender_->delivered_records(), 2u);
+  const std::string stats = Stats();
+  EXPECT_NE(stats.find("COUNTER_OVERFLOW"), std::string::npos) << stats;  // last_error
+  EXPECT_EQ(stats.find("overflow_records"), std::string::npos) << stats;
 }
 
 }  // namespace

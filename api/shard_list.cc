@@ -1,12 +1,11 @@
 #include "api/shard_list.h"
 
-#include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <fstream>
 
-#include "api/delivery_rounds.h"
-#include "api/sender.h"
+#include "api/shard_delivery.h"
 #include "base/durable_file.h"
 #include "base/errno_status.h"
 #include "oplog/oplog.h"
@@ -63,7 +62,8 @@ Status AdoptShardList(oplog::Oplog* log, const std::vector<net::HostPort>& shard
   }
   std::string undelivered;
   for (size_t k = 0; k < saved->size(); k++) {
-    const uint64_t cursor = log->cursor(Sender::CursorName(uint32_t(k)));
+    uint64_t cursor = last;
+    for (const std::string& name : ShardDelivery::CursorNames(uint32_t(k))) cursor = std::min(cursor, log->cursor(name));
     if (cursor < last) {
       undelivered += (undelivered.empty() ? "" : ", ") + std::string("shard ") + std::to_string(k) +
                      " (" + (*saved)[k] + ") at seq " + std::to_string(cursor) + " of " + std::to_string(last);
@@ -76,16 +76,14 @@ Status AdoptShardList(oplog::Oplog* log, const std::vector<net::HostPort>& shard
   }
   // Everything was delivered: the new shards start at the end of the log.
   for (size_t k = 0; k < wanted.size(); k++) {
-    Status s = log->SetCursor(Sender::CursorName(uint32_t(k)), last);
-    if (!s.ok()) return s;
+    for (const std::string& name : ShardDelivery::CursorNames(uint32_t(k))) {
+      if (Status s = log->SetCursor(name, last); !s.ok()) return s;
+    }
   }
   // Shards that are gone take their cursors with them: a cursor nobody advances would hold
   // back the oplog's retention forever.
   for (size_t k = wanted.size(); k < saved->size(); k++) {
-    const std::string name = Sender::CursorName(uint32_t(k));
-    (void)log->RemoveCursor(name);  // fails only when there is none: nothing to remove
-    const std::string rounds = DeliveryRounds::Path(log->dir(), name);
-    if (::unlink(rounds.c_str()) != 0 && errno != ENOENT) return ErrnoStatus("unlink", rounds);
+    if (Status s = RemoveShardDelivery(log, uint32_t(k)); !s.ok()) return s;
   }
   if (Status s = log->SaveCursors(); !s.ok()) return s;
   std::fprintf(stderr, "clickatron-api: realtime shard list changed (was: %s; now: %s); "

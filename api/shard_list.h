@@ -4,14 +4,14 @@
 // Every oplog record names the realtime shard of each of its lines (incr_payload.h),
 // computed with the shard count of the moment. So the list may change only while nothing
 // is waiting for delivery: resharding the realtime tier is done at a day boundary, after
-// the API has drained (every realtime-K cursor at the end of the log, /stats backlog 0)
+// the API has drained (every realtime-K.slot-S cursor at the end of the log, /stats backlog 0)
 // and before it is restarted with the new list. AdoptShardList enforces that at start:
 //
 //   no file, empty log            the list is written; a new cluster.
 //   same list                     nothing to do.
 //   different list, all delivered the new list is written and every shard's cursor set to
 //                                 the end of the log (old records are not re-routed); the
-//                                 cursors and rounds files of shards past the new count are
+//                                 cursors, rounds files and replay rules of shards past the new count are
 //                                 removed, so they cannot hold back the oplog's retention.
 //   different list, undelivered   refused, naming the old and new lists and the backlog.
 //   no file, records in the log   refused: there is no telling how they were routed.

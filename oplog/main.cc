@@ -3,7 +3,8 @@
 //   clickatron-oplog verify DIR              checks every frame, prints counts
 //   clickatron-oplog cursors DIR             each consumer's cursor and backlog
 //   clickatron-oplog replay DIR --cursor NAME [--from SEQ] [--skip-through DAY]
-//                                            consumer NAME receives every record from SEQ
+//                                            consumer NAME (or the group NAME.*: the API's
+//                                            streams of a realtime shard) receives every record from SEQ
 //                                            (default: the oldest kept) again (replay.h),
 //                                            without its lines of days <= DAY among the
 //                                            records it had received (replay_skip.h)
@@ -32,7 +33,8 @@ constexpr char kUsage[] =
     "       clickatron-oplog verify DIR              check every frame, print counts\n"
     "       clickatron-oplog cursors DIR             print cursors (name seq backlog)\n"
     "       clickatron-oplog replay DIR --cursor NAME [--from SEQ] [--skip-through DAY]\n"
-    "                                                make consumer NAME (e.g. realtime-1) receive\n"
+    "                                                make consumer NAME (e.g. realtime-1: the API's\n"
+    "                                                streams realtime-1.slot-0..2) receive\n"
     "                                                every record from SEQ (default: the oldest\n"
     "                                                kept) again when the API next starts; with\n"
     "                                                --skip-through YYYY-MM-DD (the archive's\n"
@@ -110,29 +112,29 @@ int Replay(const std::string& dir, const std::string& cursor, uint64_t from,
   request.cursor = cursor;
   request.from = from;
   request.skip_through_day = skip_through_day;
-  request.remove_files = {DeliveryRoundsFile(cursor)};
+  request.consumer_files = [](const std::string& name) { return std::vector<std::string>{DeliveryRoundsFile(name)}; };
   Result<Rewind> r = RewindCursor(dir, request);
   if (!r.ok()) return Fail("replay refused: " + r.status().message(), 1);
   if (!r->recovery.empty()) std::printf("recovered %s\n", r->recovery.c_str());
-  std::printf("cursor %s %llu -> %llu\n", cursor.c_str(),
-              static_cast<unsigned long long>(r->old_cursor),
-              static_cast<unsigned long long>(r->new_cursor));
+  for (const CursorRewind& c : r->cursors) {
+    std::printf("cursor %s %llu -> %llu\n", c.name.c_str(), static_cast<unsigned long long>(c.old_cursor),
+                static_cast<unsigned long long>(r->new_cursor));
+  }
   std::printf("re-send %llu record%s (seq %llu..%llu) when the API next starts\n",
               static_cast<unsigned long long>(r->records), r->records == 1 ? "" : "s",
               static_cast<unsigned long long>(r->first_seq),
               static_cast<unsigned long long>(r->last_seq));
-  if (r->skip.active()) {
-    std::printf("skip lines of days <= %s in records <= %llu (written to %s)\n",
-                FormatDay(r->skip.through_day).c_str(),
-                static_cast<unsigned long long>(r->skip.through_seq), r->skip_path.c_str());
-  } else if (skip_through_day >= 0) {
-    std::printf("nothing to skip: cursor %s had received no record\n", cursor.c_str());
+  for (const CursorRewind& c : r->cursors) {
+    if (c.skip.active()) {
+      std::printf("skip lines of days <= %s in records <= %llu (written to %s)\n",
+                  FormatDay(c.skip.through_day).c_str(), static_cast<unsigned long long>(c.skip.through_seq),
+                  c.skip_path.c_str());
+    } else if (skip_through_day >= 0) {
+      std::printf("nothing to skip: cursor %s had received no record\n", c.name.c_str());
+    }
   }
-  if (r->removed.empty()) {
-    std::printf("no %s/%s to remove\n", dir.c_str(), DeliveryRoundsFile(cursor).c_str());
-  } else {
-    for (const std::string& path : r->removed) std::printf("removed %s\n", path.c_str());
-  }
+  if (r->removed.empty()) std::printf("no delivery rounds file to remove in %s\n", dir.c_str());
+  for (const std::string& path : r->removed) std::printf("removed %s\n", path.c_str());
   return 0;
 }
 
@@ -143,7 +145,7 @@ int main(int argc, char** argv) {
   loader.Add()(
       "from", po::value<uint64_t>()->default_value(1),
       "dump: first seq to print; replay: first seq to re-send (default: the oldest kept)")(
-      "cursor", po::value<std::string>(), "replay: the consumer, e.g. realtime-1")(
+      "cursor", po::value<std::string>(), "replay: the consumer, e.g. realtime-1 (its streams realtime-1.slot-0..2)")(
       "skip-through", po::value<std::string>(),
       "replay: YYYY-MM-DD, the last day the archive holds (its manifest's last_day)");
   loader.AddPositional("command", po::value<std::string>(), 1);

@@ -34,7 +34,7 @@ RewindRequest Request(uint64_t from = 0) {
   RewindRequest r;
   r.cursor = "realtime-1";
   r.from = from;
-  r.remove_files = {kRounds};
+  r.consumer_files = [](const std::string&) { return std::vector<std::string>{kRounds}; };
   return r;
 }
 
@@ -49,7 +49,7 @@ TEST(Replay, RewindsToTheOldestRecordAndRemovesTheRoundsFile) {
   MakeLog(dir.path(), 40, 40);
   Result<Rewind> r = RewindCursor(dir.path(), Request());
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->old_cursor, 40u);
+  EXPECT_EQ(r->cursors.at(0).old_cursor, 40u);
   EXPECT_EQ(r->new_cursor, 0u);
   EXPECT_EQ(r->records, 40u);
   EXPECT_EQ(r->first_seq, 1u);
@@ -73,11 +73,11 @@ TEST(Replay, SkipThroughWritesTheRuleForTheOldCursorAndAPlainReplayRemovesIt) {
   request.skip_through_day = 20780;  // 2026-11-23
   Result<Rewind> r = RewindCursor(dir.path(), request);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->skip.through_day, 20780);
-  EXPECT_EQ(r->skip.through_seq, 30u);  // only what the shard had received can be archived
-  EXPECT_EQ(r->skip_path, dir / "replay-skip-realtime-1");
+  EXPECT_EQ(r->cursors.at(0).skip.through_day, 20780);
+  EXPECT_EQ(r->cursors.at(0).skip.through_seq, 30u);  // only what the shard had received can be archived
+  EXPECT_EQ(r->cursors.at(0).skip_path, dir / "replay-skip-realtime-1");
   std::string text;
-  std::getline(std::ifstream(r->skip_path), text);
+  std::getline(std::ifstream(r->cursors.at(0).skip_path), text);
   EXPECT_EQ(text, "skip_through_day=2026-11-23 through_seq=30");
   Result<ReplaySkip> loaded = LoadReplaySkip(dir.path(), "realtime-1");
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
@@ -88,7 +88,7 @@ TEST(Replay, SkipThroughWritesTheRuleForTheOldCursorAndAPlainReplayRemovesIt) {
   // The next replay, without the option, removes it.
   r = RewindCursor(dir.path(), Request());
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_FALSE(r->skip.active());
+  EXPECT_FALSE(r->cursors.at(0).skip.active());
   EXPECT_FALSE(std::filesystem::exists(dir / "replay-skip-realtime-1"));
   // A rule file that does not parse is an error naming it.
   WriteBytes(dir / "replay-skip-realtime-1", "skip_through_day=2026-11-22 through_seq=x\n");
@@ -114,7 +114,7 @@ TEST(Replay, FromASeqAndWithoutARoundsFile) {
   // Replaying from the cursor's own next record is allowed (it drops the rounds file).
   r = RewindCursor(dir.path(), Request(31));
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->old_cursor, 30u);
+  EXPECT_EQ(r->cursors.at(0).old_cursor, 30u);
   EXPECT_EQ(r->new_cursor, 30u);
 }
 
@@ -172,7 +172,7 @@ TEST(Replay, RefusesUnknownCursorsAndMissingDirectoriesWithoutCreatingAnything) 
   EXPECT_TRUE(std::filesystem::is_empty(empty.path()));
 
   req = Request();
-  req.remove_files = {"../cursors"};
+  req.consumer_files = [](const std::string&) { return std::vector<std::string>{"../cursors"}; };
   EXPECT_EQ(RewindCursor(dir.path(), req).status().message(),
             "'../cursors' is not a file name in the oplog directory");
   EXPECT_TRUE(std::filesystem::exists(dir / kRounds));

@@ -85,10 +85,12 @@ def test_replay_refills_a_wiped_shard_exactly(procs, tmp_path):
     assert r.returncode == 1 and "no cursor named 'realtime-9'" in r.stderr, r.stderr
     r = replay(c, "--cursor", f"realtime-{lost}")
     assert r.returncode == 0, r.stderr
+    # "realtime-K" names the shard's three delivery streams, one per ring slot.
+    streams = [f"realtime-{lost}.slot-{s}" for s in range(3)]
     assert r.stdout == (
-        f"cursor realtime-{lost} {ROUNDS} -> 0\n"
-        f"re-send {ROUNDS} records (seq 1..{ROUNDS}) when the API next starts\n"
-        f"removed {c.oplog_dir}/delivery-realtime-{lost}.rounds\n"), r.stdout
+        "".join(f"cursor {name} {ROUNDS} -> 0\n" for name in streams) +
+        f"re-send {ROUNDS} records (seq 1..{ROUNDS}) when the API next starts\n" +
+        "".join(f"removed {c.oplog_dir}/delivery-{name}.rounds\n" for name in streams)), r.stdout
 
     start_all(c)
     wait_until(lambda: c.drained() and totals_of(c, ts, on_lost) == {k: want[k] for k in on_lost},
@@ -106,7 +108,7 @@ def test_replay_refills_a_wiped_shard_exactly(procs, tmp_path):
     stop_all(c)
     r = replay(c, "--cursor", f"realtime-{1 - lost}", "--from", "1")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith(f"cursor realtime-{1 - lost} {2 * ROUNDS} -> 0\n"), r.stdout
+    assert r.stdout.startswith(f"cursor realtime-{1 - lost}.slot-0 {2 * ROUNDS} -> 0\n"), r.stdout
     start_all(c)
     c.wait_drained()
     s = c.stats()["realtime"][1 - lost]
@@ -143,12 +145,13 @@ def test_replay_skips_the_days_the_archive_already_holds(procs, tmp_path):
     assert r.returncode == 2 and "--skip-through" in r.stderr, r.stderr
     r = replay(c, "--cursor", "realtime-0", "--skip-through", day_text(last_day))
     assert r.returncode == 0, r.stderr
+    streams = [f"realtime-0.slot-{s}" for s in range(3)]
     assert r.stdout == (
-        "cursor realtime-0 4 -> 0\n"
-        "re-send 4 records (seq 1..4) when the API next starts\n"
-        f"skip lines of days <= {day_text(last_day)} in records <= 4 "
-        f"(written to {c.oplog_dir}/replay-skip-realtime-0)\n"
-        f"removed {c.oplog_dir}/delivery-realtime-0.rounds\n"), r.stdout
+        "".join(f"cursor {name} 4 -> 0\n" for name in streams) +
+        "re-send 4 records (seq 1..4) when the API next starts\n" +
+        "".join(f"skip lines of days <= {day_text(last_day)} in records <= 4 "
+                f"(written to {c.oplog_dir}/replay-skip-{name})\n" for name in streams) +
+        "".join(f"removed {c.oplog_dir}/delivery-{name}.rounds\n" for name in streams)), r.stdout
     c.start_realtime(0)
     # Step 3: the replacement shard closes the archived days before the API starts.
     assert post(c.rt_ports[0], f"/close?day={day_text(last_day)}").status == 200
@@ -168,4 +171,4 @@ def test_replay_skips_the_days_the_archive_already_holds(procs, tmp_path):
     stop_all(c)
     r = replay(c, "--cursor", "realtime-0", "--from", "5")
     assert r.returncode == 0 and "skip lines" not in r.stdout, r.stdout
-    assert not os.path.exists(os.path.join(c.oplog_dir, "replay-skip-realtime-0"))
+    assert not [f for f in os.listdir(c.oplog_dir) if f.startswith("replay-skip-")]

@@ -1,0 +1,285 @@
+#include "api/shard_delivery.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include "api/delivery_rounds.h"
+#include "base/durable_file.h"
+#include "base/errno_status.h"
+#include "net/json.h"
+#include "oplog/file.h"
+#include "oplog/oplog.h"
+#include "oplog/replay_skip.h"
+
+namespace clickatron {
+
+ShardDelivery::ShardDelivery(event_base* base, net::HttpClient* client, oplog::Oplog* log,
+                             const AppendTimes* times, LateStore* late, uint32_t shard, net::HostPort to,
+                             std::string source, SenderOptions options)
+    : shard_(shard), to_(to) {
+  for (int slot = 0; slot < kRingSlots; slot++) {
+    streams_[size_t(slot)] =
+        std::make_unique<Sender>(base, client, log, times, late, shard, slot, to, source, &sends_, options);
+  }
+}
+
+std::vector<std::string> ShardDelivery::CursorNames(uint32_t shard) {
+  std::vector<std::string> names;
+  for (int slot = 0; slot < kRingSlots; slot++) names.push_back(Sender::CursorName(shard, slot));
+  return names;
+}
+
+Status ShardDelivery::Start(uint64_t last_seq) {
+  sends_.max_sent = last_seq;  // what earlier processes may have sent
+  for (auto& s : streams_) {
+    if (Status st = s->Start(last_seq); !st.ok()) return st;
+  }
+  return Status::OK();
+}
+
+void ShardDelivery::Kick() {
+  for (auto& s : streams_) s->Kick();
+}
+
+void ShardDelivery::Stop() {
+  for (auto& s : streams_) s->Stop();
+}
+
+uint64_t ShardDelivery::cursor() const {
+  uint64_t c = UINT64_MAX;
+  for (const auto& s : streams_) c = std::min(c, s->cursor());
+  return c;
+}
+
+uint64_t ShardDelivery::delivered_records() const {
+  uint64_t n = 0;
+  for (const auto& s : streams_) n += s->delivered_records();
+  return n;
+}
+
+uint64_t ShardDelivery::late_records() const {
+  uint64_t n = 0;
+  for (const auto& s : streams_) n += s->late_records();
+  return n;
+}
+
+bool ShardDelivery::idle() const {
+  return std::all_of(streams_.begin(), streams_.end(), [](const auto& s) { return s->idle(); });
+}
+
+void ShardDelivery::WriteStatsJson(net::JsonWriter* w, uint64_t last_seq) const {
+  // The shard is retrying while any stream is, sending while any is, else idle.
+  const char* state = "idle";
+  uint64_t saved = UINT64_MAX;
+  double backlog_seconds = 0;
+  for (const auto& s : streams_) {
+    const std::string_view st = s->state_name();
+    if (st == "retrying" || st == "stopped") state = s->state_name();
+    if (st == "sending" && std::string_view(state) == "idle") state = "sending";
+    saved = std::min(saved, s->saved_cursor());
+    backlog_seconds = std::max(backlog_seconds, s->BacklogSeconds(last_seq));
+  }
+  const uint64_t cursor = this->cursor();
+  w->BeginObject();
+  w->Field("shard", shard_);
+  w->Field("address", to_.ToString());
+  w->Field("state", state);
+  w->Field("cursor", cursor);
+  w->Field("saved_cursor", saved);
+  w->Field("backlog_records", last_seq > cursor ? last_seq - cursor : 0);
+  w->Field("backlog_seconds", backlog_seconds);
+  WriteSums(w);
+  WriteConditions(w);
+  w->BeginArray("slots");
+  for (const auto& s : streams_) s->WriteStatsJson(w, last_seq);
+  w->EndArray();
+  w->EndObject();
+}
+
+void ShardDelivery::WriteSums(net::JsonWriter* w) const {
+  StreamCounters sum;
+  size_t in_doubt = 0, replay = 0;
+  int64_t synced = -1;
+  LatencySnapshot lag;
+  for (const auto& s : streams_) {
+    const StreamCounters& c = s->counters();
+    sum.delivered += c.delivered;
+    sum.duplicate += c.duplicate;
+    sum.late_lines += c.late_lines;
+    sum.late_parts += c.late_parts;
+    sum.late_duplicate_parts += c.late_duplicate_parts;
+    sum.skipped_records += c.skipped_records;
+    sum.rounds += c.rounds;
+    sum.requests += c.requests;
+    sum.failures += c.failures;
+    sum.rewinds += c.rewinds;
+    // One restart of the shard is seen by each stream that talks to it.
+    sum.restarts = std::max(sum.restarts, c.restarts);
+    in_doubt += s->rounds_in_doubt();
+    replay += s->replay_pending();
+    synced = std::max(synced, s->shard_synced_seq());
+    lag.Merge(s->delivery_lag());
+  }
+  w->Field("delivered_records", sum.delivered);
+  w->Field("duplicate_records", sum.duplicate);
+  w->Field("late_records", sum.late_lines);
+  w->Field("late_parts", sum.late_parts);
+  w->Field("late_duplicate_parts", sum.late_duplicate_parts);
+  w->Field("skipped_records", sum.skipped_records);
+  w->Field("rounds", sum.rounds);
+  w->Field("requests", sum.requests);
+  w->Field("failures", sum.failures);
+  w->Field("rewinds", sum.rewinds);
+  w->Field("shard_restarts", sum.restarts);
+  w->Field("shard_synced_seq", synced);
+  w->Field("rounds_in_doubt", in_doubt);
+  w->Field("replay_pending", replay);
+  w->BeginObject("delivery_lag_ms");
+  w->Field("rounds", lag.count());
+  w->Field("p50", double(lag.Quantile(0.5)) / 1000);
+  w->Field("p99", double(lag.Quantile(0.99)) / 1000);
+  w->Field("max", double(lag.max_micros()) / 1000);
+  w->EndObject();
+}
+
+void ShardDelivery::WriteConditions(net::JsonWriter* w) const {
+  const Sender* waiting = nullptr;
+  const Sender* source = nullptr;
+  const Sender* last = nullptr;
+  uint64_t in_use_refusals = 0, conflicts = 0;
+  bool in_use = false, conflict = false;
+  for (const auto& s : streams_) {
+    if (s->waiting_slot_release() && waiting == nullptr) waiting = s.get();
+    if ((s->source_in_use() || s->source_conflict()) && source == nullptr) source = s.get();
+    if (s->last_error_us() != 0 && (last == nullptr || s->last_error_us() > last->last_error_us())) last = s.get();
+    in_use = in_use || s->source_in_use();
+    conflict = conflict || s->source_conflict();
+    in_use_refusals += s->counters().source_in_use_refusals;
+    conflicts += s->counters().source_conflicts;
+  }
+  w->Field("waiting_slot_release", waiting != nullptr);
+  if (waiting != nullptr) w->Field("waiting_slot_release_message", waiting->waiting_slot_release_message());
+  w->Field("source_in_use", in_use);
+  w->Field("source_in_use_refusals", in_use_refusals);
+  w->Field("source_conflict", conflict);
+  w->Field("source_conflicts", conflicts);
+  if (source != nullptr) w->Field("source_message", source->source_message());
+  w->Field("last_error", last == nullptr ? std::string() : last->last_error());
+  w->Key("last_error_age_seconds");
+  if (last == nullptr) {
+    w->Null();
+  } else {
+    w->Double(double(MonotonicMicros() - last->last_error_us()) / 1e6);
+  }
+}
+
+// ---- The one-stream layout ----
+
+std::string OneStreamCursorName(uint32_t shard) { return "realtime-" + std::to_string(shard); }
+
+namespace {
+
+// The shards named by one-stream cursors ("realtime-K") and files in dir.
+Result<std::set<uint32_t>> OneStreamShards(oplog::Oplog* log) {
+  std::set<uint32_t> shards;
+  auto shard_of = [&](std::string_view name, std::string_view prefix, std::string_view suffix) {
+    if (!name.starts_with(prefix) || !name.ends_with(suffix)) return;
+    name.remove_prefix(prefix.size());
+    name.remove_suffix(suffix.size());
+    uint32_t k = 0;
+    const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), k);
+    if (!name.empty() && ec == std::errc() && end == name.data() + name.size()) shards.insert(k);
+  };
+  for (const oplog::CursorStats& c : log->GetStats().cursors) shard_of(c.name, "realtime-", "");
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(log->dir(), ec)) {
+    const std::string name = entry.path().filename().string();
+    shard_of(name, "delivery-realtime-", ".rounds");
+    shard_of(name, oplog::ReplaySkipFileName("realtime-"), "");
+  }
+  if (ec) return Status::Error("listing " + log->dir() + ": " + ec.message());
+  return shards;
+}
+
+// Copies dir/from to dir/to (atomically, durably) when it exists.
+Status CopyIfPresent(const std::string& dir, const std::string& from, const std::string& to) {
+  const std::string path = dir + "/" + from;
+  if (::access(path.c_str(), F_OK) != 0) return errno == ENOENT ? Status::OK() : ErrnoStatus("access", path);
+  std::string text;
+  if (Status s = oplog::ReadFile(path, &text); !s.ok()) return s;
+  return WriteFileAtomic(dir + "/" + to, text);
+}
+
+Status UnlinkIfPresent(const std::string& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoStatus("unlink", path);
+  return Status::OK();
+}
+
+Status RemoveOneStreamFiles(const std::string& dir, uint32_t shard) {
+  const std::string old = OneStreamCursorName(shard);
+  if (Status s = UnlinkIfPresent(DeliveryRounds::Path(dir, old)); !s.ok()) return s;
+  if (Status s = UnlinkIfPresent(dir + "/" + oplog::ReplaySkipFileName(old)); !s.ok()) return s;
+  return SyncDir(dir);
+}
+
+bool HasCursor(oplog::Oplog* log, const std::string& name) {
+  for (const oplog::CursorStats& c : log->GetStats().cursors) {
+    if (c.name == name) return true;
+  }
+  return false;
+}
+
+Status UpgradeShard(oplog::Oplog* log, uint32_t shard) {
+  const std::string dir = log->dir();
+  const std::string old = OneStreamCursorName(shard);
+  const std::vector<std::string> names = ShardDelivery::CursorNames(shard);
+  const bool upgraded = std::any_of(names.begin(), names.end(), [&](const std::string& n) { return HasCursor(log, n); });
+  if (upgraded) return RemoveOneStreamFiles(dir, shard);  // leftovers of an upgrade cut short
+  const uint64_t cursor = log->cursor(old);
+  for (const std::string& name : names) {
+    const std::string rounds_from = DeliveryRounds::Path(dir, old).substr(dir.size() + 1);
+    const std::string rounds_to = DeliveryRounds::Path(dir, name).substr(dir.size() + 1);
+    if (Status s = CopyIfPresent(dir, rounds_from, rounds_to); !s.ok()) return s;
+    Status s = CopyIfPresent(dir, oplog::ReplaySkipFileName(old), oplog::ReplaySkipFileName(name));
+    if (!s.ok()) return s;
+    if (Status c = log->SetCursor(name, cursor); !c.ok()) return c;
+  }
+  (void)log->RemoveCursor(old);  // fails only when there is none (nothing was delivered yet)
+  if (Status s = log->SaveCursors(); !s.ok()) return s;
+  std::fprintf(stderr,
+               "clickatron-api: realtime shard %u: delivery upgraded to one stream per ring slot; "
+               "each starts after seq %llu with the rounds of %s\n",
+               shard, (unsigned long long)cursor, old.c_str());
+  return RemoveOneStreamFiles(dir, shard);
+}
+
+}  // namespace
+
+Status UpgradeDeliveryLayout(oplog::Oplog* log) {
+  Result<std::set<uint32_t>> shards = OneStreamShards(log);
+  if (!shards.ok()) return shards.status();
+  for (uint32_t shard : *shards) {
+    if (Status s = UpgradeShard(log, shard); !s.ok()) return s.Prefixed("upgrading the delivery layout: ");
+  }
+  return Status::OK();
+}
+
+Status RemoveShardDelivery(oplog::Oplog* log, uint32_t shard) {
+  std::vector<std::string> names = ShardDelivery::CursorNames(shard);
+  names.push_back(OneStreamCursorName(shard));
+  for (const std::string& name : names) {
+    (void)log->RemoveCursor(name);  // fails only when there is none: nothing to remove
+    if (Status s = UnlinkIfPresent(DeliveryRounds::Path(log->dir(), name)); !s.ok()) return s;
+    const std::string skip = log->dir() + "/" + oplog::ReplaySkipFileName(name);
+    if (Status s = UnlinkIfPresent(skip); !s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+}  // namespace clickatron
