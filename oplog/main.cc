@@ -12,6 +12,7 @@
 // API's log; replay changes the log and is refused while the API has it open.
 // Exit status: 0 ok, 1 the log is corrupt or unreadable, or replay refused; 2 bad command
 // line.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -133,8 +134,11 @@ int Replay(const std::string& dir, const std::string& cursor, uint64_t from,
       std::printf("nothing to skip: cursor %s had received no record\n", c.name.c_str());
     }
   }
-  if (r->removed.empty()) std::printf("no delivery rounds file to remove in %s\n", dir.c_str());
-  for (const std::string& path : r->removed) std::printf("removed %s\n", path.c_str());
+  for (const CursorRewind& c : r->cursors) {
+    const std::string path = dir + "/" + DeliveryRoundsFile(c.name);
+    const bool removed = std::find(r->removed.begin(), r->removed.end(), path) != r->removed.end();
+    std::printf(removed ? "removed %s\n" : "no %s to remove\n", path.c_str());
+  }
   return 0;
 }
 
