@@ -28,6 +28,7 @@
 #include "net/loop_waker.h"
 #include "net/request.h"
 #include "net/secret.h"
+#include "oplog/identity.h"
 
 namespace clickatron {
 namespace {
@@ -122,6 +123,7 @@ Status ApiServer::Init() {
                (unsigned long long)rec.records, (unsigned long long)rec.last_seq);
   if (!rec.message.empty()) std::fprintf(stderr, "clickatron-api: oplog recovery: %s\n", rec.message.c_str());
 
+  if (Status s = LoadIdentity(); !s.ok()) return s;
   if (Status s = UpgradeDeliveryLayout(log_.get()); !s.ok()) return s;
   if (Status s = AdoptShardList(log_.get(), config_.realtime); !s.ok()) return s;
   if (Status s = OpenIdempotencyIndex(oplog_options.retention); !s.ok()) return s;
@@ -135,11 +137,15 @@ Status ApiServer::Init() {
   if (!late_->recovery().empty()) {
     std::fprintf(stderr, "clickatron-api: late store recovery: %s\n", late_->recovery().c_str());
   }
+  if (Status s = ReleaseCopiedLateEntries(); !s.ok()) return s;
   // One sender id for the process (X-Clickatron-Sender): a restarted API is a new sender,
   // and the realtime shards tell its batches from another process's with the same source.
   if (options_.sender.sender_id.empty()) options_.sender.sender_id = RandomId64();
-  std::fprintf(stderr, "clickatron-api: node-id %s, sender id %s\n", config_.node_id.c_str(),
+  std::fprintf(stderr, "clickatron-api: node-id %s, source %s (oplog identity %s), sender id %s\n",
+               config_.node_id.c_str(), identity_.source.c_str(), identity_.id.c_str(),
                options_.sender.sender_id.c_str());
+  options_.sender.on_source_conflict = [this](const std::string& why) { EnterSourceConflict(why); };
+  options_.sender.own_from_seq = identity_.own_from_seq;
   std::string ui_dir = config_.ui_dir;
   if (ui_dir.empty()) {
     Result<std::string> beside = DefaultUiDir();
@@ -187,9 +193,11 @@ Status ApiServer::Init() {
   queries_ = std::make_unique<QueryService>(base, client_.get(), config_, query_options);
   const uint64_t last = log_->last_seq();
   append_times_.Add(last + 1, MonotonicMicros());  // older records: "since start"
-  for (size_t k = 0; k < config_.realtime.size(); k++) {
+  // While a source conflict stands nothing is delivered: the records this directory shares
+  // with another are the other's to deliver (oplog/identity.h).
+  for (size_t k = 0; k < config_.realtime.size() && identity_.conflict.empty(); k++) {
     senders_.push_back(std::make_unique<ShardDelivery>(base, client_.get(), log_.get(), &append_times_, late_.get(),
-                                                       uint32_t(k), config_.realtime[k], config_.node_id,
+                                                       uint32_t(k), config_.realtime[k], identity_.source,
                                                        options_.sender));
     if (Status s = senders_.back()->Start(last); !s.ok()) return s;
   }
@@ -203,6 +211,64 @@ Status ApiServer::OpenIdempotencyIndex(std::chrono::seconds oplog_retention) {
     return Status::Error("oplog retention is shorter than the idempotency window");
   }
   return RestoreIdempotency(log_.get(), idempotency_.get(), &restored_keys_);
+}
+
+Status ApiServer::LoadIdentity() {
+  const std::string& dir = config_.oplog_dir;
+  Result<oplog::Identity> loaded = oplog::LoadIdentity(dir);
+  if (!loaded.ok()) return loaded.status();
+  identity_ = *loaded;
+  if (identity_.id.empty()) {
+    // A directory with records or cursors is from before identities: it keeps sending as its
+    // node-id, whose marks at the realtime shards deduplicate what it re-sends.
+    const bool used = log_->last_seq() > 0 || !log_->GetStats().cursors.empty();
+    Result<oplog::Identity> made = oplog::NewIdentity(dir, used ? config_.node_id : "", 1);
+    if (!made.ok()) return made.status();
+    identity_ = *made;
+    if (Status s = oplog::SaveIdentity(dir, identity_); !s.ok()) return s;
+    std::fprintf(stderr, "clickatron-api: oplog %s: new identity %s, source %s%s\n", dir.c_str(),
+                 identity_.id.c_str(), identity_.source.c_str(),
+                 used ? " (a directory from before identities keeps its node-id as source)" : "");
+  } else if (identity_.conflict.empty()) {
+    Result<oplog::Location> here = oplog::LocationOf(dir);
+    if (!here.ok()) return here.status();
+    if (std::string why = oplog::LocationConflict(dir, identity_, *here); !why.empty()) {
+      identity_.conflict = why;
+      if (Status s = oplog::SaveIdentity(dir, identity_); !s.ok()) return s;
+    }
+  }
+  if (!identity_.conflict.empty()) {
+    std::fprintf(stderr, "clickatron-api: SOURCE_CONFLICT: %s; refusing increments and delivering nothing until "
+                 "it is resolved (clickatron-oplog fork or adopt, docs/operations.md#a-copied-oplog-directory)\n",
+                 identity_.conflict.c_str());
+  }
+  return Status::OK();
+}
+
+Status ApiServer::ReleaseCopiedLateEntries() {
+  if (!identity_.release_late) return Status::OK();
+  // A forked directory's late entries came with the copy: they are the original's, which
+  // hands them to the nightly itself (oplog/identity.h).
+  const uint64_t last = late_->Stats().last_id;
+  Result<LateRelease> r = late_->ReleaseThrough(last);
+  if (!r.ok()) return Status::Error("late store: releasing the entries copied with the oplog: " + r.status().message());
+  std::fprintf(stderr, "clickatron-api: late store: released %llu entr%s through id %llu, copied with the oplog "
+               "directory before its fork (the original's to deliver)\n",
+               (unsigned long long)r->released_entries, r->released_entries == 1 ? "y" : "ies",
+               (unsigned long long)last);
+  identity_.release_late = false;
+  return oplog::SaveIdentity(config_.oplog_dir, identity_);
+}
+
+void ApiServer::EnterSourceConflict(const std::string& why) {
+  if (!identity_.conflict.empty()) return;
+  identity_.conflict = why;
+  std::fprintf(stderr, "clickatron-api: SOURCE_CONFLICT: %s; refusing increments from now on "
+               "(docs/operations.md#a-copied-oplog-directory)\n", why.c_str());
+  // Kept, so that a restart does not acknowledge again before the conflict shows.
+  if (Status s = oplog::SaveIdentity(config_.oplog_dir, identity_); !s.ok()) {
+    std::fprintf(stderr, "clickatron-api: saving the conflict in the identity file: %s\n", s.message().c_str());
+  }
 }
 
 ApiServer::~ApiServer() {
@@ -299,6 +365,13 @@ void ApiServer::OnIncr(net::Request& req) {
   if (!net::RequireMethod(req, {net::Method::kGet, net::Method::kPost})) {
     rejected_events_++;
     rejected_["METHOD_NOT_ALLOWED"]++;
+    return;
+  }
+  if (!identity_.conflict.empty()) {
+    // Nothing acknowledged here could be delivered (oplog/identity.h).
+    Reject(req, 503, "SOURCE_CONFLICT",
+           identity_.conflict + "; this API refuses increments until an operator resolves it "
+           "(clickatron-oplog fork or adopt: docs/operations.md#a-copied-oplog-directory)");
     return;
   }
   if (const char* key = req.Header(kIdempotencyKeyHeader)) {
@@ -462,6 +535,9 @@ void ApiServer::OnStats(net::Request& req) {
   w.BeginObject();
   w.Field("uptime_seconds", double(MonotonicMicros() - start_us_) / 1e6);
   w.Field("node_id", config_.node_id);
+  w.Field("source", identity_.source);
+  w.Field("identity", identity_.id);
+  w.Field("source_conflict", identity_.conflict);
   w.BeginObject("incr");
   w.Field("accepted_events", accepted_events_);
   w.Field("accepted_requests", accepted_requests_);
@@ -591,8 +667,15 @@ bool ApiServer::ReadLateId(net::Request& req, std::string_view name, bool requir
   return true;
 }
 
+bool ApiServer::RefuseWhileInConflict(net::Request& req) {
+  if (identity_.conflict.empty()) return false;
+  ReplyError(req, 503, "SOURCE_CONFLICT",
+             identity_.conflict + "; the late entries here may be another API's (docs/operations.md#a-copied-oplog-directory)");
+  return true;
+}
+
 void ApiServer::OnLate(net::Request& req) {
-  if (!net::RequireMethod(req, {net::Method::kGet})) return;
+  if (!net::RequireMethod(req, {net::Method::kGet}) || RefuseWhileInConflict(req)) return;
   uint64_t after = 0;
   if (!ReadLateId(req, "after", /*required=*/false, &after)) return;
   LateAnswer answer;
@@ -608,7 +691,7 @@ void ApiServer::OnLate(net::Request& req) {
 }
 
 void ApiServer::OnLateRelease(net::Request& req) {
-  if (!net::RequireMethod(req, {net::Method::kPost})) return;
+  if (!net::RequireMethod(req, {net::Method::kPost}) || RefuseWhileInConflict(req)) return;
   uint64_t through = 0;
   if (!ReadLateId(req, "through", /*required=*/true, &through)) return;
   Result<LateRelease> r = late_->ReleaseThrough(through);

@@ -66,6 +66,7 @@
 #include "keyformat/event.h"
 #include "base/status.h"
 #include "net/query.h"
+#include "oplog/identity.h"
 #include "oplog/oplog.h"
 
 namespace clickatron {
@@ -138,6 +139,16 @@ class ApiServer {
   // it into *id (left as is when absent). False after replying with the error.
   bool ReadLateId(net::Request& req, std::string_view name, bool required, uint64_t* id);
   void OnStop();
+  // Loads the oplog's identity (creating it for a new directory, or for one from before
+  // identities with its node-id as source) and checks the directory is where it was created.
+  Status LoadIdentity();
+  // A conflict met while delivering: increments are refused from now on, and at every start
+  // until it is resolved (oplog/identity.h).
+  void EnterSourceConflict(const std::string& why);
+  // After a fork: releases the late entries copied with the directory (oplog/identity.h).
+  Status ReleaseCopiedLateEntries();
+  // While a source conflict stands the late entries are not handed out: 503, true.
+  bool RefuseWhileInConflict(net::Request& req);
 
   const ClusterConfig config_;
   ApiOptions options_;
@@ -147,6 +158,7 @@ class ApiServer {
   std::unique_ptr<net::LoopWaker> waker_;
   std::unique_ptr<net::HttpClient> client_;
   std::unique_ptr<QueryService> queries_;
+  oplog::Identity identity_;  // the source sent to the realtime shards (oplog/identity.h)
   std::optional<StaticFiles> ui_;  // the dashboard (docs/dashboard.md), loaded before listening
   std::vector<std::unique_ptr<ShardDelivery>> senders_;
   std::unique_ptr<IdempotencyIndex> idempotency_;

@@ -97,7 +97,7 @@ std::string Sender::Where() const {
 
 Status Sender::Start(uint64_t last_seq) {
   reader_ = log_->NewReader();
-  cursor_ = saved_cursor_ = log_->cursor(cursor_name_);
+  cursor_ = saved_cursor_ = std::max(log_->cursor(cursor_name_), options_.own_from_seq - 1);
   bool trusted = false;
   Status s = rounds_file_.Open(log_->dir(), cursor_name_, cursor_, &replay_, &trusted);
   if (!s.ok()) return s;
@@ -426,8 +426,9 @@ bool Sender::CheckSourceMark(const net::HttpResponse& r) {
   source_in_use_ = false;
   source_message_ = "SOURCE_CONFLICT: the shard holds seq " + std::string(*text) + " of source '" + source_ +
                     "' for day " + FormatDay(part_.day) + ", past this API's oplog head " + std::to_string(head) +
-                    ": another API writes with the same node-id, or this oplog was reset; delivery to this "
-                    "shard waits";
+                    ": another API writes as this source (a copy of this oplog directory, or one from before "
+                    "identities sharing its node-id), or this oplog was reset; delivery to this shard waits";
+  if (options_.on_source_conflict) options_.on_source_conflict(source_message_);
   Fail(source_message_, /*rewind=*/false);
   return false;
 }

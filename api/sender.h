@@ -66,6 +66,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -107,6 +108,12 @@ struct SenderOptions {
   // records instead of one sync's worth, which costs both tiers far less CPU per event
   // (see docs/benchmarks.md) for a few ms of delivery lag. 0 = no pacing.
   int min_round_interval_ms = 5;
+  // The first record of this oplog's identity (oplog/identity.h, own_from_seq): the records
+  // before it (a forked copy's, shared with the original) are never sent from here.
+  uint64_t own_from_seq = 1;
+  // Told of a SOURCE_CONFLICT (a shard holds a seq of this source past the oplog's head):
+  // the API then refuses increments (oplog/identity.h).
+  std::function<void(const std::string& why)> on_source_conflict;
 };
 
 // Records appended to the oplog and when (a sparse index, one entry per millisecond at

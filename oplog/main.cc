@@ -8,8 +8,12 @@
 //                                            (default: the oldest kept) again (replay.h),
 //                                            without its lines of days <= DAY among the
 //                                            records it had received (replay_skip.h)
-// dump, verify and cursors are read-only and take no lock, so they can look at a running
-// API's log; replay changes the log and is refused while the API has it open.
+//   clickatron-oplog identity DIR            the identity: source, where it was created, conflict
+//   clickatron-oplog fork DIR [--own-from SEQ]  a copy gets a new identity (identity.h)
+//   clickatron-oplog adopt DIR               a moved directory is the original now (identity.h)
+// dump, verify, cursors and identity are read-only and take no lock, so they can look at a
+// running API's log; replay, fork and adopt change it and are refused while the API has it
+// open.
 // Exit status: 0 ok, 1 the log is corrupt or unreadable, or replay refused; 2 bad command
 // line.
 #include <algorithm>
@@ -20,6 +24,7 @@
 #include "config/option_loader.h"
 #include "keyformat/ymdh.h"
 #include "oplog/cursors.h"
+#include "oplog/identity.h"
 #include "oplog/inspect.h"
 #include "oplog/replay.h"
 
@@ -40,7 +45,15 @@ constexpr char kUsage[] =
     "                                                kept) again when the API next starts; with\n"
     "                                                --skip-through YYYY-MM-DD (the archive's\n"
     "                                                last_day) not its lines of days <= DAY that\n"
-    "                                                it had received before\n";
+    "                                                it had received before\n"
+    "       clickatron-oplog identity DIR            print the directory's identity (its source)\n"
+    "       clickatron-oplog fork DIR [--own-from SEQ]\n"
+    "                                                DIR is a copy of another API's oplog: give it\n"
+    "                                                a new identity owning the records from SEQ\n"
+    "                                                (default: after the last); the records before\n"
+    "                                                are left to the original\n"
+    "       clickatron-oplog adopt DIR               the original of a moved DIR is gone for good:\n"
+    "                                                DIR is it now\n";
 
 int Fail(const std::string& message, int status) {
   std::fprintf(stderr, "clickatron-oplog: %s\n", message.c_str());
@@ -142,6 +155,51 @@ int Replay(const std::string& dir, const std::string& cursor, uint64_t from,
   return 0;
 }
 
+void PrintIdentity(const Identity& id) {
+  std::printf("id %s\nsource %s\ncreated %s in %s on %s (machine %s, inode %llu)\nown_from_seq %llu\n",
+              id.id.c_str(), id.source.c_str(), id.created.c_str(), id.location.path.c_str(),
+              id.location.host.c_str(), id.location.machine.c_str(), (unsigned long long)id.location.inode,
+              (unsigned long long)id.own_from_seq);
+  std::printf("conflict %s\n", id.conflict.empty() ? "none" : id.conflict.c_str());
+}
+
+int ShowIdentity(const std::string& dir) {
+  Result<Identity> id = LoadIdentity(dir);
+  if (!id.ok()) return Fail(id.status().message(), 1);
+  if (id->id.empty()) return Fail(dir + " has no identity file (an API creates it when it first opens the log)", 1);
+  PrintIdentity(*id);
+  Result<Location> here = LocationOf(dir);
+  if (!here.ok()) return Fail(here.status().message(), 1);
+  const std::string moved = LocationConflict(dir, *id, *here);
+  if (!moved.empty()) std::printf("not where it was created: %s\n", moved.c_str());
+  return 0;
+}
+
+int Fork(const std::string& dir, uint64_t own_from) {
+  Result<ForkResult> f = ForkIdentity(dir, own_from, [](const std::string& name) {
+    return std::vector<std::string>{DeliveryRoundsFile(name)};
+  });
+  if (!f.ok()) return Fail("fork refused: " + f.status().message(), 1);
+  std::printf("identity %s (source %s) -> %s (source %s)\n", f->was.id.c_str(), f->was.source.c_str(),
+              f->now.id.c_str(), f->now.source.c_str());
+  std::printf("records up to seq %llu are the original's: not sent from here (%zu cursors moved to %llu)\n",
+              (unsigned long long)f->shared_through, f->cursors.size(), (unsigned long long)f->shared_through);
+  std::printf("records from seq %llu on are this directory's own, sent as source %s\n",
+              (unsigned long long)f->shared_through + 1, f->now.source.c_str());
+  std::printf("late entries copied with the directory are released when the API next starts\n");
+  for (const std::string& path : f->removed) std::printf("removed %s\n", path.c_str());
+  return 0;
+}
+
+int Adopt(const std::string& dir) {
+  Result<Identity> id = AdoptIdentity(dir);
+  if (!id.ok()) return Fail("adopt refused: " + id.status().message(), 1);
+  std::printf("identity %s (source %s) now lives in %s on %s (inode %llu); no conflict\n", id->id.c_str(),
+              id->source.c_str(), id->location.path.c_str(), id->location.host.c_str(),
+              (unsigned long long)id->location.inode);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -151,7 +209,8 @@ int main(int argc, char** argv) {
       "dump: first seq to print; replay: first seq to re-send (default: the oldest kept)")(
       "cursor", po::value<std::string>(), "replay: the consumer, e.g. realtime-1 (its streams realtime-1.slot-0..2)")(
       "skip-through", po::value<std::string>(),
-      "replay: YYYY-MM-DD, the last day the archive holds (its manifest's last_day)");
+      "replay: YYYY-MM-DD, the last day the archive holds (its manifest's last_day)")(
+      "own-from", po::value<uint64_t>(), "fork: the first record of this directory's own (default: after the last)");
   loader.AddPositional("command", po::value<std::string>(), 1);
   loader.AddPositional("args", po::value<std::vector<std::string>>(), -1);
   po::variables_map vm;
@@ -162,7 +221,8 @@ int main(int argc, char** argv) {
   const std::string command = vm["command"].as<std::string>();
   std::vector<std::string> args;
   if (vm.count("args")) args = vm["args"].as<std::vector<std::string>>();
-  if (command != "dump" && command != "verify" && command != "cursors" && command != "replay") {
+  const std::vector<std::string> commands = {"dump", "verify", "cursors", "replay", "identity", "fork", "adopt"};
+  if (std::find(commands.begin(), commands.end(), command) == commands.end()) {
     return Fail("unknown command '" + command + "'\n" + kUsage, 2);
   }
   if (args.size() != 1) return Fail(command + " takes one directory\n" + kUsage, 2);
@@ -173,7 +233,15 @@ int main(int argc, char** argv) {
   if (command != "replay" && vm.count("skip-through")) {
     return Fail("--skip-through is an option of replay only", 2);
   }
+  if (command != "fork" && vm.count("own-from")) return Fail("--own-from is an option of fork only", 2);
   const std::string& dir = args[0];
+  if (command == "identity") return ShowIdentity(dir);
+  if (command == "adopt") return Adopt(dir);
+  if (command == "fork") {
+    const uint64_t own_from = vm.count("own-from") ? vm["own-from"].as<uint64_t>() : 0;
+    if (vm.count("own-from") && own_from == 0) return Fail("--own-from must be a seq >= 1", 2);
+    return Fork(dir, own_from);
+  }
   if (command == "replay") {
     if (!vm.count("cursor")) return Fail("replay needs --cursor NAME (see: clickatron-oplog cursors DIR)", 2);
     const uint64_t from = vm["from"].defaulted() ? 0 : vm["from"].as<uint64_t>();

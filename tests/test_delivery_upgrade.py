@@ -6,7 +6,8 @@ The old layout is made as the old binary left it when killed with kill -9 mid-de
 saved cursor, its rounds file (the ends of the rounds it had cut, past the cursor) and, at
 the realtime shards, those rounds applied as it sent them (one /set and one /incr per day,
 source = node-id, seq = the round's end) — some whole, one cut after its first day, the last
-not at all. The new binary must apply exactly what is missing.
+not at all. The new binary must apply exactly what is missing — sending as the node-id, as
+the old binary did (a directory without an identity file keeps it as its source).
 """
 import os
 import re
@@ -74,7 +75,7 @@ def test_a_one_stream_oplog_killed_mid_delivery_upgrades_exactly(procs, tmp_path
     # sent (3,6], (6,9] and the first day of (9,12]; shard 1 had saved nothing and sent
     # (0,5] whole.
     for name in os.listdir(c.oplog_dir):
-        if name.startswith("delivery-") or name == "cursors":
+        if name.startswith("delivery-") or name in ("cursors", "identity"):
             os.unlink(os.path.join(c.oplog_dir, name))
     boot = open("/proc/sys/kernel/random/boot_id").read().strip()
     with open(os.path.join(c.oplog_dir, "cursors"), "w") as f:
@@ -91,8 +92,12 @@ def test_a_one_stream_oplog_killed_mid_delivery_upgrades_exactly(procs, tmp_path
         send_old_round(c, records, 0, after, end, n)
     send_old_round(c, records, 1, 0, 5)
 
+    assert not os.path.exists(os.path.join(c.oplog_dir, "identity"))  # from before identities
     c.start_api()
     out = c.api.output()
+    # It keeps its node-id as source: the marks the old binary left are what deduplicate.
+    assert "source=api-1\n" in open(os.path.join(c.oplog_dir, "identity")).read()
+    assert "(a directory from before identities keeps its node-id as source)" in out, out
     assert "realtime shard 0: delivery upgraded to one stream per ring slot; each starts after seq 3" in out, out
     assert "realtime shard 1: delivery upgraded to one stream per ring slot; each starts after seq 0" in out, out
     c.wait_drained(timeout=60)
