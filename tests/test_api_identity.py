@@ -138,3 +138,38 @@ def test_a_copied_oplog_is_refused_until_forked_then_both_count_once(procs, tmp_
     for key in refused_b:
         assert c.total("u", key, ts) is None, key
     assert b.stats()["source_conflict"] == ""
+
+
+def test_a_source_mark_past_the_oplog_head_makes_the_api_refuse_increments(procs, tmp_path):
+    # Someone else wrote as this API's source, further than its oplog goes (a copy found
+    # only while delivering): its batches would be skipped as duplicates. It stops
+    # acknowledging, and stays so after a restart, until the conflict is resolved.
+    from harness import post
+    from test_api_write import SENDER, ymdh
+    c = Cluster(procs, tmp_path, shards=1)
+    source = c.stats()["source"]
+    assert c.api.terminate() == 0
+    ts = now()
+    r = post(c.rt_ports[0], f"/incr?source={source}&seq=1000", f"u|forged.{ymdh(ts)},1\n", headers=SENDER)
+    assert r.status == 200, r
+    c.start_api()
+    assert post_batch(c.port, "first", ts).status_code == 200  # acknowledged before it knew
+    wait_until(lambda: c.stats()["source_conflict"], what="SOURCE_CONFLICT found while delivering")
+    assert "holds seq 1000 of source" in c.stats()["source_conflict"]
+    r = post_batch(c.port, "refused", ts)
+    assert r.status_code == 503 and r.json()["status_txt"] == "SOURCE_CONFLICT", r.text
+    assert c.api.terminate() == 0
+    c.start_api()
+    r = post_batch(c.port, "refused2", ts)
+    assert r.status_code == 503 and r.json()["status_txt"] == "SOURCE_CONFLICT", r.text
+    assert "conflict=SOURCE_CONFLICT: the shard holds seq 1000" in open(os.path.join(c.oplog_dir, "identity")).read()
+    # Resolved by a fork from the first record this API appended itself: it is sent again,
+    # under the new identity, and counted once.
+    assert c.api.terminate() == 0
+    r = oplog_tool("fork", c.oplog_dir, "--own-from", "1")
+    assert r.returncode == 0, r.stderr
+    c.start_api()
+    c.wait_drained()
+    assert c.total("u", "first", ts) == 55
+    assert c.total("u", "refused", ts) is None and c.total("u", "refused2", ts) is None
+    assert c.stats()["source_conflict"] == ""
