@@ -102,50 +102,12 @@ Status ApiServer::Init() {
   server_options.limits = config_.limits;
   server_ = std::make_unique<net::Server>(server_options);
 
-  oplog::Options oplog_options = options_.oplog;
-  oplog_options.sync = *policy;
-  oplog_options.on_sync = [this](const oplog::SyncReport& report) {
-    {
-      std::lock_guard<std::mutex> lock(reports_mu_);
-      reports_.push_back(report);
-    }
-    if (waker_) waker_->Wake();
-  };
-  std::error_code ec;
-  std::filesystem::create_directories(config_.oplog_dir, ec);
-  if (ec) return Status::Error("oplog-dir " + config_.oplog_dir + ": " + ec.message());
-  Result<std::unique_ptr<oplog::Oplog>> log = oplog::Oplog::Open(config_.oplog_dir, oplog_options);
-  if (!log.ok()) return Status::Error("oplog " + config_.oplog_dir + ": " + log.status().message());
-  log_ = std::move(log).value();
-  const oplog::Recovery& rec = log_->recovery();
-  std::fprintf(stderr, "clickatron-api: oplog %s: %llu segment(s), %llu record(s), last seq %llu\n",
-               config_.oplog_dir.c_str(), (unsigned long long)rec.segments,
-               (unsigned long long)rec.records, (unsigned long long)rec.last_seq);
-  if (!rec.message.empty()) std::fprintf(stderr, "clickatron-api: oplog recovery: %s\n", rec.message.c_str());
-
+  if (Status s = OpenOplog(*policy); !s.ok()) return s;
   if (Status s = LoadIdentity(); !s.ok()) return s;
   if (Status s = UpgradeDeliveryLayout(log_.get()); !s.ok()) return s;
   if (Status s = AdoptShardList(log_.get(), config_.realtime); !s.ok()) return s;
-  if (Status s = OpenIdempotencyIndex(oplog_options.retention); !s.ok()) return s;
-
-  Result<std::unique_ptr<LateStore>> late = LateStore::Open(config_.oplog_dir);
-  if (!late.ok()) return Status::Error("late store: " + late.status().message());
-  late_ = std::move(late).value();
-  const LateStoreStats ls = late_->Stats();
-  std::fprintf(stderr, "clickatron-api: late store %s: %llu pending entr%s, last id %llu\n", late_->path().c_str(),
-               (unsigned long long)ls.entries, ls.entries == 1 ? "y" : "ies", (unsigned long long)ls.last_id);
-  if (!late_->recovery().empty()) {
-    std::fprintf(stderr, "clickatron-api: late store recovery: %s\n", late_->recovery().c_str());
-  }
-  if (Status s = ReleaseCopiedLateEntries(); !s.ok()) return s;
-  // One sender id for the process (X-Clickatron-Sender): a restarted API is a new sender,
-  // and the realtime shards tell its batches from another process's with the same source.
-  if (options_.sender.sender_id.empty()) options_.sender.sender_id = RandomId64();
-  std::fprintf(stderr, "clickatron-api: node-id %s, source %s (oplog identity %s), sender id %s\n",
-               config_.node_id.c_str(), identity_.source.c_str(), identity_.id.c_str(),
-               options_.sender.sender_id.c_str());
-  options_.sender.on_source_conflict = [this](const std::string& why) { EnterSourceConflict(why); };
-  options_.sender.own_from_seq = identity_.own_from_seq;
+  if (Status s = OpenIdempotencyIndex(options_.oplog.retention); !s.ok()) return s;
+  if (Status s = OpenLateStore(); !s.ok()) return s;
   std::string ui_dir = config_.ui_dir;
   if (ui_dir.empty()) {
     Result<std::string> beside = DefaultUiDir();
@@ -156,23 +118,7 @@ Status ApiServer::Init() {
   if (!ui.ok()) return Status::Error("dashboard: " + ui.status().message());
   ui_ = std::move(ui).value();
 
-  server_->Handle("/incr", [this](net::Request& req) { OnIncr(req); });
-  // The late data is internal (the nightly's, with the cluster secret: net/secret.h); /stats
-  // too when stats-secret is set.
-  server_->Handle("/late", [this](net::Request& req) {
-    if (net::AdmitSecret(req, config_.secret)) OnLate(req);
-  });
-  server_->Handle("/late/release", [this](net::Request& req) {
-    if (net::AdmitSecret(req, config_.secret)) OnLateRelease(req);
-  });
-  server_->Handle("/stats", [this](net::Request& req) {
-    if (net::AdmitSecret(req, config_.stats_secret ? std::string_view(config_.secret) : std::string_view())) OnStats(req);
-  });
-  server_->Handle("/ping", [](net::Request& req) { req.Reply(200, "OK\n"); });
-  server_->Handle("/", [this](net::Request& req) { ui_->Serve(req); });
-  server_->Handle("/ui/", [this](net::Request& req) { ui_->Serve(req); }, {.prefix = true});
-  QueryService::Register(server_.get(), &queries_);  // answered once queries_ is set below
-  server_->OnStop([this] { OnStop(); });
+  RegisterRoutes();
   if (clickatron::Status s = server_->Listen(); !s.ok()) return Status::Error(s.message());
 
   event_base* base = server_->base(0);
@@ -191,6 +137,75 @@ Status ApiServer::Init() {
   query_options.archive_cache_bytes = size_t{config_.query_cache_mb} << 20;
   query_options.archive_cache_confirm_ms = static_cast<int>(config_.archive_lease_ms);
   queries_ = std::make_unique<QueryService>(base, client_.get(), config_, query_options);
+  return StartDelivery(base);
+}
+
+Status ApiServer::OpenOplog(oplog::SyncPolicy policy) {
+  oplog::Options oplog_options = options_.oplog;
+  oplog_options.sync = policy;
+  oplog_options.on_sync = [this](const oplog::SyncReport& report) {
+    {
+      std::lock_guard<std::mutex> lock(reports_mu_);
+      reports_.push_back(report);
+    }
+    if (waker_) waker_->Wake();
+  };
+  std::error_code ec;
+  std::filesystem::create_directories(config_.oplog_dir, ec);
+  if (ec) return Status::Error("oplog-dir " + config_.oplog_dir + ": " + ec.message());
+  Result<std::unique_ptr<oplog::Oplog>> log = oplog::Oplog::Open(config_.oplog_dir, oplog_options);
+  if (!log.ok()) return Status::Error("oplog " + config_.oplog_dir + ": " + log.status().message());
+  log_ = std::move(log).value();
+  const oplog::Recovery& rec = log_->recovery();
+  std::fprintf(stderr, "clickatron-api: oplog %s: %llu segment(s), %llu record(s), last seq %llu\n",
+               config_.oplog_dir.c_str(), (unsigned long long)rec.segments,
+               (unsigned long long)rec.records, (unsigned long long)rec.last_seq);
+  if (!rec.message.empty()) std::fprintf(stderr, "clickatron-api: oplog recovery: %s\n", rec.message.c_str());
+  return Status::OK();
+}
+
+Status ApiServer::OpenLateStore() {
+  Result<std::unique_ptr<LateStore>> late = LateStore::Open(config_.oplog_dir);
+  if (!late.ok()) return Status::Error("late store: " + late.status().message());
+  late_ = std::move(late).value();
+  const LateStoreStats ls = late_->Stats();
+  std::fprintf(stderr, "clickatron-api: late store %s: %llu pending entr%s, last id %llu\n", late_->path().c_str(),
+               (unsigned long long)ls.entries, ls.entries == 1 ? "y" : "ies", (unsigned long long)ls.last_id);
+  if (!late_->recovery().empty()) {
+    std::fprintf(stderr, "clickatron-api: late store recovery: %s\n", late_->recovery().c_str());
+  }
+  return ReleaseCopiedLateEntries();
+}
+
+void ApiServer::RegisterRoutes() {
+  server_->Handle("/incr", [this](net::Request& req) { OnIncr(req); });
+  // The late data is internal (the nightly's, with the cluster secret: net/secret.h); /stats
+  // too when stats-secret is set.
+  server_->Handle("/late", [this](net::Request& req) {
+    if (net::AdmitSecret(req, config_.secret)) OnLate(req);
+  });
+  server_->Handle("/late/release", [this](net::Request& req) {
+    if (net::AdmitSecret(req, config_.secret)) OnLateRelease(req);
+  });
+  server_->Handle("/stats", [this](net::Request& req) {
+    if (net::AdmitSecret(req, config_.stats_secret ? std::string_view(config_.secret) : std::string_view())) OnStats(req);
+  });
+  server_->Handle("/ping", [](net::Request& req) { req.Reply(200, "OK\n"); });
+  server_->Handle("/", [this](net::Request& req) { ui_->Serve(req); });
+  server_->Handle("/ui/", [this](net::Request& req) { ui_->Serve(req); }, {.prefix = true});
+  QueryService::Register(server_.get(), &queries_);  // answered once queries_ is set below
+  server_->OnStop([this] { OnStop(); });
+}
+
+Status ApiServer::StartDelivery(event_base* base) {
+  // One sender id for the process (X-Clickatron-Sender): a restarted API is a new sender,
+  // and the realtime shards tell its batches from another process's with the same source.
+  if (options_.sender.sender_id.empty()) options_.sender.sender_id = RandomId64();
+  std::fprintf(stderr, "clickatron-api: node-id %s, source %s (oplog identity %s), sender id %s\n",
+               config_.node_id.c_str(), identity_.source.c_str(), identity_.id.c_str(),
+               options_.sender.sender_id.c_str());
+  options_.sender.on_source_conflict = [this](const std::string& why) { EnterSourceConflict(why); };
+  options_.sender.own_from_seq = identity_.own_from_seq;
   const uint64_t last = log_->last_seq();
   append_times_.Add(last + 1, MonotonicMicros());  // older records: "since start"
   // While a source conflict stands nothing is delivered: the records this directory shares

@@ -69,6 +69,8 @@
 #include "oplog/identity.h"
 #include "oplog/oplog.h"
 
+struct event_base;
+
 namespace clickatron {
 
 namespace net {
@@ -115,8 +117,13 @@ class ApiServer {
 
   explicit ApiServer(const ClusterConfig& config, ApiOptions options);
   Status Init();
+  Status OpenOplog(oplog::SyncPolicy policy);
   // Creates the idempotency index and rebuilds it from the oplog (idempotency_restore.h).
   Status OpenIdempotencyIndex(std::chrono::seconds oplog_retention);
+  Status OpenLateStore();
+  void RegisterRoutes();
+  // One ShardDelivery per realtime shard (none while a source conflict stands).
+  Status StartDelivery(event_base* base);
   void OnIncr(net::Request& req);
   // An /incr with an Idempotency-Key header (its value).
   void OnKeyedIncr(net::Request& req, const char* key_header);
