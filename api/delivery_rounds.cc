@@ -28,6 +28,10 @@ DeliveryRounds::~DeliveryRounds() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+std::string DeliveredRingPath(const std::string& dir, const std::string& name) {
+  return dir + "/delivery-" + name + ".ring";
+}
+
 std::string DeliveryRounds::Path(const std::string& dir, const std::string& name) {
   return dir + "/delivery-" + name + ".rounds";
 }

@@ -65,6 +65,11 @@ class DeliveryRounds {
   uint64_t size_ = 0;
 };
 
+// DIR/delivery-<name>.ring: the ring id (16 hex digits, realtime/ring_id.h) of the realtime
+// data directory consumer `name`'s rounds went to. `clickatron-oplog replay` removes it with
+// the rounds file, so the stream then delivers to whatever directory the shard now has.
+std::string DeliveredRingPath(const std::string& dir, const std::string& name);
+
 // The kernel's boot id (/proc/sys/kernel/random/boot_id), "" if unreadable.
 std::string KernelBootId();
 

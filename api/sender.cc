@@ -7,6 +7,8 @@
 #include <cstdio>
 
 #include "api/incr_payload.h"
+#include "base/durable_file.h"
+#include "keyformat/hex64.h"
 #include "keyformat/day_ring.h"
 #include "keyformat/records.h"
 #include "keyformat/ymdh.h"
@@ -324,6 +326,7 @@ void Sender::SendStep() {
   Part& p = part_;
   if (!p.done && !p.set_done && !p.set_body.empty()) {
     path_ = "/set?day=" + FormatDay(p.day);
+    if (!sends_->ring.empty()) path_ += "&ring=" + sends_->ring;
     client_->Post(to_, path_, p.set_body, options_.request_timeout_ms,
                   [this](net::HttpResponse&& r) { OnResponse(std::move(r), /*is_set=*/true); });
     return;
@@ -346,6 +349,7 @@ void Sender::SendIncr() {
   net::PercentEncode(source_, &path_);
   path_ += "&seq=" + std::to_string(round_end_);
   if (!instance_.empty()) path_ += "&instance=" + instance_;
+  if (!sends_->ring.empty()) path_ += "&ring=" + sends_->ring;
   net::RequestOptions request;
   request.method = "POST";
   request.body = part_.incr_body;
@@ -433,6 +437,41 @@ bool Sender::CheckSourceMark(const net::HttpResponse& r) {
   return false;
 }
 
+bool Sender::CheckRing(const net::HttpResponse& r) {
+  if (r.status == 412) {
+    Result<net::JsonAnswer> answer = net::ReadJsonAnswer(r.body);
+    if (answer.ok() && answer->status_txt == "RING_CHANGED") {
+      if (!ring_changed_) {
+        std::fprintf(stderr, "clickatron-api: %s: RING_CHANGED: %s; delivery to this shard waits\n", Where().c_str(),
+                     answer->message.c_str());
+      }
+      ring_changed_ = true;
+      ring_message_ = "RING_CHANGED: the shard's data directory is new (it lost what ring " + sends_->ring +
+                      " held): run the replay procedure, docs/operations.md#replaying-an-oplog-after-losing-a-"
+                      "realtime-host; delivery to this shard waits";
+      Fail(ring_message_, /*rewind=*/false);
+      return false;
+    }
+  }
+  std::optional<std::string_view> ring = r.Header(realtime::kRingHeader);
+  if (ring_changed_ && r.status != 412) {
+    std::fprintf(stderr, "clickatron-api: %s: the shard's ring is %s again, delivering\n", Where().c_str(),
+                 sends_->ring.c_str());
+    ring_changed_ = false;
+  }
+  if (ring && sends_->ring.empty() && ParseHex64(*ring).ok()) {
+    // The first answer naming the shard's data directory: remembered for every stream of the
+    // shard, and named in every request from now on (realtime/instance.h).
+    sends_->ring = *ring;
+    for (const std::string& path : sends_->ring_paths) {
+      if (Status s = WriteFileAtomic(path, sends_->ring + "\n"); !s.ok()) {
+        std::fprintf(stderr, "clickatron-api: %s: %s\n", Where().c_str(), s.message().c_str());
+      }
+    }
+  }
+  return true;
+}
+
 bool Sender::CheckInstance(const net::HttpResponse& r) {
   std::optional<std::string_view> instance = r.Header(realtime::kInstanceHeader);
   if (!instance) return true;
@@ -461,6 +500,7 @@ void Sender::OnResponse(net::HttpResponse&& r, bool is_set) {
     Fail(r.error, /*rewind=*/true);
     return;
   }
+  if (!CheckRing(r)) return;
   if (!CheckInstance(r)) return;
   if (!is_set && !CheckSourceMark(r)) return;
   if (r.status == 200) {
@@ -678,6 +718,7 @@ void Sender::WriteStatsJson(net::JsonWriter* w, uint64_t last_seq) const {
   w->Field("replay_pending", replay_.size());
   w->Field("shard_synced_seq", shard_synced_);
   w->Field("waiting_slot_release", waiting_release_);
+  w->Field("ring_changed", ring_changed_);
   w->Field("last_error", last_error_);
   const LatencySnapshot lag = lag_.Snapshot();
   w->BeginObject("delivery_lag_ms");

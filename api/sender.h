@@ -144,6 +144,11 @@ class AppendTimes {
 // nothing past it.
 struct ShardSends {
   uint64_t max_sent = 0;
+  // The shard's data directory its streams deliver to (realtime/instance.h, X-Realtime-Ring):
+  // one for the shard, learnt from the first answer naming it and kept in each stream's
+  // DeliveredRingPath (ring_paths), so that a stream that never sent yet still names it.
+  std::string ring;
+  std::vector<std::string> ring_paths;
 };
 
 // Counters of one stream, summed per shard in /stats.
@@ -192,6 +197,8 @@ class Sender {
   bool waiting_slot_release() const { return waiting_release_; }
   const std::string& waiting_slot_release_message() const { return waiting_release_message_; }
   bool source_in_use() const { return source_in_use_; }
+  bool ring_changed() const { return ring_changed_; }
+  const std::string& ring_message() const { return ring_message_; }
   bool source_conflict() const { return source_conflict_; }
   const std::string& source_message() const { return source_message_; }
   const std::string& last_error() const { return last_error_; }
@@ -242,6 +249,11 @@ class Sender {
   void OnResponse(net::HttpResponse&& r, bool is_set);
   // An answer naming another process than the last one: rewinds (after Fail) and false.
   bool CheckInstance(const net::HttpResponse& r);
+  // The shard's data directory (realtime/instance.h, X-Realtime-Ring): the first ring the
+  // shard's streams hear of is kept (ShardSends::ring) and named in every request; a 412
+  // RING_CHANGED (the shard lost that directory) holds the stream until the replay procedure
+  // (which removes the files) or the old directory is back. False after Fail().
+  bool CheckRing(const net::HttpResponse& r);
   void OnAccepted(const net::HttpResponse& r, bool is_set);
   void OnRefused(const net::HttpResponse& r, bool is_set);
   void NoteSlotNotReleased(std::string_view body);
@@ -310,6 +322,8 @@ class Sender {
   uint64_t last_error_us_ = 0;
   bool waiting_release_ = false;
   std::string waiting_release_message_;
+  bool ring_changed_ = false;     // the shard answers 412 RING_CHANGED: delivery waits for the replay
+  std::string ring_message_;
   bool source_in_use_ = false;    // the last /incr answer was 409 SOURCE_IN_USE
   bool source_conflict_ = false;  // the last /incr answer showed SOURCE_CONFLICT
   std::string source_message_;    // the message of either

@@ -10,8 +10,11 @@
 #include <set>
 
 #include "api/delivery_rounds.h"
+#include "base/clip.h"
 #include "base/durable_file.h"
 #include "base/errno_status.h"
+#include "base/read_file.h"
+#include "keyformat/hex64.h"
 #include "net/json.h"
 #include "oplog/file.h"
 #include "oplog/oplog.h"
@@ -22,7 +25,7 @@ namespace clickatron {
 ShardDelivery::ShardDelivery(event_base* base, net::HttpClient* client, oplog::Oplog* log,
                              const AppendTimes* times, LateStore* late, uint32_t shard, net::HostPort to,
                              std::string source, SenderOptions options)
-    : shard_(shard), to_(to) {
+    : shard_(shard), to_(to), log_dir_(log->dir()) {
   for (int slot = 0; slot < kRingSlots; slot++) {
     streams_[size_t(slot)] =
         std::make_unique<Sender>(base, client, log, times, late, shard, slot, to, source, &sends_, options);
@@ -35,8 +38,33 @@ std::vector<std::string> ShardDelivery::CursorNames(uint32_t shard) {
   return names;
 }
 
+// The ring the shard's streams delivered to, from their DeliveredRingPath files (any of them:
+// they are written together; a stream replayed alone has none). Different rings in two
+// files: an error naming them.
+Status ShardDelivery::LoadRing(const std::string& dir) {
+  for (const std::string& cursor : CursorNames(shard_)) {
+    const std::string path = DeliveredRingPath(dir, cursor);
+    sends_.ring_paths.push_back(path);
+    std::string text;
+    bool exists;
+    if (Status s = ReadFileIfExists(path, &text, &exists); !s.ok()) return s;
+    if (!exists) continue;
+    if (!text.empty() && text.back() == '\n') text.pop_back();
+    if (!ParseHex64(text).ok()) return Status::Error(path + ": '" + Clipped(text, 40) + "' is not 16 hex digits");
+    if (!sends_.ring.empty() && sends_.ring != text) {
+      return Status::Error(path + " names ring " + text + " but another stream of realtime shard " +
+                           std::to_string(shard_) + " names " + sends_.ring +
+                           ": replay the whole shard (clickatron-oplog replay --cursor realtime-" +
+                           std::to_string(shard_) + ")");
+    }
+    sends_.ring = text;
+  }
+  return Status::OK();
+}
+
 Status ShardDelivery::Start(uint64_t last_seq) {
   sends_.max_sent = last_seq;  // what earlier processes may have sent
+  if (Status s = LoadRing(log_dir_); !s.ok()) return s;
   for (auto& s : streams_) {
     if (Status st = s->Start(last_seq); !st.ok()) return st;
   }
@@ -150,12 +178,14 @@ void ShardDelivery::WriteSums(net::JsonWriter* w) const {
 
 void ShardDelivery::WriteConditions(net::JsonWriter* w) const {
   const Sender* waiting = nullptr;
+  const Sender* ring = nullptr;
   const Sender* source = nullptr;
   const Sender* last = nullptr;
   uint64_t in_use_refusals = 0, conflicts = 0;
   bool in_use = false, conflict = false;
   for (const auto& s : streams_) {
     if (s->waiting_slot_release() && waiting == nullptr) waiting = s.get();
+    if (s->ring_changed() && ring == nullptr) ring = s.get();
     if ((s->source_in_use() || s->source_conflict()) && source == nullptr) source = s.get();
     if (s->last_error_us() != 0 && (last == nullptr || s->last_error_us() > last->last_error_us())) last = s.get();
     in_use = in_use || s->source_in_use();
@@ -165,6 +195,9 @@ void ShardDelivery::WriteConditions(net::JsonWriter* w) const {
   }
   w->Field("waiting_slot_release", waiting != nullptr);
   if (waiting != nullptr) w->Field("waiting_slot_release_message", waiting->waiting_slot_release_message());
+  w->Field("ring", sends_.ring);
+  w->Field("ring_changed", ring != nullptr);
+  if (ring != nullptr) w->Field("ring_message", ring->ring_message());
   w->Field("source_in_use", in_use);
   w->Field("source_in_use_refusals", in_use_refusals);
   w->Field("source_conflict", conflict);
@@ -276,6 +309,7 @@ Status RemoveShardDelivery(oplog::Oplog* log, uint32_t shard) {
   for (const std::string& name : names) {
     (void)log->RemoveCursor(name);  // fails only when there is none: nothing to remove
     if (Status s = UnlinkIfPresent(DeliveryRounds::Path(log->dir(), name)); !s.ok()) return s;
+    if (Status s = UnlinkIfPresent(DeliveredRingPath(log->dir(), name)); !s.ok()) return s;
     const std::string skip = log->dir() + "/" + oplog::ReplaySkipFileName(name);
     if (Status s = UnlinkIfPresent(skip); !s.ok()) return s;
   }

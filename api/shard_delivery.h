@@ -56,11 +56,13 @@ class ShardDelivery {
   static std::vector<std::string> CursorNames(uint32_t shard);
 
  private:
+  Status LoadRing(const std::string& dir);
   void WriteSums(net::JsonWriter* w) const;
   void WriteConditions(net::JsonWriter* w) const;
 
   const uint32_t shard_;
   const net::HostPort to_;
+  const std::string log_dir_;
   ShardSends sends_;
   std::array<std::unique_ptr<Sender>, kRingSlots> streams_;
 };
@@ -79,7 +81,7 @@ std::string OneStreamCursorName(uint32_t shard);
 // files are removed at the next start. docs/api-write.md#upgrading-from-one-stream-per-shard.
 Status UpgradeDeliveryLayout(oplog::Oplog* log);
 
-// Removes shard k's cursors, rounds files and replay rules, of both layouts (resharding to
+// Removes shard k's cursors, rounds files, ring files and replay rules, of both layouts (resharding to
 // fewer shards: a cursor nobody advances would hold back the oplog's retention forever).
 Status RemoveShardDelivery(oplog::Oplog* log, uint32_t shard);
 

@@ -119,6 +119,9 @@ int Cursors(const std::string& dir) {
 // the API re-sends the records after the cursor one per batch, which is exactly-once against
 // whatever high-water marks the shard holds; with it, it would re-cut its old batches.
 std::string DeliveryRoundsFile(const std::string& cursor) { return "delivery-" + cursor + ".rounds"; }
+// And the realtime data directory its rounds went to (api/delivery_rounds.h DeliveredRingPath):
+// removed, so that the API delivers the replay to the shard's new directory.
+std::string DeliveredRingFile(const std::string& cursor) { return "delivery-" + cursor + ".ring"; }
 
 int Replay(const std::string& dir, const std::string& cursor, uint64_t from,
            int64_t skip_through_day) {
@@ -126,7 +129,9 @@ int Replay(const std::string& dir, const std::string& cursor, uint64_t from,
   request.cursor = cursor;
   request.from = from;
   request.skip_through_day = skip_through_day;
-  request.consumer_files = [](const std::string& name) { return std::vector<std::string>{DeliveryRoundsFile(name)}; };
+  request.consumer_files = [](const std::string& name) {
+    return std::vector<std::string>{DeliveryRoundsFile(name), DeliveredRingFile(name)};
+  };
   Result<Rewind> r = RewindCursor(dir, request);
   if (!r.ok()) return Fail("replay refused: " + r.status().message(), 1);
   if (!r->recovery.empty()) std::printf("recovered %s\n", r->recovery.c_str());

@@ -46,9 +46,13 @@ inline constexpr char kSenderHeader[] = "X-Clickatron-Sender";
 // head knows someone else wrote as its source: its batches would be taken as duplicates.
 inline constexpr char kSourceMarkHeader[] = "X-Realtime-Source-Mark";
 
-// Every /export answer names the data directory it was read from: `X-Realtime-Ring: <16 hex
-// digits>`, the shard's ring id (ring_id.h). The nightly records it with the day's export
-// digest, so a replacement shard's data for the same day is never taken as merged.
+// Every /export, /incr and /set answer names the shard's data directory: `X-Realtime-Ring:
+// <16 hex digits>`, its ring id (ring_id.h), new with each data directory. The nightly
+// records it with the day's export digest, so a replacement shard's data for the same day is
+// never taken as merged. A sender names the ring it delivered to (`&ring=R` on /incr and
+// /set); a shard on another directory refuses with 412 RING_CHANGED and applies nothing:
+// the directory those rounds went to is gone, and re-sending them is the replay procedure's
+// work (its skip rule), not the ordinary re-send's.
 inline constexpr char kRingHeader[] = "X-Realtime-Ring";
 
 }  // namespace clickatron::realtime

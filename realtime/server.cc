@@ -343,8 +343,23 @@ void RealtimeServer::AddSourceMark(net::Request& req, std::string_view source, b
   req.AddHeader(kSourceMarkHeader, std::to_string(mark).c_str());
 }
 
+// A sender that names the data directory (ring, ring_id.h) it delivered to is refused by any
+// other, nothing applied: a shard on a new directory lost what the old one held, and what the
+// sender re-sends to it needs the replay procedure's rule (docs/operations.md#replaying-an-
+// oplog-after-losing-a-realtime-host), not the ordinary re-send. The refusal's message
+// (412 RING_CHANGED), or nullopt when the request may go on.
+std::optional<std::string> RealtimeServer::RingRefusal(net::Request& req) {
+  std::optional<std::string_view> expect = req.Param("ring");
+  if (!expect || *expect == ring_->ring_id()) return std::nullopt;
+  ++counters_.refused_ring;
+  return "this shard's data directory is not the one this sender delivered to (ring " + ring_->ring_id() +
+         ", not " + Clipped(*expect, kShown) + "): what that one held is gone; re-send it by the replay "
+         "procedure (docs/operations.md#replaying-an-oplog-after-losing-a-realtime-host)";
+}
+
 void RealtimeServer::OnIncr(net::Request& req) {
   req.AddHeader(kInstanceHeader, instance_.c_str());
+  req.AddHeader(kRingHeader, ring_->ring_id().c_str());
   std::string_view source;  // once valid: every answer tells its mark
   bool batch_read = false;
   auto fail = [&](int code, std::string_view status_txt, std::string_view message) {
@@ -376,6 +391,7 @@ void RealtimeServer::OnIncr(net::Request& req) {
                                   : std::string("header ") + kSenderHeader + " '" + Clipped(sender, kShown) +
                                         "' is not 16 lowercase hex digits");
   }
+  if (std::optional<std::string> why = RingRefusal(req)) return fail(412, "RING_CHANGED", *why);
   // A sender that names the instance it last talked to is refused by any other: this
   // process may have lost batches that one acknowledged after its last sync, and applying
   // a newer seq first would make their re-sent copies look like duplicates.
@@ -435,7 +451,9 @@ void RealtimeServer::OnIncr(net::Request& req) {
 
 void RealtimeServer::OnSet(net::Request& req) {
   req.AddHeader(kInstanceHeader, instance_.c_str());
+  req.AddHeader(kRingHeader, ring_->ring_id().c_str());
   if (!RequirePost(req) || !CheckQuery(req)) return;
+  if (std::optional<std::string> why = RingRefusal(req)) return ReplyError(req, 412, "RING_CHANGED", *why);
   int64_t day;
   if (!DayParam(req, false, &day)) return;
   ShrinkAfter keep_lines(&lookup_lines_, kKeepLines);
@@ -697,7 +715,7 @@ void RealtimeServer::OnStats(net::Request& req) {
       {"fwsums", c.fwsums}, {"fwsum_records", c.fwsum_records},
       {"bad_requests", c.bad_requests}, {"refused_not_released", c.refused_not_released},
       {"refused_expired", c.refused_expired}, {"refused_overflow", c.refused_overflow},
-      {"refused_instance", c.refused_instance}, {"refused_behind", c.refused_behind},
+      {"refused_instance", c.refused_instance}, {"refused_ring", c.refused_ring}, {"refused_behind", c.refused_behind},
       {"refused_closed", c.refused_closed}, {"refused_source_in_use", c.refused_source_in_use},
       {"storage_errors", c.storage_errors + rs.storage_errors}, {"sync_errors", c.sync_errors},
       {"syncs", rs.syncs}, {"sync_micros_max", rs.sync_micros_max},

@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <deque>
 #include <map>
@@ -91,7 +92,8 @@ class RealtimeServer {
     uint64_t gets = 0, get_hits = 0, mget_keys = 0, mget_hits = 0, fwmatch_lines = 0;
     uint64_t fwsums = 0, fwsum_records = 0;  // /fwsum requests answered, records they read
     uint64_t bad_requests = 0, refused_not_released = 0, refused_expired = 0, refused_overflow = 0;
-    uint64_t refused_instance = 0, refused_behind = 0, refused_closed = 0, refused_source_in_use = 0;
+    uint64_t refused_instance = 0, refused_ring = 0, refused_behind = 0, refused_closed = 0;
+    uint64_t refused_source_in_use = 0;
     uint64_t too_many_keys = 0;
     uint64_t storage_errors = 0, sync_errors = 0;
   };
@@ -120,6 +122,7 @@ class RealtimeServer {
   void OnStats(net::Request& req);
   void OnPing(net::Request& req);
 
+  std::optional<std::string> RingRefusal(net::Request& req);
   bool RequirePost(net::Request& req);
   bool CheckQuery(net::Request& req);
   // Parses the `day` parameter; replies 400 and returns false when missing or bad.

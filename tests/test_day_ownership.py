@@ -10,7 +10,7 @@ import shutil
 import subprocess
 
 from clock_cluster import ClockCluster, day_text
-from harness import post, run
+from harness import post, run, wait_until
 from ymdh import encode as ymdh_of
 
 T = calendar.timegm((2026, 3, 10, 0, 0, 0)) // 86400  # "today" at the start of each test
@@ -283,3 +283,46 @@ def test_a_work_dir_rebuilt_from_a_generation_keeps_what_it_merged(procs, tmp_pa
     assert hour_value(c, "jehiah", ts(T - 1, 9)) == 6
     slots = {s["day"]: s["state"] for s in c.rt_stats(0)["slots"] if s["day"]}
     assert slots[day_text(T - 1)] == "released"
+
+
+def test_a_shard_on_a_new_disk_gets_nothing_until_the_replay(procs, tmp_path):
+    """A realtime host comes back on an empty disk while the API runs: the API's streams name
+    the data directory they delivered to, the new one refuses them (412 RING_CHANGED) and the
+    API holds that shard's delivery — re-sending what the old disk had would apply archived
+    days a second time — until the guide's replay procedure, after which every increment is
+    counted once."""
+    c = ClockCluster(tmp_path, procs, realtime=1, archive=1, apis=1)
+    c.set_time(ts(T, 12))
+    c.start_realtime_all()
+    c.bulk_load(history(T - 3, T - 2))
+    c.start_archive_all()
+    c.start_api_all()
+    c.set_time(ts(T, 12))
+    assert c.incr(0, "u", "jehiah", ts(T - 1, 15), value=7).status == 200
+    assert c.incr(0, "u", "jehiah", ts(T, 10), value=4).status == 200
+    c.wait_delivered()
+    night(c, T + 1)
+    old_ring = c.rt_stats(0)["ring"]
+
+    c.kill9("realtime-0")
+    shutil.rmtree(os.path.join(c.tmp, "rt0"))
+    os.makedirs(os.path.join(c.tmp, "rt0"))
+    c.start_realtime(0)
+    assert c.incr(0, "u", "jehiah", ts(T + 1, 2), value=2).status == 200
+    shard = wait_until(lambda: (lambda s: s if s["ring_changed"] else None)(c.api_stats(0)["realtime"][0]),
+                       what="the API holding the shard on a new disk")
+    assert "RING_CHANGED" in shard["ring_message"] and old_ring in shard["ring_message"], shard
+    assert all(s["records"] == 0 for s in c.rt_stats(0)["slots"]), c.rt_stats(0)["slots"]
+    assert c.rt_stats(0)["counters"]["refused_ring"] >= 1
+
+    c.stop("api-0")
+    r = run("clickatron-oplog", ["replay", c.oplog_dir(0), "--cursor", "realtime-0", "--skip-through",
+                                 day_text(T - 1)])
+    assert r.returncode == 0, r.stderr.decode()
+    c.start_api(0)
+    c.wait_delivered()
+    assert not c.api_stats(0)["realtime"][0]["ring_changed"]
+    night(c, T + 2)
+    night(c, T + 3)
+    expected = {ts(T - 1, 15): 7, ts(T, 10): 4, ts(T + 1, 2): 2}
+    assert {t: hour_value(c, "jehiah", t) for t in expected} == expected
