@@ -71,7 +71,7 @@ Status CloseThrough(const Options& options, const std::vector<uint32_t>& shards,
     if (!r.ok()) return Status::Error("closing through " + FormatDay(day) + " on " + RealtimeShardName(options, n) + ": " + r.status().message());
     if (r->status != 200) {
       return Status::Error(RealtimeShardName(options, n) + " refused POST " + path + ": HTTP " +
-                           std::to_string(r->status) + " " + ClippedLine(r->body, 200));
+                           std::to_string(r->status) + ": " + ClippedLine(r->body, 200));
     }
     return Status::OK();
   });

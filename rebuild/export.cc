@@ -78,7 +78,13 @@ Status ExportShard(const Options& options, WorkDir* work, Day day, uint32_t n, P
   const std::string path = ExportPath(*work, day, n);
   const std::string refused = "export of " + FormatDay(day) + " from " + RealtimeShardName(options, n) + " refused: ";
   // First the close: what the export then reads is final (a later write is late data).
-  if (Status s = CloseThrough(options, {n}, day); !s.ok()) return Status::Error(refused + s.message());
+  const std::string close = "/close?day=" + FormatDay(day);
+  Result<HttpResult> closed = HttpCall(to, "POST", close, options.timeout_ms);
+  if (!closed.ok()) return Status::Error(refused + closed.status().message());
+  if (closed->status != 200) {
+    return Status::Error(refused + "POST " + close + ": HTTP " + std::to_string(closed->status) + ": " +
+                         ClippedLine(closed->body, 200));
+  }
   if (Exists(path)) {
     // A file fetched from another ring (the shard's disk was replaced since) is not this
     // ring's day: fetched again.

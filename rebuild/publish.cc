@@ -234,11 +234,13 @@ Status FenceRealtime(const Options& options, const std::string& last_day, const 
   if (options.realtime.empty()) return Status::OK();
   Result<int64_t> last = ParseDay(last_day);
   if (!last.ok()) return last.status();
-  std::vector<uint32_t> shards;
-  for (uint32_t k = 0; k < options.realtime.size(); ++k) shards.push_back(k);
   for (int round = 0; round < 2; ++round) {
     Result<ClusterView> cluster = ReadCluster(options, "refusing to publish through " + last_day);
     if (!cluster.ok()) return cluster.status();
+    std::vector<uint32_t> shards;  // those not closed through it yet
+    for (uint32_t k = 0; k < cluster->size(); ++k) {
+      if ((*cluster)[k].closed_through < Day(*last)) shards.push_back(k);
+    }
     const std::vector<DayShard> unmerged = UnmergedParts(Day(*last), exports, *cluster);
     if (!unmerged.empty()) {
       return Status::Error("refusing to publish through " + last_day + ": realtime holds " +
@@ -246,6 +248,7 @@ Status FenceRealtime(const Options& options, const std::string& last_day, const 
                            "clickatron-rebuild nightly, which exports it and adds it to the archive first");
     }
     if (round == 0) {
+      if (shards.empty()) break;  // every shard had closed through it: nothing opened since
       if (Status s = CloseThrough(options, shards, Day(*last)); !s.ok()) {
         return Status::Error("refusing to publish through " + last_day + ": " + s.message());
       }

@@ -243,7 +243,8 @@ class FakeRealtime {
     for (const auto& [day, state] : slots_) {
       slots += std::string(slots.empty() ? "" : ", ") + R"({"day": ")" + day + R"(", "state": ")" + state + R"("})";
     }
-    return R"({"data": {"slots": [)" + slots + "]}}";
+    const std::string closed = closed_through_.empty() ? "null" : "\"" + closed_through_ + "\"";
+    return R"({"data": {"slots": [)" + slots + R"(], "closed_through": )" + closed + "}}";
   }
   void OnRelease(net::Request& r) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -266,7 +267,8 @@ class FakeRealtime {
     for (auto& [d, state] : slots_) {
       if (d <= day && state == "open") state = "closed";
     }
-    r.Reply(200, R"({"data": {"day": ")" + day + R"(", "closed_through": ")" + day + R"("}})");
+    closed_through_ = std::max(closed_through_, day);
+    r.Reply(200, R"({"data": {"day": ")" + day + R"(", "closed_through": ")" + closed_through_ + R"("}})");
   }
   void OnExport(net::Request& r) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -280,6 +282,7 @@ class FakeRealtime {
 
   mutable std::mutex mu_;
   std::map<std::string, std::string> slots_;
+  std::string closed_through_;  // W, "" before the first close
   std::string stats_body_;
   int release_status_ = 0;  // 0: answer as a shard would
   std::map<std::string, std::string> exports_;
@@ -661,11 +664,44 @@ TEST(PublishStep, AStaleOrDownServerFailsAndNothingStaysLive) {
   EXPECT_EQ(*LiveGeneration(*w.work()), "");
   EXPECT_FALSE(fs::exists(w.Path("current")));
 
+  // At a first publish (nothing live yet) a server that does not answer is not running yet:
+  // it serves the generation when it starts (its --db-file is under DIR/current).
   const net::HostPort down = DownServer();
   w.options.archive = {{down}};
+  ASSERT_TRUE(w.Run(RunPublish).ok());
+  const std::string first = *LiveGeneration(*w.work());
+  EXPECT_NE(first, "");
+  // Once a generation is live, one that does not answer fails the publish: the old one stays.
+  ASSERT_TRUE(w.ImportAndMerge("u|a.c3r0,5\n").ok());  // 2012-03-27
   s = w.Run(RunPublish);
   EXPECT_NE(s.message().find("failed: POST /reload to " + down.ToString() + ": "), std::string::npos) << s.message();
-  EXPECT_FALSE(fs::exists(w.Path("current")));
+  EXPECT_EQ(*LiveGeneration(*w.work()), first);
+}
+
+TEST(PublishStep, ClosesEveryRealtimeShardThroughItsLastDayAndRefusesWhatOneHoldsUnmerged) {
+  Work w;
+  ASSERT_TRUE(w.ImportAndMerge(kTwoDays).ok());  // 2012-03-25..26
+  FakeRealtime shard0, shard1;
+  shard0.SetSlot("2012-03-27", "open");
+  w.options.realtime = {shard0.address(), shard1.address()};
+  ASSERT_TRUE(w.Run(RunPublish).ok());
+  EXPECT_EQ(shard0.close_requests(), (std::vector<std::string>{"2012-03-26"}));
+  EXPECT_EQ(shard1.close_requests(), (std::vector<std::string>{"2012-03-26"}));
+  EXPECT_EQ(shard0.slot("2012-03-27"), "open");  // a later day is realtime's
+
+  // A shard holding a day the generation would own, which the merged files lack: refused
+  // before anything is closed or written, naming the nightly.
+  Work w2;
+  ASSERT_TRUE(w2.ImportAndMerge(kTwoDays).ok());
+  FakeRealtime held;
+  held.SetSlot("2012-03-26", "open");
+  w2.options.realtime = {held.address()};
+  const Status s = w2.Run(RunPublish);
+  EXPECT_EQ(s.message(), "refusing to publish through 2012-03-26: realtime holds 2012-03-26@0 (day@shard) and the "
+                         "merged files lack it; run clickatron-rebuild nightly, which exports it and adds it to the "
+                         "archive first");
+  EXPECT_TRUE(held.close_requests().empty());
+  EXPECT_EQ(*LiveGeneration(*w2.work()), "");
 }
 
 TEST(PublishStep, RefusesWhatItCannotPublish) {
@@ -718,11 +754,16 @@ TEST(PublishStep, KeepsOnlyTheNewestGenerations) {
 // ---------------------------------------------------------------- release
 
 // A work directory with 2012-03-25..26 published (imported: no day is recorded as exported)
-// and served by `archive`.
+// and served by `archive`. Published without realtime shards (as `publish` without the
+// cluster config does): the realtime shards the test sets up are not told of it, which is
+// the state release must handle.
 void Publish(Work* w, FakeArchive* archive) {
   ASSERT_TRUE(w->ImportAndMerge(kTwoDays).ok());
   w->options.archive = {{archive->address()}};
+  const auto realtime = w->options.realtime;
+  w->options.realtime.clear();
   ASSERT_TRUE(w->Run(RunPublish).ok());
+  w->options.realtime = realtime;
 }
 
 // Two realtime shards holding 2012-03-25..27 open, each day's export set.
@@ -817,7 +858,7 @@ TEST(ReleaseStep, RefusesWhenAShardsStatsCannotBeReadAndReleasesNothing) {
   EXPECT_EQ(shards.slots("2012-03-25"), (std::vector<std::string>{"closed", "closed"}));
 }
 
-TEST(ReleaseStep, RefusesADayTheManifestDoesNotRecordFromEveryShardOrThatIsOpen) {
+TEST(ReleaseStep, LeavesADayTheManifestDoesNotHoldFromThatShardOrThatIsOpen) {
   Work w;
   FakeArchive archive(w.root());
   Publish(&w, &archive);  // imported: in the archive, but never exported from realtime
@@ -825,20 +866,15 @@ TEST(ReleaseStep, RefusesADayTheManifestDoesNotRecordFromEveryShardOrThatIsOpen)
   shard.SetSlot("2012-03-25", "closed");
   w.options.realtime = {shard.address()};
   w.options.through = D("2012-03-26");
-  const std::string name = "realtime shard 0 (" + shard.address().ToString() + ")";
-  EXPECT_EQ(w.Run(RunRelease).message(),
-            "refusing to release: " + name +
-                " holds 2012-03-25 closed, but the live manifest does not record it merged from all 1 realtime "
-                "shard(s) (no 'day = 2012-03-25 ...' line with a digest per shard): run clickatron-rebuild nightly");
+  // Left for the nightly, which adds the shard's part of the day first (rebuild/day_plan.h):
+  // nothing is released, nothing refused.
+  EXPECT_TRUE(w.Run(RunRelease).ok());
   shard.SetSlot("2012-03-25", "released");
   shard.SetSlot("2012-03-26", "open");
-  EXPECT_EQ(w.Run(RunRelease).message(),
-            "refusing to release: " + name +
-                " holds 2012-03-26 open; a day is released only once closed and archived (run clickatron-rebuild "
-                "nightly)");
+  EXPECT_TRUE(w.Run(RunRelease).ok());
   EXPECT_TRUE(shard.release_requests().empty());
 
-  // Recorded from one realtime shard, but the config now has two.
+  // Recorded from one realtime shard, but the config now has two more.
   Work w2;
   FakeArchive archive2(w2.root());
   TwoShards shards;
@@ -847,9 +883,8 @@ TEST(ReleaseStep, RefusesADayTheManifestDoesNotRecordFromEveryShardOrThatIsOpen)
   third.SetSlot("2012-03-25", "closed");
   w2.options.realtime.push_back(third.address());
   w2.options.through = D("2012-03-25");
-  EXPECT_NE(w2.Run(RunRelease).message().find("does not record it merged from all 3 realtime shard(s)"),
-            std::string::npos);
-  EXPECT_TRUE(shards.shard[0].release_requests().empty());
+  EXPECT_TRUE(w2.Run(RunRelease).ok());
+  EXPECT_TRUE(third.release_requests().empty());
 }
 
 TEST(ReleaseStep, RefusesWhileTheArchiveDoesNotHoldTheDays) {
@@ -879,7 +914,7 @@ TEST(ReleaseStep, RefusesWhileTheArchiveDoesNotHoldTheDays) {
   // load the live generation: release goes on to its next check instead of refusing every
   // night after.
   archive.set_reload(FakeArchive::Reload::kServe);
-  EXPECT_EQ(w.Run(RunRelease).message().rfind("refusing to release: realtime shard 0", 0), 0u);
+  EXPECT_TRUE(w.Run(RunRelease).ok());
   EXPECT_EQ(archive.reloads(), reloads + 2);
 
   const net::HostPort down = DownServer();
