@@ -26,6 +26,7 @@ examples and steps, seed by seed.
 import calendar
 import collections
 import functools
+import json
 import os
 import shutil
 import signal
@@ -60,6 +61,7 @@ def step(function):
     @functools.wraps(function)
     def run(self, *args, **kwargs):
         self.boot()
+        self.counts[function.__name__] += 1
         try:
             return function(self, *args, **kwargs)
         except BaseException:
@@ -95,6 +97,7 @@ class ClusterSim(RuleBasedStateMachine):
         self.down = set()
         self.history_n = 0
         self.failed = False
+        self.counts = collections.Counter()  # rules run, answers seen: the run's statistics
         self.keyed = []       # requests sent with an Idempotency-Key, for retries
         self.plain = []       # and without
         self.request_n = 0
@@ -218,8 +221,10 @@ class ClusterSim(RuleBasedStateMachine):
             return
         if first and headers is None:
             self.plain.append(request)
+        self.counts[f"answer_{r.status}"] += 1
         if r.status == 200:
             replayed = r.headers.get("idempotent-replayed") == "true"
+            self.counts["replayed"] += replayed
             if replayed:
                 # The first was accepted: counted once, by the first.
                 assert headers is not None and request["outcome"] in (200, "doubt"), (request, r)
@@ -258,6 +263,7 @@ class ClusterSim(RuleBasedStateMachine):
     def nightly(self):
         r = self.c.nightly()
         err = r.stderr.decode()
+        self.counts["nightly_failed"] += r.returncode != 0
         if not self.down:
             assert r.returncode == 0, err
         else:
@@ -370,7 +376,20 @@ class ClusterSim(RuleBasedStateMachine):
             if not lo <= value <= hi:
                 wrong.append(f"{key} {day_text(hour // 86400)} {hour % 86400 // 3600:02d}:00 counted {value}, "
                              f"acknowledged {lo}, in doubt {hi - lo}")
+        self.write_stats(len(self.ledger.keys()), wrong)
         assert not wrong, "\n".join(wrong)
+
+    def write_stats(self, key_hours, wrong):
+        """One JSON line per sequence to $CLICKATRON_SIM_STATS, when set: what the long run's
+        results table in docs/operations.md sums."""
+        path = os.environ.get("CLICKATRON_SIM_STATS")
+        if not path:
+            return
+        record = dict(self.counts, key_hours=key_hours, violations=len(wrong),
+                      acknowledged=sum(self.ledger.acked.values()), in_doubt=sum(self.ledger.doubt.values()),
+                      shape=list(self.shape_args), seed=SEED)
+        with open(path, "a") as f:
+            f.write(json.dumps(record, sort_keys=True) + "\n")
 
 
 SIM = settings(max_examples=EXAMPLES, stateful_step_count=STEPS, deadline=None, database=None,
