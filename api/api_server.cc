@@ -165,7 +165,10 @@ Status ApiServer::OpenOplog(oplog::SyncPolicy policy) {
 }
 
 Status ApiServer::OpenLateStore() {
-  Result<std::unique_ptr<LateStore>> late = LateStore::Open(config_.oplog_dir);
+  // A new store's ids start above every id an earlier store at this address gave
+  // (late_store.h), so the archive's mark for this address never hides them.
+  Result<std::unique_ptr<LateStore>> late =
+      LateStore::Open(config_.oplog_dir, uint64_t(std::max<int64_t>(WallClockSeconds(), 1)) << 20);
   if (!late.ok()) return Status::Error("late store: " + late.status().message());
   late_ = std::move(late).value();
   const LateStoreStats ls = late_->Stats();

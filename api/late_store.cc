@@ -130,7 +130,7 @@ std::string EntryPayload(const LatePart& part) {
 
 }  // namespace
 
-Result<std::unique_ptr<LateStore>> LateStore::Open(const std::string& dir) {
+Result<std::unique_ptr<LateStore>> LateStore::Open(const std::string& dir, uint64_t first_id) {
   const std::string path = dir + "/" + kFileName;
   // A rewrite that did not reach its rename: the old file is whole, the copy is not needed.
   const std::string tmp = path + ".tmp";
@@ -143,6 +143,12 @@ Result<std::unique_ptr<LateStore>> LateStore::Open(const std::string& dir) {
     if (Status s = SyncDir(dir); !s.ok()) return s;
   }
   if (Status s = store->Recover(); !s.ok()) return s;
+  if (store->size_ == 0 && first_id > 1) {
+    // A new store (or one whose first write a crash cut): its first id is kept in a state
+    // frame at once (a rewrite that drops nothing).
+    store->next_id_ = first_id;
+    if (Status s = store->Rewrite(0, 0); !s.ok()) return s;
+  }
   return store;
 }
 

@@ -13,8 +13,14 @@
 //
 // An entry is one refused part: the realtime shard K, the day, the round seq S it was sent
 // with, the oplog lines R it carries (before summing) and its lines as the sender sent
-// them. Entry ids start at 1 and only grow, across restarts and releases (the state frame
-// carries the next one). The state frame is written only by ReleaseThrough, which rewrites
+// them. Entry ids only grow, across restarts and releases (the state frame carries the next
+// one). A new store's first id is the one Open is given: the API gives unix seconds << 20 of
+// its creation, so that a store made anew at an address (a host replaced with its disk, an
+// oplog directory started over) hands out ids above every id an earlier store there gave,
+// and the nightly's mark for that address (the last id it merged, docs/formats.md#manifest)
+// never hides the new store's entries. (At a million entries a second for every second a
+// store lived, the next store's ids would catch up: not a rate late data reaches. The ids
+// stay below 2^53, exact in JavaScript, until the year 2242.) The state frame is written only by ReleaseThrough, which rewrites
 // the file without the released entries (copied to late.log.tmp, fdatasync'ed, renamed
 // durably over late.log: a crash leaves the old file or the new one).
 //
@@ -66,7 +72,7 @@ struct LateStoreStats {
   uint64_t bytes = 0;           // the file's size
   int64_t oldest_pending_day = -1;  // -1 when nothing is pending
   uint64_t first_id = 0;        // of the oldest pending entry; 0 when none
-  uint64_t last_id = 0;         // the last id ever given; 0 when none
+  uint64_t last_id = 0;         // the last id given (a new store: its first id - 1)
   uint64_t released_through = 0;
   uint64_t appended = 0;        // parts stored by this process
   uint64_t duplicate_parts = 0; // parts skipped by this process: already stored
@@ -84,8 +90,9 @@ class LateStore {
   // rewrite: a part is re-sent only while its oplog records are past a saved cursor.
   static constexpr int64_t kMarkDays = 400;
 
-  // Opens (creating) dir/late.log, recovering it. Errors name the file and the problem.
-  static Result<std::unique_ptr<LateStore>> Open(const std::string& dir);
+  // Opens (creating) dir/late.log, recovering it; a new file starts its ids at first_id (its
+  // state frame written before this returns). Errors name the file and the problem.
+  static Result<std::unique_ptr<LateStore>> Open(const std::string& dir, uint64_t first_id = 1);
   ~LateStore();
   LateStore(const LateStore&) = delete;
   LateStore& operator=(const LateStore&) = delete;

@@ -109,6 +109,33 @@ TEST(LateStore, AppendsReadsBackAndReopens) {
   EXPECT_EQ(*c, 3u);
 }
 
+TEST(LateStore, ANewStoreStartsItsIdsAtTheFirstIdItIsGiven) {
+  TestDir dir;
+  const uint64_t first = uint64_t(1795000000) << 20;  // what the API gives: unix seconds << 20
+  {
+    Result<std::unique_ptr<LateStore>> store = LateStore::Open(dir.path(), first);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    EXPECT_EQ((*store)->Stats().last_id, first - 1);  // none given yet, kept in the file
+  }
+  {
+    // Reopened (given another first id: an existing store keeps its own).
+    Result<std::unique_ptr<LateStore>> store = LateStore::Open(dir.path(), first + 5000);
+    ASSERT_TRUE(store.ok());
+    EXPECT_EQ((*store)->Stats().last_id, first - 1);
+    Result<uint64_t> id = (*store)->Append(Part(0, kDay, 7, "", "u|x.c41l,3\n"));
+    ASSERT_TRUE(id.ok());
+    EXPECT_EQ(*id, first);
+    EXPECT_EQ(ReadAll(**store, first - 1).size(), 1u);
+  }
+  // A store made anew at the same place (the file lost) starts above every id before.
+  std::filesystem::remove(dir / "late.log");
+  Result<std::unique_ptr<LateStore>> store = LateStore::Open(dir.path(), first + (uint64_t(3600) << 20));
+  ASSERT_TRUE(store.ok());
+  Result<uint64_t> id = (*store)->Append(Part(0, kDay, 7, "", "u|x.c41l,3\n"));
+  ASSERT_TRUE(id.ok());
+  EXPECT_GT(*id, first);
+}
+
 TEST(LateStore, FileFormatIsFramedText) {
   TestDir dir;
   auto store = OpenStore(dir);

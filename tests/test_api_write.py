@@ -515,6 +515,7 @@ def test_late_delivery_is_kept_not_dropped(procs, tmp_path):
     # The old sender dropped a day part the shard refused as expired (DATA LOSS,
     # expired_records); now it goes to the late store and /late hands it to the nightly.
     c = Cluster(procs, tmp_path, shards=1)
+    base = c.stats()["late"]["last_id"] + 1  # a new store's first id (api/late_store.h)
     d = today()
     yts = (d - 1) * 86400 + 60
     h = ymdh(yts)
@@ -535,17 +536,17 @@ def test_late_delivery_is_kept_not_dropped(procs, tmp_path):
     assert s["realtime"][0]["late_parts"] == 2
     assert "expired_records" not in s and "expired_records" not in s["realtime"][0]
     late = s["late"]
-    assert (late["entries"], late["lines"], late["first_id"], late["last_id"]) == (2, 6, 1, 2)
+    assert (late["entries"], late["lines"], late["first_id"], late["last_id"]) == (2, 6, base, base + 1)
     assert late["oldest_pending_day"] == day_text(d - 1) and late["bytes"] > 0
     hk = key_hash(url)
     want = late_text([f"u|gone.{h},15", f"s.u|gone.x.{h},2", f"s.u|gone.y.{h},3",
                       f"u|{hk}.{h},1", f"_l|{hk},{url}"])
     r = get(c.port, "/late")
     assert r.status == 200 and r.text == want, r
-    assert (r.headers["x-late-first"], r.headers["x-late-last"]) == ("1", "2")
+    assert (r.headers["x-late-first"], r.headers["x-late-last"]) == (str(base), str(base + 1))
     assert "x-late-more" not in r.headers
-    r = get(c.port, "/late?after=1")
-    assert r.text == late_text([f"u|gone.{h},10"]) and r.headers["x-late-first"] == "2"
+    r = get(c.port, f"/late?after={base}")
+    assert r.text == late_text([f"u|gone.{h},10"]) and r.headers["x-late-first"] == str(base + 1)
     out = c.api.output()
     assert "DATA LOSS" not in out
     assert f"late: realtime shard 0 (127.0.0.1:{c.rt_ports[0]}) refused day {day_text(d - 1)}" in out
@@ -553,6 +554,7 @@ def test_late_delivery_is_kept_not_dropped(procs, tmp_path):
 
 def test_late_store_survives_restarts_and_release_without_double(procs, tmp_path):
     c = Cluster(procs, tmp_path, shards=1)
+    base = c.stats()["late"]["last_id"] + 1  # a new store's first id (api/late_store.h)
     d = today()
     yts = (d - 1) * 86400 + 60
     h = ymdh(yts)
@@ -571,25 +573,25 @@ def test_late_store_survives_restarts_and_release_without_double(procs, tmp_path
     assert s["late"]["entries"] == 1 and s["late"]["duplicate_parts"] == 1
     assert s["realtime"][0]["late_records"] == 0
     r = get(c.port, "/late")
-    assert r.text == want and r.headers["x-late-last"] == "1"
+    assert r.text == want and r.headers["x-late-last"] == str(base)
     # Released: the entry is gone, its id is never reused, and the store still knows the part.
-    r = post(c.port, "/late/release?through=1")
+    r = post(c.port, f"/late/release?through={base}")
     assert r.status == 200, r
-    assert r.json()["data"] == {"released_through": 1, "released_entries": 1, "entries": 0, "last_id": 1}
-    r = get(c.port, "/late?after=1")
-    assert r.text == late_text([]) and r.headers["x-late-last"] == "1"
+    assert r.json()["data"] == {"released_through": base, "released_entries": 1, "entries": 0, "last_id": base}
+    r = get(c.port, f"/late?after={base}")
+    assert r.text == late_text([]) and r.headers["x-late-last"] == str(base)
     c.api.kill9()
     c.start_api()
     c.wait_drained()
     s = c.stats()
-    assert s["late"]["entries"] == 0 and s["late"]["duplicate_parts"] == 1 and s["late"]["last_id"] == 1
+    assert s["late"]["entries"] == 0 and s["late"]["duplicate_parts"] == 1 and s["late"]["last_id"] == base
     assert get(c.port, "/late").text == late_text([])
     # A new late part gets the next id.
     assert c.batch([f"ns=u&key=third&value=1&ts={yts}"]).status == 200
     c.wait_drained()
-    r = get(c.port, "/late?after=1")
+    r = get(c.port, f"/late?after={base}")
     assert r.text == late_text([f"u|third.{h},1"])
-    assert (r.headers["x-late-first"], r.headers["x-late-last"]) == ("2", "2")
+    assert (r.headers["x-late-first"], r.headers["x-late-last"]) == (str(base + 1), str(base + 1))
 
 
 def test_closed_day_is_late_data_and_a_resent_part_a_duplicate(procs, tmp_path):
@@ -649,22 +651,23 @@ def test_a_torn_late_store_tail_is_cut_and_reported(procs, tmp_path):
 
 def test_late_endpoints_refuse_bad_requests(procs, tmp_path):
     c = Cluster(procs, tmp_path, shards=1)
+    first = c.stats()["late"]["last_id"] + 1  # a new store's first id (api/late_store.h)
     error(get(c.port, "/late?after=x"), 400, "INVALID_ARG_AFTER", "after")
     error(get(c.port, "/late?after=-1"), 400, "INVALID_ARG_AFTER")
     error(get(c.port, "/late?after=1&after=2"), 400, "INVALID_ARG_AFTER", "given twice")
     error(get(c.port, "/late?from=1"), 400, "UNKNOWN_ARG", "from")
-    error(get(c.port, "/late?after=3"), 409, "LATE_ID_AHEAD", "after=3")
+    error(get(c.port, f"/late?after={first + 2}"), 409, "LATE_ID_AHEAD", f"after={first + 2}")
     error(post(c.port, "/late"), 405, "METHOD_NOT_ALLOWED")
     error(post(c.port, "/late/release"), 400, "MISSING_ARG_THROUGH")
     error(post(c.port, "/late/release?through=z"), 400, "INVALID_ARG_THROUGH")
     error(post(c.port, "/late/release?through=1&x=2"), 400, "UNKNOWN_ARG")
-    error(post(c.port, "/late/release?through=1"), 409, "LATE_ID_AHEAD", "through=1")
+    error(post(c.port, f"/late/release?through={first}"), 409, "LATE_ID_AHEAD", f"through={first}")
     error(get(c.port, "/late/release?through=0"), 405, "METHOD_NOT_ALLOWED")
     r = get(c.port, "/late")
     assert r.status == 200 and r.text == late_text([])
-    assert (r.headers["x-late-first"], r.headers["x-late-last"]) == ("1", "0")
+    assert (r.headers["x-late-first"], r.headers["x-late-last"]) == ("1", "0")  # after=0 and nothing after it
     r = post(c.port, "/late/release?through=0")
-    assert r.json()["data"] == {"released_through": 0, "released_entries": 0, "entries": 0, "last_id": 0}
+    assert r.json()["data"] == {"released_through": 0, "released_entries": 0, "entries": 0, "last_id": first - 1}
 
 
 def test_two_api_lines_need_an_explicit_node_id(procs, tmp_path):
@@ -823,7 +826,9 @@ def test_stats_shape(procs, tmp_path):
         assert (sh["late_records"], sh["source_in_use"], sh["source_conflict"]) == (0, False, False)
     assert s["delivered_records"] == 1
     assert s["late_records"] == 0
-    assert s["late"] == {"entries": 0, "lines": 0, "bytes": 0, "oldest_pending_day": None, "first_id": 0,
-                         "last_id": 0, "released_through": 0, "appended": 0, "duplicate_parts": 0,
-                         "recovery": ""}
+    late = s["late"]
+    assert late["last_id"] >= 1 << 20  # a new store's ids start at its creation's unix seconds << 20
+    assert dict(late, last_id=0, bytes=0) == {"entries": 0, "lines": 0, "bytes": 0, "oldest_pending_day": None,
+                                              "first_id": 0, "last_id": 0, "released_through": 0, "appended": 0,
+                                              "duplicate_parts": 0, "recovery": ""}
     assert s["latency_us"]["/incr"]["count"] == 1

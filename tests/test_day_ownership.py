@@ -326,3 +326,37 @@ def test_a_shard_on_a_new_disk_gets_nothing_until_the_replay(procs, tmp_path):
     night(c, T + 3)
     expected = {ts(T - 1, 15): 7, ts(T, 10): 4, ts(T + 1, 2): 2}
     assert {t: hour_value(c, "jehiah", t) for t in expected} == expected
+
+
+def test_late_data_of_an_api_started_over_is_merged(procs, tmp_path):
+    """An API host replaced with a new disk (its oplog directory, late store included, made
+    anew) at the same address: the archive's mark for that address is the last late id it
+    merged from the old store, and the new store's ids start above it, so its late data is
+    merged too (before, its ids restarted at 1 and the nightly skipped them for good)."""
+    c = ClockCluster(tmp_path, procs, realtime=1, archive=1, apis=1)
+    c.set_time(ts(T, 12))
+    c.start_realtime_all()
+    c.bulk_load(history(T - 3, T - 1))  # the archive owns yesterday: its increments are late
+    c.start_archive_all()
+    c.start_api_all()
+    c.set_time(ts(T, 12))
+    assert c.incr(0, "u", "jehiah", ts(T - 1, 15), value=7).status == 200
+    c.wait_delivered()
+    night(c, T + 1)
+    assert hour_value(c, "jehiah", ts(T - 1, 15)) == 7
+    assert int(c.manifest()["late"].split()[1]) > 0
+
+    c.kill9("api-0")
+    shutil.rmtree(c.oplog_dir(0))
+    c.start_api(0)
+    # History for today, published with the cluster config: the archive owns today, and the
+    # new API's increment for it is late data in its new store.
+    r = c.bulk_load([f"u|other.{ymdh_of(ts(T, 3))},1"])
+    assert r.returncode == 0, r.stderr.decode()
+    assert c.incr(0, "u", "jehiah", ts(T, 9), value=5).status == 200
+    c.wait_delivered()
+    assert c.api_stats(0)["late"]["entries"] == 1
+    night(c, T + 2)
+    assert hour_value(c, "jehiah", ts(T, 9)) == 5
+    assert hour_value(c, "jehiah", ts(T - 1, 15)) == 7
+    assert c.api_stats(0)["late"]["entries"] == 0
