@@ -81,13 +81,18 @@ def shard_of(key, n):
 
 
 class Cluster:
-    def __init__(self, procs, tmp_path, realtime=2, archive_replicas=(2, 1)):
+    def __init__(self, procs, tmp_path, realtime=2, archive_replicas=(2, 1), ring_ids=None):
+        """ring_ids: the realtime data directories' ids (DATA_DIR/ring-id, drawn at random
+        when not given): two clusters given the same data and the same ring ids publish the
+        very same generation."""
         self.procs, self.tmp = procs, tmp_path
         self.work = tmp_path / "work"
         self.rt_ports = [free_port() for _ in range(realtime)]
         self.rt_procs = []
         for i in range(realtime):
             (tmp_path / f"rt{i}").mkdir()
+            if ring_ids:
+                (tmp_path / f"rt{i}" / "ring-id").write_text(ring_ids[i] + "\n")
             self.start_realtime(i)
         self.archive_ports = [[free_port() for _ in range(r)] for r in archive_replicas]
         self.config = tmp_path / "cluster.conf"

@@ -99,7 +99,9 @@ def test_nightly_on_slurm_is_byte_identical_to_the_local_executor_and_uses_both_
     clusters = {}
     for name in ("local", "slurm"):
         (tmp_path / name).mkdir()
-        clusters[name] = Cluster(procs, tmp_path / name, realtime=2, archive_replicas=(1, 1))
+        # The same data in data directories of the same ids (ring-id): the same generation.
+        clusters[name] = Cluster(procs, tmp_path / name, realtime=2, archive_replicas=(1, 1),
+                                 ring_ids=["0123456789abcdef", "fedcba9876543210"])
         clusters[name].load(counts, lookups)
         bootstrap(clusters[name])
 
