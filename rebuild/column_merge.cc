@@ -55,9 +55,9 @@ Status MergeColumnsInto(std::string* acc, std::string_view more, std::string* sc
       AppendColumn(scratch, 0, cb.name, cb.count);
       has_b = b.Next(&cb);
     } else {
-      int64_t sum;
-      if (__builtin_add_overflow(ca.count, cb.count, &sum)) {
-        return Status::Error("column '" + std::string(ca.name) + "' overflows a signed 64-bit count");
+      Int128 sum = ca.count;
+      if (!AddInt128(&sum, cb.count)) {
+        return Status::Error("column '" + std::string(ca.name) + "' sums past 128 bits");
       }
       if (sum != 0) AppendColumn(scratch, 0, ca.name, sum);
       has_a = a.Next(&ca);

@@ -16,8 +16,8 @@
 namespace clickatron::rebuild {
 
 // Merges `more` into *acc (both well-formed sorted column values; *acc may be empty).
-// *columns is set to the number of columns of the result. Fails on a malformed value or a
-// sum that overflows int64, naming the column.
+// Counts are 128-bit (docs/formats.md#counts). Fails on a malformed value or a sum that
+// leaves 128 bits, naming the column.
 Status MergeColumnsInto(std::string* acc, std::string_view more, std::string* scratch);
 
 // Number of columns of a well-formed value (its spaces + 1; 0 when empty).
