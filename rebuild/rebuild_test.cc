@@ -263,7 +263,7 @@ TEST(RecordSorter, ASumLeaving128BitsIsAnError) {
     RecordSorter sorter(SorterOptions{1, 64 << 20, dir.path(), kLookupDay, 0, 1});
     ASSERT_TRUE(sorter.Add("u|a.c3p0,170141183460469231731687303715884105727").ok());
     EXPECT_EQ(sorter.Add("u|a.c3p0,170141183460469231731687303715884105727").message(),
-              "the counts of 'u|a.c3p0' leave 128 bits");  // two wide counts of one key
+              "the counts of 'u|a' c3p0 leave 128 bits");  // two wide counts of one key
     ASSERT_TRUE(sorter.Add("u|a.c3p0,1").ok());               // a wide and an inline one
     CollectSink sink;
     EXPECT_EQ(sorter.Finish(&sink, nullptr).message(), "the counts of one record leave 128 bits");

@@ -66,15 +66,13 @@ char* EncodeVarint128(char* p, Uint128 v) {
   return p;
 }
 
-// Returns bytes used, 0 if p..end holds no complete varint of U (or one too wide for U:
-// a run's 128-bit count is read as uint64_t first).
+// Returns bytes used, 0 if p..end holds no complete varint of U. A 64-bit value's tenth
+// byte is not checked for bits past 2^64: the count's caller does that (RunSource).
 template <typename U>
 size_t GetVarint(const char* p, const char* end, U* v) {
-  constexpr int kBits = int(8 * sizeof(U));
   U result = 0;
-  for (int shift = 0, i = 0; p + i < end && shift < kBits; shift += 7, ++i) {
+  for (int shift = 0, i = 0; p + i < end && shift < int(8 * sizeof(U)); shift += 7, ++i) {
     const U byte = uint8_t(p[i]);
-    if (shift > kBits - 7 && (byte & 0x7F) >> (kBits - shift) != 0) return 0;
     result |= (byte & 0x7F) << shift;
     if (byte < 0x80) {
       *v = result;
@@ -203,6 +201,11 @@ class RecordSorter::Batch : public TailOrder {
     return true;
   }
 
+  // Writes the count of an entry marked kWideCount as a run's varint.
+  [[gnu::noinline, gnu::cold]] char* EncodeWideCount(char* out, const SortEntry& e) const {
+    return EncodeVarint128(out, ZigZag128(CountOf(e)));
+  }
+
   // An entry's count: inline, or beside it.
   Int128 CountOf(const SortEntry& e) const {
     if (e.count != kWideCount) return e.count;
@@ -232,6 +235,7 @@ class RecordSorter::Batch : public TailOrder {
     std::vector<char> buf(1 << 20);
     char* out = buf.data();
     const SortEntry* previous = nullptr;
+    const bool any_wide = !wide_.empty();  // else no entry is marked kWideCount
     for (size_t i = 0; i < n_; ++i) {
       const SortEntry& e = entries()[i];
       // Encoded from the entry itself: the inline words say most of the shared prefix.
@@ -257,7 +261,7 @@ class RecordSorter::Batch : public TailOrder {
         std::memcpy(out, Tail(e) + from, size - kInlineKeyBytes - from);
         out += size - kInlineKeyBytes - from;
       }
-      out = e.count != kWideCount ? EncodeVarint(out, ZigZag(e.count)) : EncodeVarint128(out, ZigZag128(CountOf(e)));
+      out = any_wide && e.count == kWideCount ? EncodeWideCount(out, e) : EncodeVarint(out, ZigZag(e.count));
       previous = &e;
     }
     if (Status s = w.Append(std::string_view(buf.data(), size_t(out - buf.data()))); !s.ok()) return s;
@@ -373,8 +377,6 @@ class RecordSorter::RunSource : public Source {
   }
   bool Next() override {
     uint64_t shared = 0, rest = 0, zz = 0;
-    Uint128 wide_zz = 0;  // a count varint past 64 bits (a wide count)
-    bool wide = false;
     size_t n1 = 0, n2 = 0, n3 = 0;
     // Most records are three one-byte varints around a short rest, all in the buffer:
     // read without the general loop's bounds checks (a third of the merge thread's time).
@@ -395,13 +397,12 @@ class RecordSorter::RunSource : public Source {
       if (n2 != 0) {
         if (shared > key.size() || shared + rest > kMaxEntryKey) return Fail("bad record size");
         if (uint64_t(end - p) > n1 + n2 + rest) {
-          n3 = GetVarint(p + n1 + n2 + rest, end, &zz);
+          const char* const c = p + n1 + n2 + rest;
+          n3 = GetVarint(c, end, &zz);
+          // A count past 64 bits (kept beside its entry in memory, Batch::wide_): its ten
+          // bytes so far do not end it, or the tenth holds more than bit 63.
+          if ((n3 == 0 && end - c > 10) || (n3 == 10 && uint8_t(c[9]) > 1)) return NextWide(c, end, shared, rest, n1 + n2);
           if (n3 != 0) break;
-          n3 = GetVarint(p + n1 + n2 + rest, end, &wide_zz);
-          if (n3 != 0) {
-            wide = true;
-            break;
-          }
         }
       }
       if (!Refill()) {
@@ -409,10 +410,21 @@ class RecordSorter::RunSource : public Source {
         return false;
       }
     }
+    SetKey(shared, rest, n1 + n2);
+    count = UnZigZag(zz);
+    pos_ += n1 + n2 + rest + n3;
+    return true;
+  }
+  Status status() const override { return status_; }
+
+ private:
+  // The record's key from the buffer: `rest` bytes at pos_ + sizes after the `shared` ones
+  // of the last key.
+  void SetKey(uint64_t shared, uint64_t rest, size_t sizes) {
     const size_t size = shared + rest;
     if (size + kInlineKeyBytes > key_.size()) key_.resize(std::max(2 * key_.size(), size + kInlineKeyBytes));
     char* const k_bytes = key_.data();
-    std::memcpy(k_bytes + shared, buffer_.data() + pos_ + n1 + n2, rest);
+    std::memcpy(k_bytes + shared, buffer_.data() + pos_ + sizes, rest);
     key = std::string_view(k_bytes, size);
     // The prefix words from the buffer itself: bytes past the key are whatever an earlier,
     // longer key left there, so they are masked off.
@@ -421,13 +433,25 @@ class RecordSorter::RunSource : public Source {
       const uint64_t word = LoadBig(k_bytes + 8 * w);
       k[w] = have == 0 ? 0 : have == 8 ? word : word & ~(~uint64_t(0) >> (8 * have));
     }
-    count = wide ? UnZigZag128(wide_zz) : Int128(UnZigZag(zz));
-    pos_ += n1 + n2 + rest + n3;
+  }
+  // Next() of a record whose count is a varint past 64 bits, at c (whole in the buffer or
+  // cut by its end: then the general loop refills, as for any record).
+  [[gnu::noinline, gnu::cold]] bool NextWide(const char* c, const char* end, uint64_t shared, uint64_t rest, size_t sizes) {
+    Uint128 zz = 0;
+    const size_t n3 = GetVarint(c, end, &zz);
+    if (n3 == 0) {
+      if (end - c >= 19) return Fail("bad count");
+      if (!Refill()) {
+        if (status_.ok()) return Fail("truncated record");
+        return false;
+      }
+      return Next();  // the same record again, with more bytes
+    }
+    SetKey(shared, rest, sizes);
+    count = UnZigZag128(zz);
+    pos_ += sizes + rest + n3;
     return true;
   }
-  Status status() const override { return status_; }
-
- private:
   bool Fail(const char* why) {
     status_ = Status::Error("run file " + path_ + ": " + why);
     return false;
@@ -471,7 +495,6 @@ Status RecordSorter::Feeder::Add(std::string_view line) {
   Day day;
   std::string_view archive_head, archive_tail, column;
   int64_t count = 0;
-  Int128 wide = 0;  // the count, when it is kept beside the entry (count is kWideCount)
   if (p.type == RecordType::kLookup) {
     if (value.empty()) return Status::Error("lookup '" + std::string(key) + "' has an empty original");
     if (Result<std::string> u = UnescapeLookupValue(value); !u.ok()) {
@@ -483,7 +506,7 @@ Status RecordSorter::Feeder::Add(std::string_view line) {
     has_lookups_ = true;
   } else {
     if (!ParseCountQuietly(value, &count) || count == kWideCount) {  // rare: a count past int64
-      if (!ParseInt128(value, &wide)) {
+      if (!ParseInt128(value, &wide_count_)) {
         return Status::Error("count '" + Clipped(value, 40) + "' of '" + std::string(key) + "' is not a signed 128-bit integer");
       }
       count = kWideCount;
@@ -539,20 +562,37 @@ Status RecordSorter::Feeder::Add(std::string_view line) {
     return s;
   }
   const std::string_view whole(entry_key, size);
-  if (count == kWideCount && !batch_->CanAddWide(whole, wide)) {
-    return Status::Error("the counts of '" + std::string(key) + "' leave 128 bits");
-  }
+  if (count == kWideCount) return AddWide(whole);
   if (!batch_->Add(whole, count)) {
-    if (Status s = Spill(); !s.ok()) {
-      io_error_ = true;
-      return s;
-    }
-    if (!batch_->Add(whole, count)) {
-      io_error_ = true;
-      return Status::Error("--memory is too small for a record of " + std::to_string(size) + " bytes");
-    }
+    if (Status s = SpillAndAdd(whole, count); !s.ok()) return s;
   }
-  if (count == kWideCount) batch_->AddWide(whole, wide);
+  records_++;
+  return Status::OK();
+}
+
+Status RecordSorter::Feeder::SpillAndAdd(std::string_view entry_key, int64_t count) {
+  if (Status s = Spill(); !s.ok()) {
+    io_error_ = true;
+    return s;
+  }
+  if (!batch_->Add(entry_key, count)) {
+    io_error_ = true;
+    return Status::Error("--memory is too small for a record of " + std::to_string(entry_key.size()) + " bytes");
+  }
+  return Status::OK();
+}
+
+Status RecordSorter::Feeder::AddWide(std::string_view entry_key) {
+  if (!batch_->CanAddWide(entry_key, wide_count_)) {
+    const std::string_view rest = entry_key.substr(4);  // the archive key, then '\0' and the column
+    const size_t zero = std::min(rest.find('\0'), rest.size());
+    return Status::Error("the counts of '" + std::string(rest.substr(0, zero)) + "' " +
+                         std::string(rest.substr(std::min(zero + 1, rest.size()))) + " leave 128 bits");
+  }
+  if (!batch_->Add(entry_key, kWideCount)) {
+    if (Status s = SpillAndAdd(entry_key, kWideCount); !s.ok()) return s;
+  }
+  batch_->AddWide(entry_key, wide_count_);
   records_++;
   return Status::OK();
 }

@@ -103,7 +103,8 @@ Status RollupWriter::Record(std::string_view key, std::string_view value, std::s
     holding_ = true;
     month_ok_ = true;
     streaming_ = false;
-    group_.assign(group);
+    group_.clear();  // then append: assign() called the out-of-line _M_replace once a month of a key (docs/benchmarks.md)
+    group_.append(group);
     month_[0] = time[0];
     month_[1] = time[1];
   }
@@ -123,8 +124,7 @@ Status RollupWriter::Record(std::string_view key, std::string_view value, std::s
     held_.append(line);
   }
   const size_t cols_before = cols_.size();
-  bool wide = false;
-  if (!ParseColumns(value_at, value.size(), &wide)) {
+  if (!ParseColumns(value_at, value.size())) {
     cols_.resize(cols_before);
     ColumnReader reader(value);  // says what is wrong
     Column c;
@@ -135,7 +135,6 @@ Status RollupWriter::Record(std::string_view key, std::string_view value, std::s
   }
   const uint64_t n = cols_.size() - cols_before;
   Day& d = days_.back();
-  d.wide |= wide;
   int day_of_month = 0, hour = 0;
   if (!RollupDayAndHour(time, &day_of_month, &hour)) {
     d.ok = false;  // no rollup can name this hour (the merge checks tokens before)
@@ -181,9 +180,9 @@ Status RollupWriter::Record(std::string_view key, std::string_view value, std::s
 
 // `name:count name:count …` of held_ bytes [at, at + size) appended to cols_; false when it
 // is malformed (the caller finds out why with a ColumnReader). Loops rather than memchr and
-// from_chars: names and counts are a few bytes long. A count past int64 sets *wide and
-// goes in as 0: its day is summed by SumExactly.
-bool RollupWriter::ParseColumns(size_t at, size_t size, bool* wide) {
+// from_chars: names and counts are a few bytes long. A count past int64 goes in as 0 and
+// makes the day (days_.back()) wide: it is summed by SumExactly.
+bool RollupWriter::ParseColumns(size_t at, size_t size) {
   const char* p = held_.data() + at;
   const char* const end = p + size;
   if (p == end) return true;
@@ -222,25 +221,35 @@ bool RollupWriter::ParseColumns(size_t at, size_t size, bool* wide) {
     if (negative) ++p;
     const char* digits = p;
     uint64_t v = 0;
-    bool big = false;  // past 2^64: only its digits are walked here
+    bool wide = false;  // past 2^64 (the rest of its digits are read below) or int64
     while (p < end && *p >= '0' && *p <= '9') {
-      big |= v > (UINT64_MAX - 9) / 10;
+      if (v > (UINT64_MAX - 9) / 10) {
+        wide = true;
+        break;
+      }
       v = v * 10 + uint64_t(*p - '0');
       ++p;
     }
     if (p == digits) return false;
-    int64_t count = negative ? int64_t(0 - v) : int64_t(v);
-    if (big || v > uint64_t(INT64_MAX) + (negative ? 1 : 0)) {
-      Int128 exact;
-      if (!ParseInt128(std::string_view(digits - negative, size_t(p - digits) + negative), &exact)) return false;
-      *wide = true;
-      count = 0;
+    if (wide || v > uint64_t(INT64_MAX) + (negative ? 1 : 0)) {
+      p = ParseWideColumn(digits - negative, p, end);  // p by value: a pointer to it kept p in memory
+      if (p == nullptr) return false;
+      v = 0;
     }
+    const int64_t count = negative ? int64_t(0 - v) : int64_t(v);
     cols_.push_back(Col{prefix, uint32_t(name - held_.data()), name_size, count});
     if (p == end) return true;
     if (*p != ' ' || p + 1 == end) return false;
     ++p;
   }
+}
+
+const char* RollupWriter::ParseWideColumn(const char* from, const char* p, const char* end) {
+  while (p < end && *p >= '0' && *p <= '9') ++p;
+  Int128 exact;
+  if (!ParseInt128(std::string_view(from, size_t(p - from)), &exact)) return nullptr;
+  days_.back().wide = true;
+  return p;
 }
 
 bool RollupWriter::SameName(const Col& a, const Col& b) const {
@@ -365,21 +374,10 @@ Status RollupWriter::WriteRollup(const Day* day, const std::vector<Col>& cols, s
 }
 
 Status RollupWriter::SumExactly(const Day* day, size_t begin, size_t end, uint64_t hour_columns) {
-  std::map<std::string_view, Int128> sums;  // in name order: the rollup's column order
-  const std::string_view lines = std::string_view(held_).substr(begin, end - begin);
-  for (size_t pos = 0; pos < lines.size();) {
-    const size_t nl = std::min(lines.find('\n', pos), lines.size());
-    const std::string_view line = lines.substr(pos, nl - pos);
-    pos = nl + 1;
-    const size_t comma = line.find(',');
-    ColumnReader reader(comma == std::string_view::npos ? std::string_view() : line.substr(comma + 1));
-    Column c;
-    while (reader.Next(&c)) {
-      if (!AddInt128(&sums.try_emplace(c.name, 0).first->second, c.count)) {
-        stats_.limited++;  // leaves 128 bits: readers sum the hours, and fail naming it
-        return Status::OK();
-      }
-    }
+  ColumnSums sums;  // in name order: the rollup's column order
+  if (!SumColumnsOfLines(std::string_view(held_).substr(begin, end - begin), &sums)) {
+    stats_.limited++;  // leaves 128 bits: readers sum the hours, and fail naming it
+    return Status::OK();
   }
   uint64_t columns = 0;
   for (const auto& [name, sum] : sums) columns += sum != 0;

@@ -88,7 +88,11 @@ class RollupWriter : public RecordWriter {
   Status WriteDay(const Day& day);       // its rollup (if due) and its hours
   Status WriteHeld();                    // the month rollup (if due) and every day
   void Drop();                           // forget what is held
-  bool ParseColumns(size_t at, size_t size, bool* wide);
+  bool ParseColumns(size_t at, size_t size);
+  // The rest of a count past int64 whose digits start at from (its '-' included), p the
+  // first digit not read: reads to the end of the digits and marks the day wide; returns
+  // the end of the digits, or nullptr when the count is past 128 bits.
+  [[gnu::noinline, gnu::cold]] const char* ParseWideColumn(const char* from, const char* p, const char* end);
   // Sums equal names of (*cols)[begin, end) in place, in the order each name first came,
   // dropping zero sums; *end becomes the end of the sums. False on an int64 overflow (of a
   // partial sum). Unsorted: most days and months do not fold and are never written, so
@@ -102,7 +106,7 @@ class RollupWriter : public RecordWriter {
   void BeginRollup(const Day* day);  // key_ and the masks of value_
   // The slow path of a wide day or month: sums its hour lines held_[begin, end) in 128
   // bits and writes its rollup when it folds (or counts why not).
-  Status SumExactly(const Day* day, size_t begin, size_t end, uint64_t hour_columns);
+  [[gnu::noinline, gnu::cold]] Status SumExactly(const Day* day, size_t begin, size_t end, uint64_t hour_columns);
 
   RecordWriter* out_;
   RollupLimits limits_;
