@@ -20,7 +20,11 @@ bool ParseInt128(std::string_view text, Int128* out) {
   Int128 v = 0;
   for (; p < end; ++p) {
     if (*p < '0' || *p > '9') return false;
-    if (__builtin_mul_overflow(v, 10, &v) || __builtin_sub_overflow(v, *p - '0', &v)) return false;
+    const int digit = *p - '0';
+    // v * 10 - digit >= -2^127 (the division rounds towards zero: up). Not
+    // __builtin_mul_overflow, which clang lowers to compiler-rt's __muloti4 for 128 bits.
+    if (v < (kInt128Min + digit) / 10) return false;
+    v = v * 10 - digit;
   }
   if (!negative && v == kInt128Min) return false;
   *out = negative ? v : -v;
