@@ -4,6 +4,7 @@
 #include <charconv>
 #include <vector>
 
+#include "base/int128.h"
 #include "keyformat/footer.h"
 #include "keyformat/key_order.h"
 #include "keyformat/records.h"
@@ -61,23 +62,22 @@ Status BuildLateAnswer(const LateStore& store, uint64_t after, size_t max_bytes,
     if (k.starts_with(kLookupPrefix)) {
       body.append(arena, refs[i].offset, refs[i].size);
     } else {
-      int64_t sum = 0;
+      Int128 sum = 0;  // exact: the late entries of one key may add up past int64
       for (size_t n = i; n < j; n++) {
         const std::string_view line = std::string_view(arena).substr(refs[n].offset, refs[n].size);
         const std::string_view value = line.substr(std::min(line.size(), size_t{refs[n].key_size} + 1));
-        int64_t delta = 0;
-        const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), delta);
-        if (ec != std::errc() || p != value.data() + value.size()) {
+        Int128 delta = 0;
+        if (!ParseInt128(value, &delta)) {
           return Status::Error("key '" + std::string(k) + "': late value '" + std::string(value) +
                                "' is not an integer");
         }
-        if (__builtin_add_overflow(sum, delta, &sum)) {
-          return Status::Error("key '" + std::string(k) + "': the late entries add up past int64");
+        if (!AddInt128(&sum, delta)) {
+          return Status::Error("key '" + std::string(k) + "': the late entries add up past 128 bits");
         }
       }
       body.append(k);
       body.push_back(',');
-      body.append(std::to_string(sum));
+      AppendInt128(&body, sum);
     }
     body.push_back('\n');
     out->records++;

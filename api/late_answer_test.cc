@@ -99,12 +99,16 @@ TEST_F(LateAnswerTest, BoundedByWholeEntries) {
   EXPECT_FALSE(a.more);
 }
 
-TEST_F(LateAnswerTest, ASumPastInt64IsANamedError) {
+TEST_F(LateAnswerTest, SumsPastInt64AreExactAndPast128BitsANamedError) {
   Add(0, kDay, 1, "", "u|a.c41l,9223372036854775807\n");
-  Add(0, kDay, 2, "", "u|a.c41l,1\n");
+  Add(0, kDay, 2, "", "u|a.c41l,9223372036854775807\nu|b.c41l,-9223372036854775808\n");
+  Add(0, kDay, 3, "", "u|a.c41l,3\nu|b.c41l,-9223372036854775808\n");
   LateAnswer a;
+  ASSERT_TRUE(BuildLateAnswer(*store_, 0, kLateAnswerBytes, &a).ok());
+  EXPECT_EQ(a.body, Footed("u|a.c41l,18446744073709551617\nu|b.c41l,-18446744073709551616\n", 2));
+  Add(0, kDay, 4, "", "u|a.c41l,170141183460469231731687303715884105727\n");
   Status s = BuildLateAnswer(*store_, 0, kLateAnswerBytes, &a);
-  EXPECT_EQ(s.message(), "key 'u|a.c41l': the late entries add up past int64");
+  EXPECT_EQ(s.message(), "key 'u|a.c41l': the late entries add up past 128 bits");
 }
 
 }  // namespace

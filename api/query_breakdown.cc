@@ -20,9 +20,9 @@ Status Malformed(const char* tier, std::string_view key, const std::string& why)
 
 }  // namespace
 
-void BreakdownSum::Add(std::string_view subkey, int64_t n) {
+void BreakdownSum::Add(std::string_view subkey, Int128 n) {
   auto [it, inserted] = sums_.try_emplace(subkey, n);
-  if (!inserted) AddCount(&it->second, n);
+  if (!inserted && !AddInt128(&it->second, n) && overflow_.empty()) overflow_ = std::string(subkey);
 }
 
 Status BreakdownSum::AddArchive(std::string_view body, std::string_view prefix) {
@@ -72,7 +72,7 @@ Status BreakdownSum::AddRealtime(std::string_view body, std::string_view prefix)
     Result<int64_t> hour = RealtimeKeyHour(key, prefix);
     if (!hour.ok()) return hour.status();
     if (!range_.Contains(hour.value()) || DayOfHour(hour.value()) <= watermark_) continue;
-    Result<int64_t> n = ParseCount(value);
+    Result<Int128> n = ParseWideCount(value);
     if (!n.ok()) return Malformed("realtime", key, n.status().message());
     Add(key.substr(prefix.size(), key.size() - prefix.size() - kYmdhSize - 1), n.value());
   }
@@ -86,7 +86,7 @@ Status BreakdownSum::AddRealtimeSums(std::string_view body) {
     if (subkey.empty() || subkey.find('.') != std::string_view::npos) {
       return Malformed("realtime", subkey, "not a subkey of a /fwsum answer");
     }
-    Result<int64_t> n = ParseCount(value);
+    Result<Int128> n = ParseWideCount(value);
     if (!n.ok()) return Malformed("realtime", subkey, n.status().message());
     Add(subkey, n.value());
   }
@@ -108,7 +108,7 @@ std::vector<SubkeyCount> BreakdownSum::Candidates(int limit) const {
     return all;
   }
   std::nth_element(all.begin(), all.begin() + (n - 1), all.end(), larger);
-  int64_t cut = all[n - 1].value;
+  const Int128 cut = all[n - 1].value;
   // Everything tied with the last place may outrank it once names are shown.
   auto end = std::partition(all.begin() + n, all.end(),
                             [cut](const SubkeyCount& c) { return c.value == cut; });
@@ -169,7 +169,7 @@ std::string BreakdownJson(const QueryParams& q, const std::vector<BreakdownEntry
     w.Key("subkey");
     w.String(e.subkey);
     w.Key("value");
-    w.Int(e.value);
+    w.Count(e.value);
     w.EndObject();
   }
   w.EndArray();

@@ -24,18 +24,19 @@
 
 #include "api/query_params.h"
 #include "api/query_plan.h"
+#include "base/int128.h"
 #include "base/status.h"
 
 namespace clickatron {
 
 struct SubkeyCount {
   std::string_view stored;
-  int64_t value = 0;
+  Int128 value = 0;
 };
 
 struct BreakdownEntry {
   std::string subkey;  // as shown
-  int64_t value = 0;
+  Int128 value = 0;
   bool operator==(const BreakdownEntry&) const = default;
 };
 
@@ -63,14 +64,18 @@ class BreakdownSum {
   // The subkeys that can be in the top `limit`, largest first (ties by stored bytes).
   std::vector<SubkeyCount> Candidates(int limit) const;
   size_t subkeys() const { return sums_.size(); }
+  // The first stored subkey whose sum left 128 bits (sums are exact,
+  // docs/formats.md#counts); empty when none did. The answer is then an error.
+  const std::string& overflow() const { return overflow_; }
 
  private:
-  void Add(std::string_view subkey, int64_t n);
+  void Add(std::string_view subkey, Int128 n);
 
   HourRange range_;
   int64_t watermark_;
   const std::unordered_set<std::string_view>* rollups_;
-  std::unordered_map<std::string_view, int64_t> sums_;
+  std::unordered_map<std::string_view, Int128> sums_;
+  std::string overflow_;
 };
 
 // The archive keys of the subtotal records to fetch: one per hour of the total record's

@@ -106,7 +106,7 @@ Status SeriesSum::AddArchiveTotal(std::string_view value) {
       int64_t hour;
       if (Status st = hour_of(rest.substr(0, kYmdhSize), key, &hour); !st.ok()) return st;
       while (hour >= buckets_[bucket].end) --bucket;
-      AddCount(&values_[bucket], count);
+      Add(bucket, count);
     }
     rest.remove_prefix(used);
   }
@@ -124,7 +124,7 @@ Status SeriesSum::AddArchiveTotal(std::string_view value) {
       hour = decoded.value();
     }
     while (hour >= buckets_[bucket].end) --bucket;
-    AddCount(&values_[bucket], column.count);
+    Add(bucket, column.count);
   }
   if (!reader.status().ok()) return Status::Error("archive total record: " + reader.status().message());
   return Status::OK();
@@ -139,17 +139,23 @@ Status SeriesSum::AddRealtime(std::string_view body, std::string_view total_pref
     if (DayOfHour(hour.value()) <= watermark_) continue;
     int b = FindBucket(buckets_, hour.value());
     if (b < 0 || !range_.Contains(hour.value())) continue;
-    Result<int64_t> n = ParseCount(value);
+    Result<Int128> n = ParseWideCount(value);
     if (!n.ok()) return Status::Error("realtime value of '" + std::string(key) + "': " + n.status().message());
-    AddCount(&values_[b], n.value());
+    Add(size_t(b), n.value());
   }
   return lines.status();
 }
 
-int64_t SeriesSum::Total() const {
-  int64_t total = 0;
-  for (int64_t v : values_) AddCount(&total, v);
-  return total;
+void SeriesSum::Add(size_t bucket, Int128 n) {
+  if (!AddInt128(&values_[bucket], n) && overflow_.empty()) overflow_ = std::to_string(buckets_[bucket].start);
+}
+
+bool SeriesSum::Total(Int128* total) const {
+  *total = 0;
+  for (Int128 v : values_) {
+    if (!AddInt128(total, v)) return false;
+  }
+  return true;
 }
 
 Result<int64_t> RealtimeKeyHour(std::string_view key, std::string_view prefix) {
@@ -204,17 +210,15 @@ void WriteQueryHead(const QueryParams& q, net::JsonWriter* w) {
 }
 
 std::string SeriesJson(const QueryParams& q, const std::vector<Bucket>& buckets,
-                       const std::vector<int64_t>& values) {
+                       const std::vector<Int128>& values, Int128 total) {
   std::string out;
   out.reserve(160 + buckets.size() * 36);
   net::JsonWriter w(&out);
   w.BeginObject();
   WriteQueryHead(q, &w);
   if (q.rollup) {
-    int64_t total = 0;
-    for (int64_t v : values) AddCount(&total, v);
     w.Key("total");
-    w.Int(total);
+    w.Count(total);
   } else {
     w.Key("series");
     w.BeginArray();
@@ -223,7 +227,7 @@ std::string SeriesJson(const QueryParams& q, const std::vector<Bucket>& buckets,
       w.Key("dt");
       w.Int(buckets[i].start);
       w.Key("value");
-      w.Int(values[i]);
+      w.Count(values[i]);
       w.EndObject();
     }
     w.EndArray();

@@ -4,7 +4,9 @@
 // The archive total record `{ns}|{key}` holds `ymdh:n` columns in time order; realtime
 // answers (/mget or /fwmatch) hold `{ns}|{key}.{ymdh},n` lines. SeriesSum takes archive
 // hours only of days <= W and realtime hours only of days > W (query_plan.h), and only hours
-// inside the buckets. Bad backend data is an error, never a silently wrong number.
+// inside the buckets. Bad backend data is an error, never a silently wrong number. Sums are
+// exact in 128 bits (docs/formats.md#counts); one that would leave them is named by
+// overflow(), and the answer is then an error, never a clamped number.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,7 @@
 #include "api/buckets.h"
 #include "api/query_params.h"
 #include "api/query_plan.h"
+#include "base/int128.h"
 #include "base/status.h"
 #include "keyformat/records.h"
 
@@ -35,15 +38,22 @@ class SeriesSum {
   // hours of days <= W are ignored.
   Status AddRealtime(std::string_view body, std::string_view total_prefix);
 
-  // One sum per bucket, in the buckets' order.
-  const std::vector<int64_t>& values() const { return values_; }
-  int64_t Total() const;
+  // One sum per bucket, in the buckets' order. REQUIRES: overflow() is empty.
+  const std::vector<Int128>& values() const { return values_; }
+  // The sum of every bucket; false when it leaves 128 bits.
+  bool Total(Int128* total) const;
+  // The start (unix seconds) of the first bucket whose sum left 128 bits, as text; empty
+  // when none did.
+  const std::string& overflow() const { return overflow_; }
 
  private:
+  void Add(size_t bucket, Int128 n);
+
   const std::vector<Bucket>& buckets_;
   int64_t watermark_;
   HourRange range_;
-  std::vector<int64_t> values_;
+  std::vector<Int128> values_;
+  std::string overflow_;
 };
 
 // The first hour (unix seconds) with data in an archive total value, or INT64_MAX if none.
@@ -57,9 +67,10 @@ Result<int64_t> FirstRealtimeHour(std::string_view body, std::string_view prefix
 Result<int64_t> RealtimeKeyHour(std::string_view key, std::string_view prefix);
 
 // The `data` object of a /series answer: ns, key, unit, units, unit_reference_ts, tz_offset,
-// then "series" (newest first, {"dt", "value"}) or, with rollup, "total".
+// then "series" (newest first, {"dt", "value"}) or, with rollup, "total" (total: the
+// values' sum, SeriesSum::Total). Values are exact integer literals of up to 128 bits.
 std::string SeriesJson(const QueryParams& q, const std::vector<Bucket>& buckets,
-                       const std::vector<int64_t>& values);
+                       const std::vector<Int128>& values, Int128 total);
 
 // Writes the members every query answer starts with (ns ... tz_offset) into an open object.
 void WriteQueryHead(const QueryParams& q, net::JsonWriter* w);

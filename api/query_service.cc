@@ -10,6 +10,7 @@
 #include "api/query_plan.h"
 #include "api/query_series.h"
 #include "api/rollup_plan.h"
+#include "base/clip.h"
 #include "base/latency.h"
 #include "base/wall_clock.h"
 #include "keyformat/records.h"
@@ -36,6 +37,12 @@ void ReplyError(QueryState* s, net::Responder* reply, const QueryError& e) { Rep
 
 QueryError Unavailable(const std::string& status_txt, const std::string& message) {
   return QueryError{503, status_txt, message};
+}
+
+// A sum the answer needs leaves 128 bits: a named error, never a clamped number
+// (docs/api.md#conventions; unreachable while increments stay within int64).
+QueryError SumOverflow(const std::string& what) {
+  return QueryError{500, "SUM_OVERFLOW", "the sum of " + what + " leaves 128 bits"};
 }
 
 // A failed backend call: the message starts with the tier ("archive shard 1 ...").
@@ -309,7 +316,10 @@ class SeriesRun final : public ReadRun {
     for (const SharedBody& body : realtime_) {
       if (Status st = sum.AddRealtime(body, realtime_prefix_); !st.ok()) return Fail(BadBackend(st.message()));
     }
-    reply_->ReplyJson(200, "OK", SeriesJson(q_, buckets_, sum.values()));
+    Int128 total = 0;
+    if (!sum.overflow().empty()) return Fail(SumOverflow("the bucket at " + sum.overflow()));
+    if (q_.rollup && !sum.Total(&total)) return Fail(SumOverflow("the total"));
+    reply_->ReplyJson(200, "OK", SeriesJson(q_, buckets_, sum.values(), total));
   }
 };
 
@@ -409,6 +419,7 @@ class BreakdownRun final : public ReadRun {
       Status st = realtime_summed_ ? sum.AddRealtimeSums(body) : sum.AddRealtime(body, realtime_prefix_);
       if (!st.ok()) return Fail(BadBackend(st.message()));
     }
+    if (!sum.overflow().empty()) return Fail(SumOverflow("subkey '" + Clipped(sum.overflow(), 64) + "'"));
     candidates_ = sum.Candidates(q_.limit);
     // The sums hold views into the bodies, which stay in this run until it replies.
     std::vector<std::string> unknown;

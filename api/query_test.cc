@@ -230,13 +230,15 @@ TEST(SeriesSumTest, ArchiveAndRealtimeSplitAtTheWatermark) {
   SeriesSum all(buckets, kApr1);
   ASSERT_TRUE(all.AddArchiveTotal("c413:2 c41l:5").ok());
   ASSERT_TRUE(all.AddRealtime("u|jehiah.c41l,100\n", "u|jehiah.").ok());  // not realtime's hour
-  EXPECT_EQ(all.values(), (std::vector<int64_t>{7, 0}));
+  EXPECT_EQ(all.values(), (std::vector<Int128>{7, 0}));
   // W = 2012-03-31: April 1st comes from realtime only.
   SeriesSum split(buckets, kApr1 - 1);
   ASSERT_TRUE(split.AddArchiveTotal("c3uf:4 c3vf:1 c413:2 c41l:5").ok());
   ASSERT_TRUE(split.AddRealtime("u|jehiah.c413,2\nu|jehiah.c41l,5\nu|jehiah.c41m,9\n", "u|jehiah.").ok());
-  EXPECT_EQ(split.values(), (std::vector<int64_t>{7, 1}));
-  EXPECT_EQ(split.Total(), 8);
+  EXPECT_EQ(split.values(), (std::vector<Int128>{7, 1}));
+  Int128 total = 0;
+  EXPECT_TRUE(split.Total(&total));
+  EXPECT_TRUE(total == 8);
   // Realtime lines that are not this key's are an error, not a number.
   EXPECT_FALSE(split.AddRealtime("u|jehiahx.c41l,5\n", "u|jehiah.").ok());
   EXPECT_FALSE(split.AddRealtime("u|jehiah.c41l,five\n", "u|jehiah.").ok());
@@ -247,7 +249,7 @@ TEST(SeriesSumTest, ArchiveAndRealtimeSplitAtTheWatermark) {
 // against the plain definition: SkipColumnsBefore, then ColumnReader + DecodeYmdh per column.
 TEST(SeriesSumTest, ArchiveTotalMatchesThePlainColumnWalk) {
   std::vector<Bucket> buckets = Days(kRef, 3);
-  auto plain = [&](std::string_view value, std::vector<int64_t>* values) -> Status {
+  auto plain = [&](std::string_view value, std::vector<Int128>* values) -> Status {
     values->assign(buckets.size(), 0);
     HourRange range = RangeOfBuckets(buckets);
     Ymdh first = EncodeYmdh(range.start).value(), last = EncodeYmdh(range.end - 3600).value();
@@ -259,7 +261,7 @@ TEST(SeriesSumTest, ArchiveTotalMatchesThePlainColumnWalk) {
       Result<int64_t> hour = DecodeYmdh(c.name);
       if (!hour.ok()) return Status::Error("archive total column: " + hour.status().message());
       if (!range.Contains(hour.value())) continue;
-      AddCount(&(*values)[FindBucket(buckets, hour.value())], c.count);
+      (*values)[FindBucket(buckets, hour.value())] += c.count;
     }
     if (!reader.status().ok()) return Status::Error("archive total record: " + reader.status().message());
     return Status::OK();
@@ -271,7 +273,9 @@ TEST(SeriesSumTest, ArchiveTotalMatchesThePlainColumnWalk) {
   for (std::string value : {all_hours, std::string("c3uf:4 c3vf:1 c413:2 c41l:5"),
                             std::string("c413:-7 c414:0012 c415:999999999999999999"),
                             std::string("c413:1 c414:1234567890123456789"),  // 19 digits
-                            std::string("c413:1 c414:9223372036854775808"),  // overflow
+                            std::string("c413:1 c414:9223372036854775808"),  // past int64: exact
+                            std::string("c413:1 c414:-170141183460469231731687303715884105728"),
+                            std::string("c413:1 c414:170141183460469231731687303715884105728"),  // past 128 bits
                             std::string("c413:1 c414:+5"), std::string("c413:1 c414:"),
                             std::string("c413:1 "), std::string("c413:1  c414:2"),
                             std::string("c413:1 c4x4:2"), std::string("c413:1 c41:2"),
@@ -279,7 +283,7 @@ TEST(SeriesSumTest, ArchiveTotalMatchesThePlainColumnWalk) {
                             std::string("c413:1 c4 1:2"), std::string("c413:1 c41:1:2"),
                             std::string("c413:1 c414"), std::string("")}) {
     SeriesSum sum(buckets, kApr1 + 10);
-    std::vector<int64_t> want;
+    std::vector<Int128> want;
     Status want_status = plain(value, &want);
     Status got = sum.AddArchiveTotal(value);
     EXPECT_EQ(got.ok(), want_status.ok()) << value;
@@ -305,13 +309,71 @@ TEST(SeriesSumTest, Json) {
   q.units = 2;
   q.reference_ts = kRef;
   std::vector<Bucket> buckets = Days(kRef, 2);
-  EXPECT_EQ(SeriesJson(q, buckets, {7, 0}),
+  EXPECT_EQ(SeriesJson(q, buckets, {7, 0}, 7),
             R"({"ns":"u","key":"jehiah","unit":"day","units":2,"unit_reference_ts":1333314000,)"
             R"("tz_offset":0,"series":[{"dt":1333238400,"value":7},{"dt":1333152000,"value":0}]})");
   q.rollup = true;
-  EXPECT_EQ(SeriesJson(q, buckets, {7, 0}),
+  EXPECT_EQ(SeriesJson(q, buckets, {7, 0}, 7),
             R"({"ns":"u","key":"jehiah","unit":"day","units":2,"unit_reference_ts":1333314000,)"
             R"("tz_offset":0,"total":7})");
+}
+
+// docs/formats.md#counts: buckets and totals are exact 128-bit sums, written as plain
+// integer literals; a sum that would leave 128 bits is named, never clamped.
+TEST(SeriesSumTest, SumsPastInt64AreExactAndPast128BitsNamed) {
+  std::vector<Bucket> buckets = Days(kRef, 2);
+  SeriesSum sum(buckets, kApr1 - 1);
+  ASSERT_TRUE(sum.AddArchiveTotal("c3ve:9223372036854775807 c3vf:9223372036854775807").ok());
+  ASSERT_TRUE(sum.AddRealtime("u|k.c413,9223372036854775807\nu|k.c41l,18446744073709551616\n", "u|k.").ok());
+  EXPECT_TRUE(sum.overflow().empty());
+  EXPECT_EQ(sum.values(), (std::vector<Int128>{Int128{INT64_MAX} + (Int128{1} << 64), Int128{INT64_MAX} * 2}));
+  Int128 total = 0;
+  ASSERT_TRUE(sum.Total(&total));
+  QueryParams q;
+  q.ns = "u";
+  q.key = "k";
+  q.units = 2;
+  q.reference_ts = kRef;
+  EXPECT_EQ(SeriesJson(q, buckets, sum.values(), total),
+            R"({"ns":"u","key":"k","unit":"day","units":2,"unit_reference_ts":1333314000,)"
+            R"("tz_offset":0,"series":[{"dt":1333238400,"value":27670116110564327423},)"
+            R"({"dt":1333152000,"value":18446744073709551614}]})");
+  q.rollup = true;
+  EXPECT_EQ(SeriesJson(q, buckets, sum.values(), total),
+            R"({"ns":"u","key":"k","unit":"day","units":2,"unit_reference_ts":1333314000,)"
+            R"("tz_offset":0,"total":46116860184273879037})");
+  ASSERT_TRUE(sum.AddRealtime("u|k.c41l,170141183460469231731687303715884105727\n", "u|k.").ok());
+  EXPECT_EQ(sum.overflow(), "1333238400");
+  SeriesSum two(buckets, kApr1 - 1);
+  ASSERT_TRUE(two.AddRealtime("u|k.c41l,170141183460469231731687303715884105727\n", "u|k.").ok());
+  ASSERT_TRUE(two.AddArchiveTotal("c3vf:1").ok());
+  EXPECT_TRUE(two.overflow().empty());
+  EXPECT_FALSE(two.Total(&total));
+}
+
+TEST(BreakdownSumTest, SumsPastInt64AreExactAndPast128BitsNamed) {
+  BreakdownSum sum(RangeOfBuckets(Days(kRef, 1)), kApr1 - 1);
+  ASSERT_TRUE(sum.AddRealtimeSums("US,9223372036854775807\nJP,-5\n").ok());
+  ASSERT_TRUE(sum.AddRealtimeSums("US,9223372036854775807\nJP,18446744073709551616\n").ok());
+  std::vector<SubkeyCount> top = sum.Candidates(10);
+  ASSERT_EQ(top.size(), 2u);
+  EXPECT_EQ(Int128ToString(top[0].value), "18446744073709551614");
+  EXPECT_EQ(Int128ToString(top[1].value), "18446744073709551611");
+  std::vector<BreakdownEntry> entries =
+      RankBreakdown(top, 10, [](std::string_view stored) { return std::string(stored); });
+  QueryParams q;
+  q.ns = "u";
+  q.key = "k";
+  q.sub = "c";
+  q.reference_ts = kRef;
+  const std::string json = BreakdownJson(q, entries);
+  EXPECT_NE(json.find(R"("breakdown":[{"subkey":"US","value":18446744073709551614},)"
+                      R"({"subkey":"JP","value":18446744073709551611}])"),
+            std::string::npos)
+      << json;
+  EXPECT_TRUE(sum.overflow().empty());
+  ASSERT_TRUE(sum.AddRealtimeSums("US,170141183460469231731687303715884105727\n").ok());
+  EXPECT_EQ(sum.overflow(), "US");
 }
 
 // A realtime /fwsum answer: subkeys and their sums, added as they are (realtime kept to the
@@ -323,9 +385,9 @@ TEST(BreakdownSumTest, RealtimeSumsAddUp) {
   std::vector<SubkeyCount> all = sum.Candidates(10);
   ASSERT_EQ(all.size(), 3u);
   EXPECT_EQ(all[0].stored, "US");
-  EXPECT_EQ(all[0].value, 7);
-  EXPECT_EQ(all[1].value, 3);
-  EXPECT_EQ(all[2].value, -1);
+  EXPECT_TRUE(all[0].value == 7);
+  EXPECT_TRUE(all[1].value == 3);
+  EXPECT_TRUE(all[2].value == -1);
   for (const char* bad : {"US,x\n", ",3\n", "r.u|k.US.c41l,3\n", "US\n"}) {
     BreakdownSum s(RangeOfBuckets(Days(kRef, 1)), kApr1 - 1);
     EXPECT_FALSE(s.AddRealtimeSums(bad).ok()) << bad;

@@ -23,9 +23,8 @@ bool ColumnReader::Next(Column* column) {
   const char* colon = static_cast<const char*>(std::memchr(begin, ':', token.size()));
   if (colon == nullptr) return Fail(token, "has no ':'");
   if (colon == begin) return Fail(token, "has an empty name");
-  auto [ptr, ec] = std::from_chars(colon + 1, token_end, column->count);
-  if (ec != std::errc() || ptr != token_end || colon + 1 == token_end) {
-    return Fail(token, "has a count that is not a 64-bit integer");
+  if (!ParseInt128(std::string_view(colon + 1, size_t(token_end - colon - 1)), &column->count)) {
+    return Fail(token, "has a count that is not a 128-bit integer");
   }
   column->name = std::string_view(begin, size_t(colon - begin));
   if (space == nullptr) {
@@ -37,11 +36,11 @@ bool ColumnReader::Next(Column* column) {
   return true;
 }
 
-void AppendColumn(std::string* out, size_t start, std::string_view name, int64_t count) {
+void AppendColumn(std::string* out, size_t start, std::string_view name, Int128 count) {
   // Most names are a few bytes: the column is built on the stack and appended once (four
   // appends were a tenth of an import's line assembly).
   constexpr size_t kShortName = 64;
-  char buf[1 + kShortName + 1 + 20];
+  char buf[1 + kShortName + 1 + kMaxInt128Chars];
   char* p = buf;
   if (out->size() > start) *p++ = ' ';
   if (name.size() > kShortName) {
@@ -53,9 +52,9 @@ void AppendColumn(std::string* out, size_t start, std::string_view name, int64_t
   }
   *p++ = ':';
   if (count >= 0 && count < 10) {  // most counts of an hour
-    *p++ = char('0' + count);
+    *p++ = char('0' + int(count));
   } else {
-    p = std::to_chars(p, buf + sizeof buf, count).ptr;
+    p = FormatInt128(p, count);
   }
   out->append(buf, p);
 }

@@ -9,13 +9,16 @@
 #include <string>
 #include <string_view>
 
+#include "base/int128.h"
 #include "base/status.h"
 
 namespace clickatron {
 
+// A column's count is 128-bit: an hour's count is a sum of increments and may leave int64
+// (docs/formats.md#counts).
 struct Column {
   std::string_view name;
-  int64_t count = 0;
+  Int128 count = 0;
 };
 
 class ColumnReader {
@@ -35,7 +38,8 @@ class ColumnReader {
 
 // Appends one column, with the separating space when *out already holds columns
 // (that is, when out->size() > start, the offset where this value began).
-void AppendColumn(std::string* out, size_t start, std::string_view name, int64_t count);
+// A count that fits int64 (nearly all) costs no 128-bit formatting.
+void AppendColumn(std::string* out, size_t start, std::string_view name, Int128 count);
 
 // Checks a whole value: well formed, names strictly ascending, no zero counts.
 Status ValidateColumns(std::string_view value);

@@ -317,6 +317,41 @@ TEST(Records, LookupEscapingRoundTrips) {
   }
 }
 
+// docs/formats.md#counts: a column's count is any 128-bit integer, written in decimal.
+TEST(Columns, CountsOf128Bits) {
+  std::string v;
+  AppendColumn(&v, 0, "a", Int128{INT64_MAX} + 1);
+  AppendColumn(&v, 0, "b", kInt128Min);
+  AppendColumn(&v, 0, "c", kInt128Max);
+  AppendColumn(&v, 0, "d", INT64_MIN);
+  AppendColumn(&v, 0, std::string(70, 'e'), Int128{INT64_MIN} - 1);  // a long name, a wide count
+  EXPECT_EQ(v, "a:9223372036854775808 b:-170141183460469231731687303715884105728 "
+               "c:170141183460469231731687303715884105727 d:-9223372036854775808 " +
+                   std::string(70, 'e') + ":-9223372036854775809");
+  ColumnReader r(v);
+  Column c;
+  std::vector<std::string> got;
+  while (r.Next(&c)) got.push_back(std::string(c.name.substr(0, 1)) + "=" + Int128ToString(c.count));
+  EXPECT_TRUE(r.status().ok());
+  EXPECT_EQ(got, (std::vector<std::string>{"a=9223372036854775808", "b=-170141183460469231731687303715884105728",
+                                           "c=170141183460469231731687303715884105727", "d=-9223372036854775808",
+                                           "e=-9223372036854775809"}));
+  EXPECT_TRUE(ValidateColumns(v.substr(0, v.find(" d:"))).ok());
+  ColumnReader bad("a:170141183460469231731687303715884105728");
+  EXPECT_FALSE(bad.Next(&c));
+  EXPECT_EQ(bad.status().message(), "column 'a:170141183460469231731687303715884105728' has a count that is not a 128-bit integer");
+}
+
+TEST(Records, WideCountsParseWithTheReason) {
+  EXPECT_EQ(Int128ToString(*ParseWideCount("-170141183460469231731687303715884105728")),
+            "-170141183460469231731687303715884105728");
+  EXPECT_EQ(ParseWideCount("170141183460469231731687303715884105728").status().message(),
+            "count '170141183460469231731687303715884105728' does not fit in 128 bits");
+  for (const char* bad : {"", "-", "1x", "+1", " 1", "--1", "1-"}) {
+    EXPECT_EQ(ParseWideCount(bad).status().message(), "count '" + std::string(bad) + "' is not an integer") << bad;
+  }
+}
+
 TEST(Columns, ReadsAndWrites) {
   std::string v;
   AppendColumn(&v, 0, "c3b4", 1);
@@ -329,7 +364,8 @@ TEST(Columns, ReadsAndWrites) {
   while (r.Next(&c)) got.emplace_back(std::string(c.name), c.count);
   EXPECT_TRUE(r.status().ok());
   EXPECT_EQ(got, (std::vector<std::pair<std::string, int64_t>>{{"c3b4", 1}, {"c3b5", -2}, {"c3c4", 32}}));
-  for (const char* bad : {"c3b4", ":1", "c3b4:", "c3b4:1 ", "c3b4:x", "c3b4:1  c3b5:2", "a:99999999999999999999"}) {
+  for (const char* bad : {"c3b4", ":1", "c3b4:", "c3b4:1 ", "c3b4:x", "c3b4:1  c3b5:2", "a:170141183460469231731687303715884105728",
+                          "a:-170141183460469231731687303715884105729"}) {
     ColumnReader br(bad);
     while (br.Next(&c)) {
     }

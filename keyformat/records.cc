@@ -254,6 +254,16 @@ Result<int64_t> ParseCount(std::string_view text) {
   return n;
 }
 
+Result<Int128> ParseWideCount(std::string_view text) {
+  Int128 n = 0;
+  if (ParseInt128(text, &n)) return n;
+  const std::string_view digits = text.substr(text.starts_with('-') ? 1 : 0);
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos) {
+    return Status::Error("count '" + Clipped(text, 40) + "' is not an integer");
+  }
+  return Status::Error("count '" + Clipped(text, 40) + "' does not fit in 128 bits");
+}
+
 void AppendCount(std::string* out, int64_t n) {
   char buf[24];
   auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, n);

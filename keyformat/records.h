@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/int128.h"
 #include "base/status.h"
 
 namespace clickatron {
@@ -56,16 +57,15 @@ struct Line {
 // Fails when there is no separator or the key is empty.
 Result<Line> SplitLine(std::string_view line, char separator = ',');
 
-// A signed 64-bit decimal: optional '-', digits, nothing else; overflow is an error.
+// A signed 64-bit decimal: optional '-', digits, nothing else; overflow is an error. The
+// bound of one increment (docs/formats.md#counts); stored and summed counts are 128-bit
+// (base/int128.h).
 Result<int64_t> ParseCount(std::string_view text);
 // The same without the reason: true and *n exactly when ParseCount succeeds.
 bool ParseCountQuietly(std::string_view text, int64_t* n);
 void AppendCount(std::string* out, int64_t n);
-// Adds b to *a, saturating instead of overflowing (counts are user-supplied int64s): how
-// the API and realtime's /fwsum add counts up.
-inline void AddCount(int64_t* a, int64_t b) {
-  if (__builtin_add_overflow(*a, b, a)) *a = b > 0 ? INT64_MAX : INT64_MIN;
-}
+// A stored or summed count (docs/formats.md#counts): ParseInt128 with the reason.
+Result<Int128> ParseWideCount(std::string_view text);
 
 // The lookup value escaping of docs/formats.md#text-files: `%`→%25, LF→%0A, CR→%0D, NUL→%00, nothing else.
 void AppendEscapedLookupValue(std::string* out, std::string_view original);

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "base/int128.h"
+
 namespace clickatron::net {
 
 namespace {
@@ -139,6 +141,11 @@ void JsonWriter::Int(int64_t value) {
   char buf[24];
   auto r = std::to_chars(buf, buf + sizeof(buf), value);
   out_->append(buf, r.ptr);
+}
+
+void JsonWriter::Count(__int128 value) {
+  BeforeValue();
+  AppendInt128(out_, value);
 }
 
 void JsonWriter::Uint(uint64_t value) {

@@ -45,6 +45,9 @@ class JsonWriter {
   void Key(std::string_view name);
   void String(std::string_view value);
   void Int(int64_t value);
+  // A count of up to 128 bits (docs/api.md#conventions): a plain integer literal, exact
+  // whatever its size (a JavaScript client parses one past 2^53 as a BigInt).
+  void Count(__int128 value);
   void Uint(uint64_t value);
   // Finite values as the shortest text that reads back exactly; NaN and infinities as null
   // (JSON has no spelling for them).

@@ -6,6 +6,8 @@
 #include <limits>
 #include <string>
 
+#include "base/int128.h"
+
 namespace clickatron::net {
 namespace {
 
@@ -20,6 +22,20 @@ TEST(Json, EscapesQuotesBackslashAndControlBytes) {
   EXPECT_EQ(Quote("a\"b\\c/d"), "\"a\\\"b\\\\c/d\"");
   EXPECT_EQ(Quote("\b\f\n\r\t"), "\"\\b\\f\\n\\r\\t\"");
   EXPECT_EQ(Quote(std::string_view("\x00\x01\x1f\x7f", 4)), "\"\\u0000\\u0001\\u001f\\u007f\"");
+}
+
+TEST(Json, CountsAreExactIntegersOf128Bits) {
+  std::string out;
+  JsonWriter w(&out);
+  w.BeginArray();
+  w.Count(0);
+  w.Count(-9007199254740993);  // past 2^53: a double would round it
+  w.Count(__int128{INT64_MAX} + 1);
+  w.Count(kInt128Min);
+  w.Count(kInt128Max);
+  w.EndArray();
+  EXPECT_EQ(out, "[0,-9007199254740993,9223372036854775808,-170141183460469231731687303715884105728,"
+                 "170141183460469231731687303715884105727]");
 }
 
 TEST(Json, PassesValidUtf8) {

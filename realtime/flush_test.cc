@@ -159,26 +159,29 @@ TEST_F(FlushTest, CloseAndResetFlushFirst) {
 }
 
 TEST_F(FlushTest, OverflowIsRefusedAtAcceptanceAcrossAFlush) {
-  ASSERT_TRUE(Incr(Key("z") + ",9223372036854775800\n" + Key("m") + ",-9223372036854775800\n", 1).ok());
+  Seed(Key("z"), kDay, kInt128Max - 10);
+  Seed(Key("m"), kDay, kInt128Min + 10);
+  ASSERT_TRUE(Incr(Key("z") + ",0\n", 1).ok());  // a mark, and a frozen table to flush
   ASSERT_TRUE(ring_->BeginFlush());
   // Stored (or in flight) + pending: exact, whatever the flusher has done so far.
   ASSERT_TRUE(Incr(Key("z") + ",5\n", 2).ok());
-  WriteOutcome o = Incr(Key("a") + ",1\n" + Key("z") + ",3\n", 3);
+  WriteOutcome o = Incr(Key("a") + ",1\n" + Key("z") + ",6\n", 3);
   EXPECT_EQ(o.refusal, Refusal::kOverflow);
-  EXPECT_EQ(o.message, "line 2: counter '" + Key("z") + "' would overflow int64 adding 3");
+  EXPECT_EQ(o.message, "line 2: counter '" + Key("z") + "' would leave 128 bits adding 6");
   EXPECT_EQ(Get(Key("a")), "<absent>");  // the batch left nothing behind
-  EXPECT_EQ(Incr(Key("m") + ",-9\n", 3).refusal, Refusal::kOverflow);
-  ASSERT_TRUE(Incr(Key("m") + ",-8\n" + Key("z") + ",2\n", 3).ok());
-  EXPECT_EQ(Get(Key("z")), "9223372036854775807");
-  EXPECT_EQ(Get(Key("m")), "-9223372036854775808");
-  // Small counters beside huge ones still take the fast path... and are exact.
+  EXPECT_EQ(Incr(Key("m") + ",-11\n", 3).refusal, Refusal::kOverflow);
+  ASSERT_TRUE(Incr(Key("m") + ",-10\n" + Key("z") + ",5\n", 3).ok());
+  EXPECT_EQ(Get(Key("z")), "170141183460469231731687303715884105727");
+  EXPECT_EQ(Get(Key("m")), "-170141183460469231731687303715884105728");
+  // Small counters beside huge ones... are exact.
   ASSERT_TRUE(Incr(Key("a") + ",1\n", 4).ok());
   ASSERT_TRUE(ring_->Sync().ok());
   Reopen();
-  EXPECT_EQ(Get(Key("z")), "9223372036854775807");
-  EXPECT_EQ(Get(Key("m")), "-9223372036854775808");
+  EXPECT_EQ(Get(Key("z")), "170141183460469231731687303715884105727");
+  EXPECT_EQ(Get(Key("m")), "-170141183460469231731687303715884105728");
   EXPECT_EQ(Get(Key("a")), "1");
   EXPECT_EQ(Incr(Key("z") + ",1\n", 5).refusal, Refusal::kOverflow);  // bound loaded at open
+  EXPECT_EQ(Incr(Key("m") + ",-1\n", 5).refusal, Refusal::kOverflow);
 }
 
 TEST_F(FlushTest, FullMemtablesAreRefusedWith503) {

@@ -74,7 +74,9 @@ void MemTable::AbsorbOlder(MemTable* older) {
     if (FindLookup(key) == nullptr) PutLookup(key, value);
   }
   for (auto& [source, seq] : older->marks_) SetMark(source, seq);
-  abs_bound_ += older->abs_bound_;  // stays an upper bound of every sum
+  // Stays an upper bound of every sum; past 2^128 - 1 (only bounds near 2^127 get there)
+  // it stays at that, which no acceptance fast path passes.
+  if (__builtin_add_overflow(abs_bound_, older->abs_bound_, &abs_bound_)) abs_bound_ = ~Uint128(0);
   *older = MemTable();
 }
 

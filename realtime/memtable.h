@@ -7,14 +7,14 @@
 // transaction (marks included), sorted by key. Reads merge the slot's file with this table.
 //
 // A counter's pending delta is kept as a 128-bit sum: the counter's value (stored + pending)
-// always fits int64 — the ring checks that at acceptance — but the pending part alone need
-// not. A key present here is a record once flushed, even when its sum is 0 (as a counter
+// always fits 128 bits — the ring checks that at acceptance (docs/realtime.md#overflow-checked-at-acceptance). A key present here is a record once flushed, even when its sum is 0 (as a counter
 // incremented by +1 then -1 stays a record at 0).
 //
 // Not thread-safe. While frozen and in flight, the table is only read (by the flusher and
 // by the loop's acceptance checks): concurrent const access, no writes.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -24,9 +24,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/int128.h"
+
 namespace clickatron::realtime {
 
-using PendingDelta = __int128;
+using PendingDelta = Int128;
 
 class MemTable {
  public:
@@ -49,11 +51,8 @@ class MemTable {
   // Removes a counter entry (undoing one created by a refused batch).
   void EraseCounter(std::string_view key);
   // An upper bound on |delta| of every counter entry ever set here (the overflow fast path).
-  PendingDelta abs_bound() const { return abs_bound_; }
-  void NoteDelta(PendingDelta d) {
-    const PendingDelta a = d < 0 ? -d : d;
-    if (a > abs_bound_) abs_bound_ = a;
-  }
+  Uint128 abs_bound() const { return abs_bound_; }
+  void NoteDelta(PendingDelta d) { abs_bound_ = std::max(abs_bound_, AbsInt128(d)); }
 
   const std::string* FindLookup(std::string_view key) const;
   void PutLookup(std::string_view key, std::string_view escaped_value);
@@ -89,7 +88,7 @@ class MemTable {
   Lookups lookups_;
   Marks marks_;
   size_t bytes_ = 0;
-  PendingDelta abs_bound_ = 0;
+  Uint128 abs_bound_ = 0;
 };
 
 }  // namespace clickatron::realtime

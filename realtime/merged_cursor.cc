@@ -59,18 +59,15 @@ void MergedCursor::AppendValue(std::string* out) const {
     out->append(*e.lookup);
     return;
   }
-  AppendCount(out, Count());
+  AppendInt128(out, Count());
 }
 
-int64_t MergedCursor::Count() const {
-  int64_t stored = 0;
-  if (from_file_) {
-    const std::string_view value = file_.stored_value();
-    if (value.size() == sizeof stored) std::memcpy(&stored, value.data(), sizeof stored);
-  }
+Int128 MergedCursor::Count() const {
+  Int128 stored = 0;
+  if (from_file_ && !DecodeCounter(file_.stored_value(), &stored)) stored = 0;
   if (!from_pending_) return stored;
   // Fits: the ring refuses any overflow at acceptance.
-  return static_cast<int64_t>(batch_[at_].delta + stored);
+  return batch_[at_].delta + stored;
 }
 
 }  // namespace clickatron::realtime

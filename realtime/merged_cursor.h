@@ -35,7 +35,7 @@ class MergedCursor {
   std::string_view key() const;
   void AppendValue(std::string* out) const;
   // The value of a counter record (file value plus pending sum). REQUIRES: not a lookup.
-  int64_t Count() const;
+  Int128 Count() const;
 
  private:
   void Settle();       // picks the source(s) of the current record

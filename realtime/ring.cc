@@ -52,8 +52,6 @@ WriteOutcome Refuse(Refusal r, std::string message) {
 // Signed, so that -1 can mean "no write yet" beside the times.
 int64_t NowMicros() { return static_cast<int64_t>(MonotonicMicros()); }
 
-PendingDelta Abs(PendingDelta d) { return d < 0 ? -d : d; }
-
 std::string Describe(const Slot& slot) {
   return "slot " + std::to_string(slot.index()) + " holds " + FormatDay(slot.day()) + " (" +
          std::string(SlotStateName(slot.state())) + ")";
@@ -226,32 +224,32 @@ WriteOutcome Ring::AcceptLines(int s, const std::vector<IncrLine>& lines, bool e
   SlotWork& w = state_[static_cast<size_t>(s)];
   const Slot& slot = *slots_[static_cast<size_t>(s)];
   // |stored| <= w.abs_max and |frozen| <= its bound, so stored + frozen + pending fits
-  // int64 whenever the sum of the bounds does.
-  const PendingDelta fixed = PendingDelta{w.abs_max} + (w.frozen ? w.frozen->abs_bound() : 0);
+  // 128 bits whenever the sum of the bounds does (an overflowing sum of bounds: no fast path).
+  Uint128 fixed = w.abs_max;
+  const bool fixed_ok = !__builtin_add_overflow(fixed, w.frozen ? w.frozen->abs_bound() : 0, &fixed);
   WriteOutcome out;
   for (const IncrLine& l : lines) {
     if (SlotOfDay(l.day) != s) continue;
     bool created = false;
     PendingDelta* pending = w.active.AddCounter(l.key, &created);
-    const PendingDelta next = *pending + l.delta;
-    bool fits;
-    if (!exact) {
-      fits = fixed + Abs(next) <= INT64_MAX;
-      if (!fits) {
+    PendingDelta next = *pending;
+    bool fits = AddInt128(&next, l.delta);  // the pending sum itself must fit too
+    if (fits && !exact) {
+      Uint128 bound;
+      if (!fixed_ok || __builtin_add_overflow(fixed, AbsInt128(next), &bound) || bound > Uint128(kInt128Max)) {
         if (created) w.active.EraseCounter(l.key);
         *need_exact = true;
         return out;
       }
-    } else {
-      int64_t stored = 0;
-      (void)slot.ReadCounter(l.key, &stored);
-      const PendingDelta value = PendingDelta{stored} + next;
-      fits = value <= INT64_MAX && value >= INT64_MIN;
+    } else if (fits) {
+      Int128 value = 0;
+      (void)slot.ReadCounter(l.key, &value);
+      fits = AddInt128(&value, next);
     }
     if (!fits) {
       if (created) w.active.EraseCounter(l.key);
       return Refuse(Refusal::kOverflow, "line " + std::to_string(l.line) + ": counter '" + std::string(l.key) +
-                                            "' would overflow int64 adding " + std::to_string(l.delta));
+                                            "' would leave 128 bits adding " + std::to_string(l.delta));
     }
     *pending = next;
     w.active.NoteDelta(next);
@@ -510,10 +508,10 @@ bool Ring::Get(std::string_view key, std::string* out) {
   if (held == nullptr) return false;
   WaitFor(held->index());
   const PendingDelta* pending = state_[static_cast<size_t>(held->index())].active.FindCounter(key);
-  int64_t stored = 0;
+  Int128 stored = 0;
   if (pending == nullptr) return held->Get(key, out);
   (void)held->ReadCounter(key, &stored);
-  AppendCount(out, static_cast<int64_t>(PendingDelta{stored} + *pending));  // fits: checked at acceptance
+  AppendInt128(out, stored + *pending);  // fits: checked at acceptance
   return true;
 }
 
@@ -596,16 +594,18 @@ uint64_t Ring::Fwmatch(std::string_view prefix, std::string_view after, uint64_t
 }
 
 uint64_t Ring::Fwsum(std::string_view prefix, std::string_view from, std::string_view to, std::string_view after,
-                     uint64_t limit, std::string* out, bool* more, std::string* last) {
+                     uint64_t limit, std::string* out, bool* more, std::string* last, std::string* overflow) {
   // Records come in key order, so one subkey's hours are consecutive: a running sum,
   // written when the subkey changes.
   std::string subkey;  // the subkey being summed (the cursor's key view moves on)
-  int64_t sum = 0;
-  bool summing = false;
+  Int128 sum = 0;
+  bool summing = false, sum_ok = true;
+  overflow->clear();
   auto flush = [&] {
-    if (summing && sum != 0) {
+    if (summing && !sum_ok && overflow->empty()) overflow->assign(subkey);
+    if (summing && sum_ok && sum != 0) {
       out->append(subkey).push_back(',');
-      AppendCount(out, sum);
+      AppendInt128(out, sum);
       out->push_back('\n');
     }
   };
@@ -623,8 +623,9 @@ uint64_t Ring::Fwsum(std::string_view prefix, std::string_view from, std::string
       subkey.assign(sk);
       sum = 0;
       summing = true;
+      sum_ok = true;
     }
-    AddCount(&sum, c.Count());
+    sum_ok = sum_ok && AddInt128(&sum, c.Count());
   });
   flush();
   return visited;

@@ -130,11 +130,13 @@ class Ring {
                    bool* more);
   // The records Fwmatch would list (subtotal keys `{prefix}{subkey}.{ymdh}`), summed per
   // subkey over the hours from <= ymdh <= to (YMDH tokens): `subkey,sum\n` lines in subkey
-  // order, sums that are 0 left out, adding up as AddCount does. At most limit records are
+  // order, sums that are 0 left out, exact in 128 bits. At most limit records are
   // read (others under the prefix, of another shape, are passed over); *more as Fwmatch's,
   // and *last the last key read, after which the next page starts. Returns records read.
+  // A subkey whose sum leaves 128 bits is named in *overflow (empty when none): the answer
+  // is then an error, never a wrong number.
   uint64_t Fwsum(std::string_view prefix, std::string_view from, std::string_view to, std::string_view after,
-                 uint64_t limit, std::string* out, bool* more, std::string* last);
+                 uint64_t limit, std::string* out, bool* more, std::string* last, std::string* overflow);
   // A cursor over the slot holding day (file + memtable), or nullptr if no slot holds it.
   // Valid until the next write to the ring or the next flush started (BeginFlush).
   std::unique_ptr<MergedCursor> Cursor(int64_t day);
@@ -217,7 +219,7 @@ class Ring {
     std::unique_ptr<MemTable> frozen;  // in flight on the flusher
     Status result;                     // the flusher's, for frozen
     MemTable::Marks marks;             // accepted marks: the file's and every table's
-    uint64_t abs_max = 0;              // slot's abs_max() when no flush runs on it
+    Uint128 abs_max = 0;               // slot's abs_max() when no flush runs on it
   };
   std::string dir_;
   ClosedDays closed_;  // as in DIR/closed-days

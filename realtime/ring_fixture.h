@@ -40,6 +40,25 @@ class RingFixture : public ::testing::Test {
     EXPECT_TRUE(s.ok()) << s.message();
     return ring_->Incr(&lines_, source, seq);
   }
+  // Closes the ring, adds `value` (any 128-bit value, as no /incr can) to key of `day`
+  // straight in its slot's file, and opens the ring again.
+  void Seed(const std::string& key, int64_t day, Int128 value) {
+    ring_.reset();
+    {
+      Result<std::unique_ptr<Slot>> slot =
+          Slot::Open(int(day % kRingSlots), dir_.path() + "/slot-" + std::to_string(day % kRingSlots) + ".tcb", SlotOptions{});
+      ASSERT_TRUE(slot.ok()) << slot.status().message();
+      if ((*slot)->day() != day) {
+        ASSERT_TRUE((*slot)->Reset(day).ok());
+      }
+      MemTable t;
+      bool created;
+      *t.AddCounter(key, &created) += value;
+      t.NoteDelta(value);
+      ASSERT_TRUE((*slot)->Apply(t).ok());
+    }
+    Reopen();
+  }
   // The stored value of key, or "<absent>".
   std::string Get(const std::string& key) {
     std::string v;

@@ -215,18 +215,66 @@ TEST_F(RingTest, DuplicateSeqIsSkippedPerSlot) {
   EXPECT_EQ(Get(Key("a", kDay + 2)), "1");
 }
 
-TEST_F(RingTest, OverflowAnywhereUndoesTheWholeBatch) {
-  ASSERT_TRUE(Incr(Key("z", kDay + 1) + ",9223372036854775800\n", "api-1", 1).ok());
+// Counters leave int64 exactly (docs/realtime.md#overflow-checked-at-acceptance): every
+// increment is accepted and counted.
+TEST_F(RingTest, CountersPassInt64Exactly) {
+  ASSERT_TRUE(Incr(Key("z", kDay) + ",9223372036854775807\n", "api-1", 1).ok());
+  ASSERT_TRUE(Incr(Key("z", kDay) + ",9223372036854775807\n" + Key("z", kDay) + ",2\n", "api-1", 2).ok());
+  ASSERT_TRUE(Incr(Key("m", kDay) + ",-9223372036854775808\n" + Key("m", kDay) + ",-9223372036854775808\n", "api-1", 3).ok());
+  EXPECT_EQ(Get(Key("z", kDay)), "18446744073709551616");
+  EXPECT_EQ(Get(Key("m", kDay)), "-18446744073709551616");
+  ASSERT_TRUE(ring_->Sync().ok());
+  ASSERT_TRUE(Incr(Key("z", kDay) + ",-1\n", "api-1", 4).ok());  // file (16 bytes) + pending
+  EXPECT_EQ(Get(Key("z", kDay)), "18446744073709551615");
+  Reopen();
+  EXPECT_EQ(Get(Key("z", kDay)), "18446744073709551615");
+  EXPECT_EQ(Get(Key("m", kDay)), "-18446744073709551616");
+  // Back inside int64: stored in 8 bytes again, read the same.
+  ASSERT_TRUE(Incr(Key("z", kDay) + ",-9223372036854775807\n" + Key("z", kDay) + ",-9223372036854775807\n", "api-1", 5).ok());
+  ASSERT_TRUE(ring_->Sync().ok());
+  EXPECT_EQ(Get(Key("z", kDay)), "1");
+  std::string out, last, overflow;
+  bool more = false;
+  ring_->Fwsum("u|", "0000", "zzzz", "", 100, &out, &more, &last, &overflow);
+  EXPECT_TRUE(overflow.empty());
+}
+
+// Only a counter near ±2^127 (2^64 increments of the largest value do not get there) is
+// refused, and the refusal undoes the whole batch.
+TEST_F(RingTest, OverflowOf128BitsAnywhereUndoesTheWholeBatch) {
+  Seed(Key("z", kDay + 1), kDay + 1, kInt128Max - 10);
   std::string body = Key("a", kDay) + ",5\n" + Key("b", kDay + 1) + ",3\n" + Key("a", kDay) + ",2\n" +
-                     Key("z", kDay + 1) + ",8\n";
+                     Key("z", kDay + 1) + ",11\n";
   WriteOutcome o = Incr(body, "api-1", 2);
   EXPECT_EQ(o.refusal, Refusal::kOverflow);
-  EXPECT_EQ(o.message, "line 4: counter '" + Key("z", kDay + 1) + "' would overflow int64 adding 8");
+  EXPECT_EQ(o.message, "line 4: counter '" + Key("z", kDay + 1) + "' would leave 128 bits adding 11");
   EXPECT_EQ(Get(Key("a", kDay)), "<absent>");
   EXPECT_EQ(Get(Key("b", kDay + 1)), "<absent>");
-  EXPECT_EQ(Get(Key("z", kDay + 1)), "9223372036854775800");
+  EXPECT_EQ(Get(Key("z", kDay + 1)), "170141183460469231731687303715884105717");
   EXPECT_EQ(ring_->Mark(1, "api-1"), -1);
-  EXPECT_EQ(ring_->Mark(2, "api-1"), 1);
+  ASSERT_TRUE(Incr(Key("z", kDay + 1) + ",10\n", "api-1", 3).ok());
+  EXPECT_EQ(Get(Key("z", kDay + 1)), "170141183460469231731687303715884105727");
+  Seed(Key("y", kDay + 1), kDay + 1, kInt128Min + 1);
+  EXPECT_EQ(Incr(Key("y", kDay + 1) + ",-2\n", "api-1", 4).refusal, Refusal::kOverflow);
+  ASSERT_TRUE(Incr(Key("y", kDay + 1) + ",-1\n", "api-1", 4).ok());
+  EXPECT_EQ(Get(Key("y", kDay + 1)), "-170141183460469231731687303715884105728");
+}
+
+// /fwsum adds a subkey's hours in 128 bits; a sum that leaves them is named, not written.
+TEST_F(RingTest, FwsumIsExactAndNamesASumLeaving128Bits) {
+  const std::string h1 = "c.u|k.US." + std::string(EncodeYmdh(kDay * kSecondsPerDay + 3600).value().view());
+  const std::string h2 = "c.u|k.US." + std::string(EncodeYmdh(kDay * kSecondsPerDay + 7200).value().view());
+  ASSERT_TRUE(Incr(h1 + ",9223372036854775807\n" + h2 + ",9223372036854775807\n", "api-1", 1).ok());
+  std::string out, last, overflow;
+  bool more = false;
+  ring_->Fwsum("c.u|k.", "0000", "zzzz", "", 100, &out, &more, &last, &overflow);
+  EXPECT_EQ(out, "US,18446744073709551614\n");
+  EXPECT_TRUE(overflow.empty());
+  Seed(h1, kDay, kInt128Max - INT64_MAX);
+  out.clear();
+  ring_->Fwsum("c.u|k.", "0000", "zzzz", "", 100, &out, &more, &last, &overflow);
+  EXPECT_EQ(out, "");
+  EXPECT_EQ(overflow, "US");
 }
 
 TEST_F(RingTest, SyncedWritesSurviveReopen) {

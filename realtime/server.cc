@@ -579,8 +579,11 @@ void RealtimeServer::OnFwsum(net::Request& req) {
   const std::string_view after = req.Param("after").value_or(std::string_view());
   out_.clear();
   bool more = false;
-  std::string last;
-  counters_.fwsum_records += ring_->Fwsum(*prefix, hours[0], hours[1], after, limit, &out_, &more, &last);
+  std::string last, overflow;
+  counters_.fwsum_records += ring_->Fwsum(*prefix, hours[0], hours[1], after, limit, &out_, &more, &last, &overflow);
+  if (!overflow.empty()) {  // unreachable by the per-increment bound (docs/realtime.md#overflow-checked-at-acceptance)
+    return ReplyError(req, 500, "SUM_OVERFLOW", "the sum of subkey '" + Clipped(overflow, kShown) + "' leaves 128 bits");
+  }
   // The limit cut the walk: the client asks again with after=<X-Fwsum-After> and adds up.
   if (more) {
     req.AddHeader(kFwmatchMoreHeader, "1");

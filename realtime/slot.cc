@@ -18,18 +18,33 @@ namespace clickatron::realtime {
 namespace {
 
 static_assert(std::endian::native == std::endian::little,
-              "counters are stored as little-endian int64 by memcpy");
+              "counters are stored as little-endian integers by memcpy");
 
 constexpr std::string_view kDayKey = "#day";
 constexpr std::string_view kStateKey = "#state";
 constexpr std::string_view kMarkPrefix = "#hwm|";
 constexpr std::string_view kAbsMaxKey = "#absmax";
-constexpr int kCounterSize = sizeof(int64_t);
+constexpr int kCounterSize = sizeof(int64_t);  // a counter that fits int64
+constexpr int kWideCounterSize = sizeof(Int128);  // one that has left it
 
-int64_t DecodeCounter(const void* p) {
-  int64_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
+// Writes v as a counter's stored bytes at out (kWideCounterSize available); returns the size.
+int EncodeCounter(Int128 v, char* out) {
+  if (FitsInt64(v)) {
+    const int64_t narrow = static_cast<int64_t>(v);
+    std::memcpy(out, &narrow, kCounterSize);
+    return kCounterSize;
+  }
+  std::memcpy(out, &v, kWideCounterSize);
+  return kWideCounterSize;
+}
+
+// tcbdbputproc's callback: a counter's new value in memory Tokyo Cabinet frees.
+void* NewCounterValue(Int128 v, int* sp) {
+  char bytes[kWideCounterSize];
+  *sp = EncodeCounter(v, bytes);
+  void* out = std::malloc(static_cast<size_t>(*sp));
+  std::memcpy(out, bytes, static_cast<size_t>(*sp));
+  return out;
 }
 
 // tcbdbputproc's callback: adds the delta in place (one B+tree search per increment,
@@ -43,52 +58,41 @@ struct AddOp {
 
 void* AddProc(const void* vbuf, int vsiz, int* sp, void* arg) {
   AddOp* op = static_cast<AddOp*>(arg);
-  if (vsiz != kCounterSize) {
+  Int128 sum;
+  if (!DecodeCounter(std::string_view(static_cast<const char*>(vbuf), static_cast<size_t>(vsiz)), &sum)) {
     op->corrupt = true;
     return nullptr;
   }
-  int64_t sum;
-  const bool overflow = op->subtract ? __builtin_sub_overflow(DecodeCounter(vbuf), op->delta, &sum)
-                                     : __builtin_add_overflow(DecodeCounter(vbuf), op->delta, &sum);
-  if (overflow) {
+  if (!AddInt128(&sum, op->subtract ? -Int128{op->delta} : Int128{op->delta})) {
     op->overflow = true;
     return nullptr;
   }
   if (op->subtract && sum == 0) return reinterpret_cast<void*>(-1);  // remove the record
-  void* out = std::malloc(kCounterSize);  // Tokyo Cabinet frees it
-  std::memcpy(out, &sum, kCounterSize);
-  *sp = kCounterSize;
-  return out;
+  return NewCounterValue(sum, sp);
 }
 
 // tcbdbputproc's callback for a flush: adds a 128-bit pending sum whose result must fit
-// int64 (the ring checked it at acceptance) and tracks the largest |value| written.
+// 128 bits (the ring checked it at acceptance) and tracks the largest |value| written.
 struct ApplyOp {
   PendingDelta delta;
-  uint64_t abs_max;
+  Uint128 abs_max;
   bool overflow;
   bool corrupt;
 };
 
-uint64_t AbsValue(int64_t v) { return v < 0 ? uint64_t{0} - static_cast<uint64_t>(v) : static_cast<uint64_t>(v); }
-
 void* ApplyProc(const void* vbuf, int vsiz, int* sp, void* arg) {
   ApplyOp* op = static_cast<ApplyOp*>(arg);
-  if (vsiz != kCounterSize) {
+  Int128 sum;
+  if (!DecodeCounter(std::string_view(static_cast<const char*>(vbuf), static_cast<size_t>(vsiz)), &sum)) {
     op->corrupt = true;
     return nullptr;
   }
-  const PendingDelta sum = PendingDelta{DecodeCounter(vbuf)} + op->delta;
-  if (sum > INT64_MAX || sum < INT64_MIN) {
+  if (!AddInt128(&sum, op->delta)) {
     op->overflow = true;
     return nullptr;
   }
-  const int64_t v = static_cast<int64_t>(sum);
-  op->abs_max = std::max(op->abs_max, AbsValue(v));
-  void* out = std::malloc(kCounterSize);  // Tokyo Cabinet frees it
-  std::memcpy(out, &v, kCounterSize);
-  *sp = kCounterSize;
-  return out;
+  op->abs_max = std::max(op->abs_max, AbsInt128(sum));
+  return NewCounterValue(sum, sp);
 }
 
 bool ParseDecimal(const void* p, int size, int64_t* out) {
@@ -100,11 +104,24 @@ bool ParseDecimal(const void* p, int size, int64_t* out) {
 
 }  // namespace
 
+bool DecodeCounter(std::string_view stored, Int128* value) {
+  if (stored.size() == kCounterSize) {
+    int64_t narrow;
+    std::memcpy(&narrow, stored.data(), kCounterSize);
+    *value = narrow;
+    return true;
+  }
+  if (stored.size() != kWideCounterSize) return false;
+  std::memcpy(value, stored.data(), kWideCounterSize);
+  return true;
+}
+
 void AppendRecordValue(std::string_view key, std::string_view stored, std::string* out) {
-  if (key.starts_with(kLookupPrefix) || stored.size() != kCounterSize) {
+  Int128 v;
+  if (key.starts_with(kLookupPrefix) || !DecodeCounter(stored, &v)) {
     out->append(stored);
   } else {
-    AppendCount(out, DecodeCounter(stored.data()));
+    AppendInt128(out, v);
   }
 }
 
@@ -224,18 +241,20 @@ Status Slot::LoadAbsMax() {
   int size = 0;
   const void* v = tcbdbget3(db_, kAbsMaxKey.data(), static_cast<int>(kAbsMaxKey.size()), &size);
   if (v != nullptr) {
-    // Unsigned: |INT64_MIN| is 2^63.
-    const char* text = static_cast<const char*>(v);
-    auto [end, ec] = std::from_chars(text, text + size, abs_max_);
-    if (ec != std::errc() || end != text + size) return Error("corrupt #absmax metadata");
+    Int128 bound;
+    if (!ParseInt128(std::string_view(static_cast<const char*>(v), static_cast<size_t>(size)), &bound) || bound < 0) {
+      return Error("corrupt #absmax metadata");
+    }
+    // 2^127 (|-2^127|) is written as 2^127 - 1, the largest Int128 (see Apply).
+    abs_max_ = bound == kInt128Max ? Uint128(bound) + 1 : Uint128(bound);
     return Status::OK();
   }
   // A file written before #absmax existed: one scan of its counters.
   SlotCursor c(*this);
   for (c.Seek(""); c.Valid(); c.Next()) {
-    const std::string_view stored = c.stored_value();
-    if (c.key().starts_with(kLookupPrefix) || stored.size() != kCounterSize) continue;
-    abs_max_ = std::max(abs_max_, AbsValue(DecodeCounter(stored.data())));
+    Int128 value;
+    if (c.key().starts_with(kLookupPrefix) || !DecodeCounter(c.stored_value(), &value)) continue;
+    abs_max_ = std::max(abs_max_, AbsInt128(value));
   }
   return Status::OK();
 }
@@ -330,7 +349,7 @@ Status Slot::Add(std::string_view key, int64_t delta, bool* overflow) {
                                AddProc, &op);
   *overflow = op.overflow;
   if (op.overflow) return Status::OK();
-  if (op.corrupt) return Status::Error(path_ + ": counter '" + std::string(key) + "' is not 8 bytes");
+  if (op.corrupt) return Status::Error(path_ + ": counter '" + std::string(key) + "' is not 8 or 16 bytes");
   if (!ok) return Error("add to '" + std::string(key) + "'");
   return Status::OK();
 }
@@ -377,7 +396,7 @@ Status Slot::Apply(const MemTable& table) {
   Status s = Begin();
   if (!s.ok()) return s;
   const std::vector<MemTable::Entry> entries = table.Sorted();
-  uint64_t abs_max = abs_max_;
+  Uint128 abs_max = abs_max_;
   for (const MemTable::Entry& e : entries) {
     const int ksize = static_cast<int>(e.key.size());
     if (e.lookup != nullptr) {
@@ -388,16 +407,17 @@ Status Slot::Apply(const MemTable& table) {
       continue;
     }
     ApplyOp op{e.delta, abs_max, false, false};
-    // The value a new record starts at: the sum itself (it fits int64 when the key is new).
-    const int64_t initial = e.delta > INT64_MAX || e.delta < INT64_MIN ? 0 : static_cast<int64_t>(e.delta);
-    const bool ok = tcbdbputproc(db_, e.key.data(), ksize, &initial, kCounterSize, ApplyProc, &op);
+    // The value a new record starts at: the sum itself.
+    char initial[kWideCounterSize];
+    const int initial_size = EncodeCounter(e.delta, initial);
+    const bool ok = tcbdbputproc(db_, e.key.data(), ksize, initial, initial_size, ApplyProc, &op);
     if (op.overflow || op.corrupt || !ok) {
-      s = op.overflow  ? Status::Error(path_ + ": counter '" + std::string(e.key) + "' would leave int64")
-          : op.corrupt ? Status::Error(path_ + ": counter '" + std::string(e.key) + "' is not 8 bytes")
+      s = op.overflow  ? Status::Error(path_ + ": counter '" + std::string(e.key) + "' would leave 128 bits")
+          : op.corrupt ? Status::Error(path_ + ": counter '" + std::string(e.key) + "' is not 8 or 16 bytes")
                        : Error("add to '" + std::string(e.key) + "'");
       break;
     }
-    abs_max = std::max(op.abs_max, AbsValue(initial));
+    abs_max = std::max(op.abs_max, AbsInt128(e.delta));
   }
   char buf[24];
   for (auto it = table.marks().begin(); s.ok() && it != table.marks().end(); ++it) {
@@ -407,8 +427,12 @@ Status Slot::Apply(const MemTable& table) {
     if (!tcbdbput(db_, scratch_.data(), static_cast<int>(scratch_.size()), buf, n)) s = Error("write high-water mark");
   }
   if (s.ok() && abs_max != abs_max_) {
-    const int n = std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(abs_max));
-    if (!tcbdbput(db_, kAbsMaxKey.data(), static_cast<int>(kAbsMaxKey.size()), buf, n)) s = Error("write #absmax");
+    // A bound of 2^127 (only |-2^127| reaches it) is written as 2^127 - 1 and read back as 2^127.
+    std::string text;
+    AppendInt128(&text, abs_max > Uint128(kInt128Max) ? kInt128Max : Int128(abs_max));
+    if (!tcbdbput(db_, kAbsMaxKey.data(), static_cast<int>(kAbsMaxKey.size()), text.data(), static_cast<int>(text.size()))) {
+      s = Error("write #absmax");
+    }
   }
   if (!s.ok()) {
     in_transaction_ = false;
@@ -420,13 +444,11 @@ Status Slot::Apply(const MemTable& table) {
   return s;
 }
 
-bool Slot::ReadCounter(std::string_view key, int64_t* value) const {
+bool Slot::ReadCounter(std::string_view key, Int128* value) const {
   if (db_ == nullptr || key.empty() || key[0] == kMetaPrefix || key.starts_with(kLookupPrefix)) return false;
   int size = 0;
   const void* v = tcbdbget3(db_, key.data(), static_cast<int>(key.size()), &size);
-  if (v == nullptr || size != kCounterSize) return false;
-  *value = DecodeCounter(v);
-  return true;
+  return v != nullptr && DecodeCounter(std::string_view(static_cast<const char*>(v), static_cast<size_t>(size)), value);
 }
 
 bool Slot::Has(std::string_view key) const {

@@ -1,8 +1,9 @@
 // Slot: one Tokyo Cabinet B+tree database of the day ring, holding one day's records.
 //
 // Records are the realtime records of docs/formats.md#realtime-records: counters (total and subtotal keys) stored
-// as 8-byte little-endian int64 values, and lookup records (`_l|hash`) stored as their
-// escaped text. Beside them the slot keeps its own metadata under keys that start with
+// as 8-byte little-endian int64 values, or 16-byte little-endian int128 values once a value
+// leaves int64 (docs/realtime.md#storage: files of 8-byte values stay valid), and lookup
+// records (`_l|hash`) stored as their escaped text. Beside them the slot keeps its own metadata under keys that start with
 // '#', which no realtime key can (they start with [A-Za-z0-9] or `_l|`) and which sort
 // before every record:
 //
@@ -40,6 +41,7 @@
 
 #include <tcbdb.h>  // TCBDB and BDBCUR are typedefs of unnamed structs: no forward declaration
 
+#include "base/int128.h"
 #include "base/status.h"
 #include "realtime/day_state.h"
 #include "realtime/memtable.h"
@@ -96,7 +98,7 @@ class Slot {
   Status Release();
 
   // Adds delta to the counter `key` (created at delta if absent). If the sum would leave
-  // int64, nothing changes and *overflow is set (the call still returns OK).
+  // 128 bits, nothing changes and *overflow is set (the call still returns OK).
   Status Add(std::string_view key, int64_t delta, bool* overflow);
   // Undoes an Add(key, delta) that succeeded; a counter back at 0 is removed, so a batch
   // refused after it leaves no trace.
@@ -112,16 +114,16 @@ class Slot {
 
   // Applies a frozen memtable in one transaction and commits it: every counter's delta
   // (sorted by key: neighbouring keys share leaves), every lookup, every mark (`#hwm|src`)
-  // and the new `#absmax`; a counter sum that leaves int64 is an error. On error the
+  // and the new `#absmax`; a counter sum that leaves 128 bits is an error. On error the
   // transaction is rolled back (the table is not applied at all). With options.fsync and
   // not background_fsync, tcbdbsync follows the commit. REQUIRES: no transaction pending.
   Status Apply(const MemTable& table);
   // An upper bound on |value| of every counter in the file (`#absmax`, kept by Apply; a
   // file without it is scanned at open). The ring's overflow check needs no read of the
-  // file while stored + pending stays below INT64_MAX by this much.
-  uint64_t abs_max() const { return abs_max_; }
+  // file while stored + pending stays inside 128 bits by this much.
+  Uint128 abs_max() const { return abs_max_; }
   // The counter's stored value; false when absent (or a lookup).
-  bool ReadCounter(std::string_view key, int64_t* value) const;
+  bool ReadCounter(std::string_view key, Int128* value) const;
   // Whether a record (counter or lookup) exists under key.
   bool Has(std::string_view key) const;
 
@@ -162,9 +164,12 @@ class Slot {
   int64_t day_ = kNoDay;
   SlotState state_ = SlotState::kEmpty;
   std::map<std::string, int64_t, std::less<>> marks_;
-  uint64_t abs_max_ = 0;
+  Uint128 abs_max_ = 0;
   std::string scratch_;  // metadata key being built; reused
 };
+
+// A counter's stored bytes (8 or 16, little-endian) as its value; false for any other size.
+bool DecodeCounter(std::string_view stored, Int128* value);
 
 // Appends a stored record value as text: counters decoded to decimal, lookups as stored.
 void AppendRecordValue(std::string_view key, std::string_view stored, std::string* out);
@@ -186,7 +191,7 @@ class SlotCursor {
   bool Valid() const { return valid_; }
   void Next();
   std::string_view key() const { return key_; }
-  std::string_view stored_value() const { return value_; }  // raw bytes (8-byte int for counters)
+  std::string_view stored_value() const { return value_; }  // raw bytes (DecodeCounter for counters)
   void AppendValue(std::string* out) const { AppendRecordValue(key_, stored_value(), out); }
 
  private:

@@ -57,14 +57,16 @@ TEST(Slot, CountersLookupsMarksAndMetadataStayHidden) {
   EXPECT_EQ(seen, "_l|h0aMB8AuNw4=,http://www.facebook.com/\nu|a.c3p1,-2\n");
 }
 
-TEST(Slot, OverflowChangesNothingAndUndoRemovesNewCounters) {
+TEST(Slot, CountersWidenPastInt64AndUndoRemovesNewCounters) {
   TestDir dir;
   auto slot = OpenSlot(dir.path() + "/s.tcb");
   ASSERT_TRUE(slot->Reset(20000).ok());
   bool overflow = false;
   ASSERT_TRUE(slot->Add("u|a.c3p1", INT64_MAX, &overflow).ok());
   ASSERT_TRUE(slot->Add("u|a.c3p1", 1, &overflow).ok());
-  EXPECT_TRUE(overflow);
+  EXPECT_FALSE(overflow);
+  EXPECT_EQ(GetValue(*slot, "u|a.c3p1"), "9223372036854775808");
+  ASSERT_TRUE(slot->Undo("u|a.c3p1", 1).ok());  // back to 8 bytes
   EXPECT_EQ(GetValue(*slot, "u|a.c3p1"), "9223372036854775807");
   ASSERT_TRUE(slot->Add("u|b.c3p1", INT64_MIN, &overflow).ok());
   EXPECT_FALSE(overflow);
@@ -171,7 +173,7 @@ TEST(Slot, ApplyWritesATableAtomicallyWithItsMarksAndBound) {
     t.SetMark("api-1", 3);
     ASSERT_TRUE(slot->Apply(t).ok());
     EXPECT_FALSE(slot->pending());
-    EXPECT_EQ(slot->abs_max(), 9u);
+    EXPECT_TRUE(slot->abs_max() == 9u);
     EXPECT_EQ(slot->records(), 4u);
 
     MemTable big;
@@ -179,8 +181,13 @@ TEST(Slot, ApplyWritesATableAtomicallyWithItsMarksAndBound) {
     *big.AddCounter("u|c.c3p1", &created) += INT64_MAX;
     big.SetMark("api-1", 4);
     ASSERT_TRUE(slot->Apply(big).ok());
-    EXPECT_EQ(slot->abs_max(), uint64_t{INT64_MAX});
-    // A table that cannot apply (a sum leaving int64) changes nothing, marks included.
+    EXPECT_TRUE(slot->abs_max() == uint64_t{INT64_MAX});
+    MemTable wide;
+    *wide.AddCounter("u|c.c3p1", &created) += kInt128Max - INT64_MAX;  // 16 bytes from here
+    *wide.AddCounter("u|d.c3p1", &created) += kInt128Min;               // a new record of 16 bytes
+    ASSERT_TRUE(slot->Apply(wide).ok());
+    EXPECT_TRUE(slot->abs_max() == Uint128(1) << 127);
+    // A table that cannot apply (a sum leaving 128 bits) changes nothing, marks included.
     MemTable worse;
     *worse.AddCounter("u|a.c3p1", &created) += 1;
     *worse.AddCounter("u|c.c3p1", &created) += 1;
@@ -190,17 +197,54 @@ TEST(Slot, ApplyWritesATableAtomicallyWithItsMarksAndBound) {
   }
   auto slot = OpenSlot(path);
   EXPECT_EQ(slot->Mark("api-1"), 4);
-  EXPECT_EQ(slot->abs_max(), uint64_t{INT64_MAX});
+  EXPECT_TRUE(slot->abs_max() == Uint128(1) << 127);  // 2^127 - 1 as text, 2^127 read back
   EXPECT_EQ(GetValue(*slot, "u|a.c3p1"), "6");
   EXPECT_EQ(GetValue(*slot, "u|b.c3p1"), "-9");
   EXPECT_EQ(GetValue(*slot, "u|z.c3p1"), "0");
-  EXPECT_EQ(GetValue(*slot, "u|c.c3p1"), "9223372036854775807");
-  int64_t v = 0;
+  EXPECT_EQ(GetValue(*slot, "u|c.c3p1"), "170141183460469231731687303715884105727");
+  EXPECT_EQ(GetValue(*slot, "u|d.c3p1"), "-170141183460469231731687303715884105728");
+  Int128 v = 0;
   EXPECT_TRUE(slot->ReadCounter("u|b.c3p1", &v));
-  EXPECT_EQ(v, -9);
+  EXPECT_TRUE(v == -9);
+  EXPECT_TRUE(slot->ReadCounter("u|d.c3p1", &v));
+  EXPECT_TRUE(v == kInt128Min);
   EXPECT_FALSE(slot->ReadCounter("_l|h0aMB8AuNw4=", &v));
   EXPECT_TRUE(slot->Has("_l|h0aMB8AuNw4="));
   EXPECT_FALSE(slot->Has("#day"));
+}
+
+// docs/realtime.md#storage: 8 bytes while a value fits int64, 16 once it leaves it; both
+// read back, so files written before 16-byte values existed stay valid.
+TEST(Slot, CounterValuesAreEightOrSixteenBytes) {
+  Int128 v = 0;
+  const int64_t narrow = -5;
+  EXPECT_TRUE(DecodeCounter(std::string_view(reinterpret_cast<const char*>(&narrow), 8), &v));
+  EXPECT_TRUE(v == -5);
+  const Int128 wide = kInt128Min + 3;
+  EXPECT_TRUE(DecodeCounter(std::string_view(reinterpret_cast<const char*>(&wide), 16), &v));
+  EXPECT_TRUE(v == wide);
+  EXPECT_FALSE(DecodeCounter(std::string_view("1234", 4), &v));
+  EXPECT_FALSE(DecodeCounter(std::string_view(), &v));
+  TestDir dir;
+  auto slot = OpenSlot(dir.path() + "/s.tcb");
+  ASSERT_TRUE(slot->Reset(20000).ok());
+  MemTable t;
+  bool created;
+  *t.AddCounter("u|a.c3p1", &created) += INT64_MAX;
+  *t.AddCounter("u|b.c3p1", &created) += Int128{INT64_MAX} + 1;
+  *t.AddCounter("u|c.c3p1", &created) += INT64_MIN;
+  *t.AddCounter("u|d.c3p1", &created) += Int128{INT64_MIN} - 1;
+  ASSERT_TRUE(slot->Apply(t).ok());
+  SlotCursor c(*slot);
+  std::string seen;
+  for (c.Seek(""); c.Valid(); c.Next()) {
+    seen += std::string(c.key()) + "=" + std::to_string(c.stored_value().size()) + ":";
+    c.AppendValue(&seen);
+    seen += "\n";
+  }
+  EXPECT_EQ(seen,
+            "u|a.c3p1=8:9223372036854775807\nu|b.c3p1=16:9223372036854775808\n"
+            "u|c.c3p1=8:-9223372036854775808\nu|d.c3p1=16:-9223372036854775809\n");
 }
 
 }  // namespace

@@ -19,6 +19,21 @@ std::string_view LastName(std::string_view value) {
 
 }  // namespace
 
+bool SumColumnsOfLines(std::string_view lines, ColumnSums* sums) {
+  for (size_t pos = 0; pos < lines.size();) {
+    const size_t nl = std::min(lines.find('\n', pos), lines.size());
+    const std::string_view line = lines.substr(pos, nl - pos);
+    pos = nl + 1;
+    const size_t comma = line.find(',');
+    ColumnReader reader(comma == std::string_view::npos ? std::string_view() : line.substr(comma + 1));
+    Column c;
+    while (reader.Next(&c)) {
+      if (!AddInt128(&sums->try_emplace(c.name, 0).first->second, c.count)) return false;
+    }
+  }
+  return true;
+}
+
 uint64_t CountColumns(std::string_view value) {
   if (value.empty()) return 0;
   return uint64_t(std::count(value.begin(), value.end(), ' ')) + 1;
@@ -55,9 +70,9 @@ Status MergeColumnsInto(std::string* acc, std::string_view more, std::string* sc
       AppendColumn(scratch, 0, cb.name, cb.count);
       has_b = b.Next(&cb);
     } else {
-      int64_t sum;
-      if (__builtin_add_overflow(ca.count, cb.count, &sum)) {
-        return Status::Error("column '" + std::string(ca.name) + "' overflows a signed 64-bit count");
+      Int128 sum = ca.count;
+      if (!AddInt128(&sum, cb.count)) {
+        return Status::Error("column '" + std::string(ca.name) + "' sums past 128 bits");
       }
       if (sum != 0) AppendColumn(scratch, 0, ca.name, sum);
       has_a = a.Next(&ca);

@@ -8,17 +8,26 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 
+#include "base/int128.h"
 #include "base/status.h"
 
 namespace clickatron::rebuild {
 
 // Merges `more` into *acc (both well-formed sorted column values; *acc may be empty).
-// *columns is set to the number of columns of the result. Fails on a malformed value or a
-// sum that overflows int64, naming the column.
+// Counts are 128-bit (docs/formats.md#counts). Fails on a malformed value or a sum that
+// leaves 128 bits, naming the column.
 Status MergeColumnsInto(std::string* acc, std::string_view more, std::string* scratch);
+
+// Sums by name, in name order, exact in 128 bits.
+using ColumnSums = std::map<std::string_view, Int128>;
+// Adds the columns of `key,value\n` lines (well formed: they were parsed before) to *sums,
+// as views into lines; false when a sum leaves 128 bits. The rollups' slow path
+// (rollup.h), out of the way of their int64 sums.
+bool SumColumnsOfLines(std::string_view lines, ColumnSums* sums);
 
 // Number of columns of a well-formed value (its spaces + 1; 0 when empty).
 uint64_t CountColumns(std::string_view value);

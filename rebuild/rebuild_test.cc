@@ -58,9 +58,14 @@ TEST(ColumnMerge, ConcatenatesInterleavesSumsAndDropsZeros) {
   EXPECT_EQ(acc, "c3a0:9 c3p2:7 c3p4:1 c3p5:4");
   EXPECT_EQ(CountColumns(acc), 4u);
   EXPECT_EQ(CountColumns(""), 0u);
-  std::string big = "a:9223372036854775807";
-  Status s = MergeColumnsInto(&big, "a:1", &scratch);
-  EXPECT_EQ(s.message(), "column 'a' overflows a signed 64-bit count");
+  std::string big = "a:9223372036854775807 b:1";
+  ASSERT_TRUE(MergeColumnsInto(&big, "a:1 b:-170141183460469231731687303715884105728", &scratch).ok());
+  EXPECT_EQ(big, "a:9223372036854775808 b:-170141183460469231731687303715884105727");
+  ASSERT_TRUE(MergeColumnsInto(&big, "a:-9223372036854775808", &scratch).ok());  // back inside int64
+  EXPECT_EQ(big, "b:-170141183460469231731687303715884105727");
+  std::string top = "a:170141183460469231731687303715884105727";
+  Status s = MergeColumnsInto(&top, "a:1", &scratch);
+  EXPECT_EQ(s.message(), "column 'a' sums past 128 bits");
   std::string x = "a:1 c:1";
   EXPECT_FALSE(MergeColumnsInto(&x, "b:zz", &scratch).ok());
   std::string all_zero = "US:2";
@@ -121,7 +126,9 @@ TEST(RecordSorter, NamesTheProblemOfAMalformedLine) {
   TestDir dir;
   RecordSorter sorter(SorterOptions{1, 64 << 20, dir.path(), kLookupDay, Day(*ParseDay("2012-03-25")), 1});
   EXPECT_EQ(sorter.Add("u|a.c3p0").message(), "no ',' between key and value");
-  EXPECT_EQ(sorter.Add("u|a.c3p0,1x").message(), "count '1x' of 'u|a.c3p0' is not a signed 64-bit integer");
+  EXPECT_EQ(sorter.Add("u|a.c3p0,1x").message(), "count '1x' of 'u|a.c3p0' is not a signed 128-bit integer");
+  EXPECT_EQ(sorter.Add("u|a.c3p0,170141183460469231731687303715884105728").message(),
+            "count '170141183460469231731687303715884105728' of 'u|a.c3p0' is not a signed 128-bit integer");
   EXPECT_NE(sorter.Add("u|a.c2u0,1").message().find("is not a date"), std::string::npos);
   EXPECT_EQ(sorter.Add("u|a.c3q0,1").message(), "record 'u|a.c3q0' is of day 2012-03-26, not 2012-03-25");
   EXPECT_EQ(sorter.Add("_l|h0aMB8AuNw4=,").message(), "lookup '_l|h0aMB8AuNw4=' has an empty original");
@@ -204,6 +211,70 @@ TEST(RecordSorter, RunsKeepKeysThatShareBytesAcrossTheInlineOnes) {
   }
   EXPECT_EQ(outputs[0], outputs[1]);
   EXPECT_GT(outputs[0].size(), 10000u);
+}
+
+// Counts past int64 (docs/rebuild.md#counts): a wide count in the input, INT64_MIN (the
+// entries' mark of a wide count), equal keys whose sum leaves int64 or lands on INT64_MIN,
+// in one batch and across runs, through the merge's pipe or not: all exact.
+TEST(RecordSorter, CountsPastInt64AreExactInMemoryAndThroughRuns) {
+  TestDir dir;
+  const std::vector<std::pair<std::string, std::vector<std::string>>> wide = {
+      {"u|w1.c3p0", {"9223372036854775807", "9223372036854775807", "9223372036854775807"}},
+      {"u|w2.c3p0", {"170141183460469231731687303715884105727", "-170141183460469231731687303715884105728", "1"}},
+      {"u|w3.c3p0", {"-9223372036854775808"}},
+      {"u|w4.c3p0", {"-4611686018427387904", "-4611686018427387904"}},
+      {"u|w5.c3p0", {"18446744073709551616", "-18446744073709551615"}},
+      {"c.u|w6.US.c3p0", {"9223372036854775807", "9223372036854775807", "-1"}},
+  };
+  std::vector<std::string> input;
+  for (int i = 0; i < 90000; ++i) input.push_back("u|f" + std::to_string(i) + ".c3p0,1");
+  for (size_t k = 0; k < wide.size(); ++k) {
+    for (size_t j = 0; j < wide[k].second.size(); ++j) {  // spread over the runs
+      input.insert(input.begin() + ptrdiff_t((j + 1) * 30000 + k * (j == 2 ? 0 : 1)), wide[k].first + "," + wide[k].second[j]);
+    }
+  }
+  std::vector<std::string> outputs[2];
+  for (int pass = 0; pass < 2; ++pass) {
+    const std::string runs = dir.path() + "/" + std::to_string(pass);
+    fs::create_directory(runs);
+    RecordSorter sorter(SorterOptions{1, pass == 0 ? uint64_t(1) << 20 : uint64_t(256) << 20, runs, kLookupDay, 0,
+                                      uint32_t(pass + 1)});
+    for (const std::string& line : input) ASSERT_TRUE(sorter.Add(line).ok()) << line;
+    CollectSink sink;
+    ASSERT_TRUE(sorter.Finish(&sink, nullptr).ok());
+    EXPECT_EQ(pass == 0, sorter.stats().runs > 2) << sorter.stats().runs;
+    for (const std::string& line : sink.lines) {
+      if (line.find("|w") != std::string::npos) outputs[pass].push_back(line);
+    }
+  }
+  EXPECT_EQ(outputs[0], outputs[1]);
+  EXPECT_EQ(outputs[0], (std::vector<std::string>{
+                            "2012-03-25/0 c.u|w6.c3p0,US:18446744073709551613",
+                            "2012-03-25/0 u|w1,c3p0:27670116110564327421",
+                            "2012-03-25/0 u|w3,c3p0:-9223372036854775808",
+                            "2012-03-25/0 u|w4,c3p0:-9223372036854775808",
+                            "2012-03-25/0 u|w5,c3p0:1",
+                        }));
+}
+
+TEST(RecordSorter, ASumLeaving128BitsIsAnError) {
+  TestDir dir;
+  {
+    RecordSorter sorter(SorterOptions{1, 64 << 20, dir.path(), kLookupDay, 0, 1});
+    ASSERT_TRUE(sorter.Add("u|a.c3p0,170141183460469231731687303715884105727").ok());
+    EXPECT_EQ(sorter.Add("u|a.c3p0,170141183460469231731687303715884105727").message(),
+              "the counts of 'u|a' c3p0 leave 128 bits");  // two wide counts of one key
+    ASSERT_TRUE(sorter.Add("u|a.c3p0,1").ok());               // a wide and an inline one
+    CollectSink sink;
+    EXPECT_EQ(sorter.Finish(&sink, nullptr).message(), "the counts of one record leave 128 bits");
+  }
+  {
+    RecordSorter sorter(SorterOptions{1, 64 << 20, dir.path(), kLookupDay, 0, 1});
+    ASSERT_TRUE(sorter.Add("u|a.c3p0,-170141183460469231731687303715884105728").ok());
+    ASSERT_TRUE(sorter.Add("u|a.c3p0,-1").ok());
+    CollectSink sink;
+    EXPECT_EQ(sorter.Finish(&sink, nullptr).message(), "the counts of one record leave 128 bits");
+  }
 }
 
 TEST(RecordSorter, FeedersOnSeveralThreadsSortLikeOne) {

@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cstring>
 #include <thread>
+#include <unordered_map>
 
 #include "base/clip.h"
+#include "base/int128.h"
 #include "keyformat/columns.h"
 #include "keyformat/records.h"
 #include "keyformat/shard.h"
@@ -53,11 +55,24 @@ char* EncodeVarint(char* p, uint64_t v) {
   return p;
 }
 
-// Returns bytes used, 0 if p..end holds no complete varint.
-size_t GetVarint(const char* p, const char* end, uint64_t* v) {
-  uint64_t result = 0;
-  for (int shift = 0, i = 0; p + i < end && shift <= 63; shift += 7, ++i) {
-    const uint64_t byte = uint8_t(p[i]);
+// The same for a 128-bit value (a run's count of a record whose count is wide): at most
+// 19 bytes, and for a value below 2^64 the same bytes as EncodeVarint.
+char* EncodeVarint128(char* p, Uint128 v) {
+  while (v >= 0x80) {
+    *p++ = char(uint8_t(v) | 0x80);
+    v >>= 7;
+  }
+  *p++ = char(v);
+  return p;
+}
+
+// Returns bytes used, 0 if p..end holds no complete varint of U. A 64-bit value's tenth
+// byte is not checked for bits past 2^64: the count's caller does that (RunSource).
+template <typename U>
+size_t GetVarint(const char* p, const char* end, U* v) {
+  U result = 0;
+  for (int shift = 0, i = 0; p + i < end && shift < int(8 * sizeof(U)); shift += 7, ++i) {
+    const U byte = uint8_t(p[i]);
     result |= (byte & 0x7F) << shift;
     if (byte < 0x80) {
       *v = result;
@@ -83,6 +98,12 @@ size_t SharedPrefix(std::string_view a, std::string_view b) {
 
 uint64_t ZigZag(int64_t v) { return (uint64_t(v) << 1) ^ uint64_t(v >> 63); }
 int64_t UnZigZag(uint64_t v) { return int64_t(v >> 1) ^ -int64_t(v & 1); }
+Uint128 ZigZag128(Int128 v) { return (Uint128(v) << 1) ^ Uint128(v >> 127); }
+Int128 UnZigZag128(Uint128 v) { return Int128(v >> 1) ^ -Int128(v & 1); }
+
+// The count of an entry whose count is kept beside it (Batch::wide_): no count of an entry
+// is ever this value itself, since an input count of INT64_MIN is kept beside it too.
+constexpr int64_t kWideCount = INT64_MIN;
 
 std::string DayName(Day day) { return day == kLookupDay ? "lookups" : FormatDay(day); }
 
@@ -133,21 +154,65 @@ class RecordSorter::Batch : public TailOrder {
     return TailLess(Tail(a), la - kInlineKeyBytes, Tail(b), lb - kInlineKeyBytes);
   }
 
-  // Sorts the entries on `threads` threads and sums equal keys; false when a sum overflows.
+  // Whether a wide count (one that does not fit int64, or INT64_MIN) can be kept for key:
+  // false when the key's wide counts would leave 128 bits.
+  bool CanAddWide(std::string_view key, Int128 count) const {
+    auto it = wide_.find(key);
+    Int128 sum = it == wide_.end() ? 0 : it->second;
+    return AddInt128(&sum, count);
+  }
+  // Keeps count beside the entry just added for key with kWideCount.
+  // REQUIRES: CanAddWide(key, count).
+  void AddWide(std::string_view key, Int128 count) { AddInt128(&wide_.try_emplace(std::string(key), 0).first->second, count); }
+
+  // Sorts the entries on `threads` threads and sums equal keys; false when a sum leaves
+  // 128 bits. Sums stay in the entries while they fit int64 (and are not kWideCount); a
+  // sum that leaves it, or a wide count, goes to wide_ (SumWide). Until the first of those
+  // the loop pays one overflow test per equal pair, as before.
   bool SortAndSum(unsigned threads) {
     RadixSort(entries(), entries() + n_, *this, threads);
-    bool overflow = false;
-    size_t out = 0;
-    for (size_t i = 0; i < n_; ++i) {
-      SortEntry* e = entries();
+    SortEntry* const e = entries();
+    size_t out = 0, i = 0;
+    if (wide_.empty()) {
+      for (; i < n_; ++i) {
+        if (out > 0 && Equal(e[out - 1], e[i])) {
+          int64_t sum;
+          if (__builtin_add_overflow(e[out - 1].count, e[i].count, &sum) || sum == kWideCount) break;
+          e[out - 1].count = sum;
+          continue;
+        }
+        e[out++] = e[i];
+      }
+    }
+    for (; i < n_; ++i) {  // the rest, now that some count is wide
       if (out > 0 && Equal(e[out - 1], e[i])) {
-        overflow |= __builtin_add_overflow(e[out - 1].count, e[i].count, &e[out - 1].count);
+        int64_t sum;
+        if (e[out - 1].count != kWideCount && e[i].count != kWideCount &&
+            !__builtin_add_overflow(e[out - 1].count, e[i].count, &sum) && sum != kWideCount) {
+          e[out - 1].count = sum;
+        } else if (!SumWide(&e[out - 1], e[i])) {
+          return false;
+        }
         continue;
       }
       e[out++] = e[i];
     }
     n_ = out;
-    return !overflow;
+    return true;
+  }
+
+  // Writes the count of an entry marked kWideCount as a run's varint.
+  [[gnu::noinline, gnu::cold]] char* EncodeWideCount(char* out, const SortEntry& e) const {
+    return EncodeVarint128(out, ZigZag128(CountOf(e)));
+  }
+
+  // An entry's count: inline, or beside it.
+  Int128 CountOf(const SortEntry& e) const {
+    if (e.count != kWideCount) return e.count;
+    std::string key;
+    KeyOf(e, &key);
+    auto it = wide_.find(key);
+    return it == wide_.end() ? 0 : it->second;
   }
 
   // The whole entry key of e into *key.
@@ -170,6 +235,7 @@ class RecordSorter::Batch : public TailOrder {
     std::vector<char> buf(1 << 20);
     char* out = buf.data();
     const SortEntry* previous = nullptr;
+    const bool any_wide = !wide_.empty();  // else no entry is marked kWideCount
     for (size_t i = 0; i < n_; ++i) {
       const SortEntry& e = entries()[i];
       // Encoded from the entry itself: the inline words say most of the shared prefix.
@@ -195,7 +261,7 @@ class RecordSorter::Batch : public TailOrder {
         std::memcpy(out, Tail(e) + from, size - kInlineKeyBytes - from);
         out += size - kInlineKeyBytes - from;
       }
-      out = EncodeVarint(out, ZigZag(e.count));
+      out = any_wide && e.count == kWideCount ? EncodeWideCount(out, e) : EncodeVarint(out, ZigZag(e.count));
       previous = &e;
     }
     if (Status s = w.Append(std::string_view(buf.data(), size_t(out - buf.data()))); !s.ok()) return s;
@@ -206,6 +272,7 @@ class RecordSorter::Batch : public TailOrder {
   void Clear() {
     n_ = 0;
     tails_ = bytes_ - kSlack;
+    wide_.clear();
   }
   size_t size() const { return n_; }
   const SortEntry* entries() const { return reinterpret_cast<const SortEntry*>(base_); }
@@ -229,11 +296,32 @@ class RecordSorter::Batch : public TailOrder {
     return a.size() <= kInlineKeyBytes ||
            std::memcmp(Tail(a), Tail(b), a.size() - kInlineKeyBytes) == 0;
   }
+  // Adds cur's count to *acc's (equal keys) when either is wide or their sum leaves int64.
+  // wide_[key] holds the sum of the counts of the key's entries marked kWideCount (a
+  // summed entry counting as its sum so far): *acc ends marked, its sum there.
+  bool SumWide(SortEntry* acc, const SortEntry& cur) {
+    if (acc->count != kWideCount || cur.count != kWideCount) {
+      std::string key;
+      KeyOf(*acc, &key);
+      Int128& sum = wide_.try_emplace(std::move(key), 0).first->second;
+      if (acc->count != kWideCount && !AddInt128(&sum, acc->count)) return false;
+      if (cur.count != kWideCount && !AddInt128(&sum, cur.count)) return false;
+      acc->count = kWideCount;
+    }
+    return true;  // both marked: both are in wide_ already
+  }
 
   const uint64_t bytes_;
   char* base_ = nullptr;
   uint64_t tails_ = 0;  // the lowest tail byte; tails_ .. bytes_ - kSlack are in use
   size_t n_ = 0;
+  // Entry key → the count of its entries marked kWideCount: counts that do not fit int64
+  // and sums that leave it, rare enough for a hash map (docs/rebuild.md#counts).
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view key) const { return std::hash<std::string_view>()(key); }
+  };
+  std::unordered_map<std::string, Int128, KeyHash, std::equal_to<>> wide_;
 };
 
 // A sorted stream of (entry key, count).
@@ -243,7 +331,7 @@ class RecordSorter::Source {
   virtual bool Next() = 0;  // false at the end or on error
   virtual Status status() const { return Status::OK(); }
   std::string_view key;
-  int64_t count = 0;
+  Int128 count = 0;
   uint64_t k[3] = {0, 0, 0};  // the first 24 key bytes, as in SortEntry: most comparisons end here
   uint32_t index = 0;         // the merge's tie-break between equal keys: sums in source order
 
@@ -267,7 +355,7 @@ class RecordSorter::MemorySource : public Source {
     const SortEntry& e = batch_->entries()[i_++];
     batch_->KeyOf(e, &key_);
     key = key_;
-    count = e.count;
+    count = e.count != kWideCount ? e.count : batch_->CountOf(e);
     k[0] = e.k[0];
     k[1] = e.k[1];
     k[2] = e.k[2];
@@ -309,7 +397,11 @@ class RecordSorter::RunSource : public Source {
       if (n2 != 0) {
         if (shared > key.size() || shared + rest > kMaxEntryKey) return Fail("bad record size");
         if (uint64_t(end - p) > n1 + n2 + rest) {
-          n3 = GetVarint(p + n1 + n2 + rest, end, &zz);
+          const char* const c = p + n1 + n2 + rest;
+          n3 = GetVarint(c, end, &zz);
+          // A count past 64 bits (kept beside its entry in memory, Batch::wide_): its ten
+          // bytes so far do not end it, or the tenth holds more than bit 63.
+          if ((n3 == 0 && end - c > 10) || (n3 == 10 && uint8_t(c[9]) > 1)) return NextWide(c, end, shared, rest, n1 + n2);
           if (n3 != 0) break;
         }
       }
@@ -318,10 +410,21 @@ class RecordSorter::RunSource : public Source {
         return false;
       }
     }
+    SetKey(shared, rest, n1 + n2);
+    count = UnZigZag(zz);
+    pos_ += n1 + n2 + rest + n3;
+    return true;
+  }
+  Status status() const override { return status_; }
+
+ private:
+  // The record's key from the buffer: `rest` bytes at pos_ + sizes after the `shared` ones
+  // of the last key.
+  void SetKey(uint64_t shared, uint64_t rest, size_t sizes) {
     const size_t size = shared + rest;
     if (size + kInlineKeyBytes > key_.size()) key_.resize(std::max(2 * key_.size(), size + kInlineKeyBytes));
     char* const k_bytes = key_.data();
-    std::memcpy(k_bytes + shared, buffer_.data() + pos_ + n1 + n2, rest);
+    std::memcpy(k_bytes + shared, buffer_.data() + pos_ + sizes, rest);
     key = std::string_view(k_bytes, size);
     // The prefix words from the buffer itself: bytes past the key are whatever an earlier,
     // longer key left there, so they are masked off.
@@ -330,13 +433,25 @@ class RecordSorter::RunSource : public Source {
       const uint64_t word = LoadBig(k_bytes + 8 * w);
       k[w] = have == 0 ? 0 : have == 8 ? word : word & ~(~uint64_t(0) >> (8 * have));
     }
-    count = UnZigZag(zz);
-    pos_ += n1 + n2 + rest + n3;
+  }
+  // Next() of a record whose count is a varint past 64 bits, at c (whole in the buffer or
+  // cut by its end: then the general loop refills, as for any record).
+  [[gnu::noinline, gnu::cold]] bool NextWide(const char* c, const char* end, uint64_t shared, uint64_t rest, size_t sizes) {
+    Uint128 zz = 0;
+    const size_t n3 = GetVarint(c, end, &zz);
+    if (n3 == 0) {
+      if (end - c >= 19) return Fail("bad count");
+      if (!Refill()) {
+        if (status_.ok()) return Fail("truncated record");
+        return false;
+      }
+      return Next();  // the same record again, with more bytes
+    }
+    SetKey(shared, rest, sizes);
+    count = UnZigZag128(zz);
+    pos_ += sizes + rest + n3;
     return true;
   }
-  Status status() const override { return status_; }
-
- private:
   bool Fail(const char* why) {
     status_ = Status::Error("run file " + path_ + ": " + why);
     return false;
@@ -390,8 +505,11 @@ Status RecordSorter::Feeder::Add(std::string_view line) {
     column = value;
     has_lookups_ = true;
   } else {
-    if (!ParseCountQuietly(value, &count)) {
-      return Status::Error("count '" + Clipped(value, 40) + "' of '" + std::string(key) + "' is not a signed 64-bit integer");
+    if (!ParseCountQuietly(value, &count) || count == kWideCount) {  // rare: a count past int64
+      if (!ParseInt128(value, &wide_count_)) {
+        return Status::Error("count '" + Clipped(value, 40) + "' of '" + std::string(key) + "' is not a signed 128-bit integer");
+      }
+      count = kWideCount;
     }
     const int64_t d = p.hour / kSecondsPerDay;
     day = Day(d);
@@ -444,16 +562,37 @@ Status RecordSorter::Feeder::Add(std::string_view line) {
     return s;
   }
   const std::string_view whole(entry_key, size);
+  if (count == kWideCount) return AddWide(whole);
   if (!batch_->Add(whole, count)) {
-    if (Status s = Spill(); !s.ok()) {
-      io_error_ = true;
-      return s;
-    }
-    if (!batch_->Add(whole, count)) {
-      io_error_ = true;
-      return Status::Error("--memory is too small for a record of " + std::to_string(size) + " bytes");
-    }
+    if (Status s = SpillAndAdd(whole, count); !s.ok()) return s;
   }
+  records_++;
+  return Status::OK();
+}
+
+Status RecordSorter::Feeder::SpillAndAdd(std::string_view entry_key, int64_t count) {
+  if (Status s = Spill(); !s.ok()) {
+    io_error_ = true;
+    return s;
+  }
+  if (!batch_->Add(entry_key, count)) {
+    io_error_ = true;
+    return Status::Error("--memory is too small for a record of " + std::to_string(entry_key.size()) + " bytes");
+  }
+  return Status::OK();
+}
+
+Status RecordSorter::Feeder::AddWide(std::string_view entry_key) {
+  if (!batch_->CanAddWide(entry_key, wide_count_)) {
+    const std::string_view rest = entry_key.substr(4);  // the archive key, then '\0' and the column
+    const size_t zero = std::min(rest.find('\0'), rest.size());
+    return Status::Error("the counts of '" + std::string(rest.substr(0, zero)) + "' " +
+                         std::string(rest.substr(std::min(zero + 1, rest.size()))) + " leave 128 bits");
+  }
+  if (!batch_->Add(entry_key, kWideCount)) {
+    if (Status s = SpillAndAdd(entry_key, kWideCount); !s.ok()) return s;
+  }
+  batch_->AddWide(entry_key, wide_count_);
   records_++;
   return Status::OK();
 }
@@ -461,7 +600,7 @@ Status RecordSorter::Feeder::Add(std::string_view line) {
 // Sorts this feeder's records and writes them as a run, on this thread.
 Status RecordSorter::Feeder::Spill() {
   if (batch_->size() == 0) return Status::OK();
-  if (!batch_->SortAndSum(sort_threads_)) return Status::Error("a count overflows a signed 64-bit integer");
+  if (!batch_->SortAndSum(sort_threads_)) return Status::Error("the counts of one record leave 128 bits");
   if (Status s = batch_->WriteRun(sorter_->NewRunPath()); !s.ok()) return s;
   batch_->Clear();
   return Status::OK();
@@ -534,7 +673,7 @@ class LineAssembler {
     block_.reserve(kBlockBytes + 4096);
   }
 
-  Status Add(std::string_view entry_key, int64_t count) {
+  Status Add(std::string_view entry_key, Int128 count) {
     const Day day = Day((uint8_t(entry_key[0]) << 8) | uint8_t(entry_key[1]));
     const uint32_t shard = (uint32_t(uint8_t(entry_key[2])) << 8) | uint8_t(entry_key[3]);
     const std::string_view rest = entry_key.substr(4);
@@ -640,7 +779,7 @@ class LineAssembler {
 class RecordSorter::MergedSink {
  public:
   virtual ~MergedSink() = default;
-  virtual Status Add(std::string_view key, int64_t count) = 0;
+  virtual Status Add(std::string_view key, Int128 count) = 0;
 };
 
 namespace {
@@ -649,14 +788,14 @@ namespace {
 class AssemblerSink : public RecordSorter::MergedSink {
  public:
   explicit AssemblerSink(LineAssembler* assembler) : assembler_(assembler) {}
-  Status Add(std::string_view key, int64_t count) override { return assembler_->Add(key, count); }
+  Status Add(std::string_view key, Int128 count) override { return assembler_->Add(key, count); }
 
  private:
   LineAssembler* assembler_;
 };
 
 // The hand-off from the merging thread to the assembling one: blocks of records
-// (4-byte key size, key, 8-byte count), a few in flight, reused. Plain bytes, written in
+// (4-byte key size, key, 16-byte count), a few in flight, reused. Plain bytes, written in
 // place: appending the three parts to a string was 3 % of an import.
 constexpr size_t kRecordBlockBytes = 1 << 20;
 constexpr size_t kRecordBlocks = 4;
@@ -671,9 +810,9 @@ using RecordPipe = BlockPipe<RecordBlock>;
 class PipeSink : public RecordSorter::MergedSink {
  public:
   explicit PipeSink(RecordPipe* pipe) : pipe_(pipe) {}
-  Status Add(std::string_view key, int64_t count) override {
+  Status Add(std::string_view key, Int128 count) override {
     const uint32_t size = uint32_t(key.size());
-    const size_t need = 12 + size_t(size);
+    const size_t need = 4 + sizeof count + size_t(size);
     if (block_ == nullptr || (block_->size != 0 && block_->size + need > kRecordBlockBytes)) {
       if (block_ != nullptr) pipe_->PushFull(block_);
       block_ = pipe_->TakeFree();
@@ -686,7 +825,7 @@ class PipeSink : public RecordSorter::MergedSink {
     char* const p = block_->bytes.get() + block_->size;
     std::memcpy(p, &size, 4);
     std::memcpy(p + 4, key.data(), size);
-    std::memcpy(p + 4 + size, &count, 8);
+    std::memcpy(p + 4 + size, &count, sizeof count);
     block_->size += need;
     return Status::OK();
   }
@@ -708,11 +847,11 @@ Status AssembleBlock(std::string_view block, LineAssembler* assembler) {
   const char* const end = p + block.size();
   while (p < end) {
     uint32_t size;
-    int64_t count;
+    Int128 count;
     std::memcpy(&size, p, 4);
-    std::memcpy(&count, p + 4 + size, 8);
+    std::memcpy(&count, p + 4 + size, sizeof count);
     if (Status s = assembler->Add(std::string_view(p + 4, size), count); !s.ok()) return s;
-    p += 12 + size;
+    p += 4 + sizeof count + size;
   }
   return Status::OK();
 }
@@ -783,15 +922,15 @@ Status RecordSorter::MergeSources(std::vector<std::unique_ptr<Source>>* all, Mer
     key.assign(top.key);
     current.key = key;
     std::copy(top.k, top.k + 3, current.k);
-    int64_t sum = top.count;
+    Int128 sum = top.count;
     bool overflow = false;
     if (Status s = advance_top(); !s.ok()) return s;
     while (!heap.empty() && Source::Compare(*heap[0], current) == 0) {
-      overflow |= __builtin_add_overflow(sum, heap[0]->count, &sum);
+      overflow |= !AddInt128(&sum, heap[0]->count);
       if (Status s = advance_top(); !s.ok()) return s;
     }
     if (overflow) {
-      return Status::Error("the counts of one record overflow a signed 64-bit integer (day " +
+      return Status::Error("the counts of one record leave 128 bits (day " +
                            DayName(Day((uint8_t(key[0]) << 8) | uint8_t(key[1]))) + ", key " +
                            key.substr(4, key.find('\0', 4) - 4) + ")");
     }
@@ -817,7 +956,7 @@ Status RecordSorter::Finish(LineSink* sink, const std::function<void(const std::
   // What is still in memory: each batch sorted on every thread, one after the other.
   for (const auto& f : feeders_) {
     if (f->batch_->size() == 0) continue;
-    if (!f->batch_->SortAndSum(options_.threads)) return Status::Error("a count overflows a signed 64-bit integer");
+    if (!f->batch_->SortAndSum(options_.threads)) return Status::Error("the counts of one record leave 128 bits");
     sources.push_back(std::make_unique<MemorySource>(f->batch_.get()));
   }
 

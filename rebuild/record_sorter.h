@@ -143,11 +143,16 @@ class RecordSorter::Feeder {
  private:
   friend class RecordSorter;
   Status Spill();
+  // The rare ends of Add(), out of its way: a full batch spilled, then the entry added; an
+  // entry whose count (wide_count_) is kept beside it (docs/rebuild.md#counts).
+  [[gnu::noinline]] Status SpillAndAdd(std::string_view entry_key, int64_t count);
+  [[gnu::noinline, gnu::cold]] Status AddWide(std::string_view entry_key);
   RecordSorter* sorter_;
   std::unique_ptr<Batch> batch_;
   uint32_t sort_threads_;
   std::string key_;  // the entry key being built, when it is too long for the stack
   ParsedKey parsed_;  // the key being added: one struct reused, not one zeroed a line
+  Int128 wide_count_ = 0;  // the count being added, when it does not fit the entry
   std::vector<uint64_t> day_bits_;
   bool has_lookups_ = false;
   bool io_error_ = false;

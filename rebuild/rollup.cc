@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstring>
 #include <map>
+#include <set>
 
 #include "base/clip.h"
 #include "keyformat/columns.h"
@@ -102,7 +103,8 @@ Status RollupWriter::Record(std::string_view key, std::string_view value, std::s
     holding_ = true;
     month_ok_ = true;
     streaming_ = false;
-    group_.assign(group);
+    group_.clear();  // then append: assign() called the out-of-line _M_replace once a month of a key (docs/benchmarks.md)
+    group_.append(group);
     month_[0] = time[0];
     month_[1] = time[1];
   }
@@ -178,7 +180,8 @@ Status RollupWriter::Record(std::string_view key, std::string_view value, std::s
 
 // `name:count name:count …` of held_ bytes [at, at + size) appended to cols_; false when it
 // is malformed (the caller finds out why with a ColumnReader). Loops rather than memchr and
-// from_chars: names and counts are a few bytes long.
+// from_chars: names and counts are a few bytes long. A count past int64 goes in as 0 and
+// makes the day (days_.back()) wide: it is summed by SumExactly.
 bool RollupWriter::ParseColumns(size_t at, size_t size) {
   const char* p = held_.data() + at;
   const char* const end = p + size;
@@ -218,18 +221,35 @@ bool RollupWriter::ParseColumns(size_t at, size_t size) {
     if (negative) ++p;
     const char* digits = p;
     uint64_t v = 0;
+    bool wide = false;  // past 2^64 (the rest of its digits are read below) or int64
     while (p < end && *p >= '0' && *p <= '9') {
-      if (v > (UINT64_MAX - 9) / 10) return false;
+      if (v > (UINT64_MAX - 9) / 10) {
+        wide = true;
+        break;
+      }
       v = v * 10 + uint64_t(*p - '0');
       ++p;
     }
-    if (p == digits || v > uint64_t(INT64_MAX) + (negative ? 1 : 0)) return false;
+    if (p == digits) return false;
+    if (wide || v > uint64_t(INT64_MAX) + (negative ? 1 : 0)) {
+      p = ParseWideColumn(digits - negative, p, end);  // p by value: a pointer to it kept p in memory
+      if (p == nullptr) return false;
+      v = 0;
+    }
     const int64_t count = negative ? int64_t(0 - v) : int64_t(v);
     cols_.push_back(Col{prefix, uint32_t(name - held_.data()), name_size, count});
     if (p == end) return true;
     if (*p != ' ' || p + 1 == end) return false;
     ++p;
   }
+}
+
+const char* RollupWriter::ParseWideColumn(const char* from, const char* p, const char* end) {
+  while (p < end && *p >= '0' && *p <= '9') ++p;
+  Int128 exact;
+  if (!ParseInt128(std::string_view(from, size_t(p - from)), &exact)) return nullptr;
+  days_.back().wide = true;
+  return p;
 }
 
 bool RollupWriter::SameName(const Col& a, const Col& b) const {
@@ -301,10 +321,13 @@ Status RollupWriter::FinishDay() {
   if (!d.summed) {
     d.summed = true;
     size_t end = d.col_end;
-    // One hour's columns are their own sums: sorted, each name once, none zero.
-    if (d.hours > 1 && !Sum(&cols_, d.col_begin, &end)) {
-      d.ok = false;
-    } else if (end - d.col_begin > limits_.max_columns) {
+    // One hour's columns are their own sums: sorted, each name once, none zero. A sum
+    // that leaves int64 makes the day wide: summed again exactly when it is written.
+    if (d.hours > 1 && !d.wide && !Sum(&cols_, d.col_begin, &end)) {
+      d.wide = true;
+      end = d.col_end;
+    }
+    if (end - d.col_begin > limits_.max_columns) {
       d.ok = false;
     }
     cols_.resize(end);
@@ -330,7 +353,7 @@ bool RollupWriter::Folds(uint64_t rollup_columns, uint64_t hour_columns) const {
   return rollup_columns > 0 && hour_columns >= limits_.min_fold * rollup_columns;
 }
 
-Status RollupWriter::WriteRollup(const Day* day, const std::vector<Col>& cols, size_t begin, size_t end) {
+void RollupWriter::BeginRollup(const Day* day) {
   key_.assign(group_).append(month_, 2);
   value_.clear();
   if (day != nullptr) {
@@ -339,6 +362,10 @@ Status RollupWriter::WriteRollup(const Day* day, const std::vector<Col>& cols, s
   } else {
     for (const Day& d : days_) AppendRollupMask(&value_, 0, d.symbol, d.mask);
   }
+}
+
+Status RollupWriter::WriteRollup(const Day* day, const std::vector<Col>& cols, size_t begin, size_t end) {
+  BeginRollup(day);
   for (size_t i = begin; i < end; ++i) {
     AppendColumn(&value_, 0, std::string_view(held_.data() + cols[i].name, cols[i].size), cols[i].count);
   }
@@ -346,8 +373,34 @@ Status RollupWriter::WriteRollup(const Day* day, const std::vector<Col>& cols, s
   return out_->Add(key_, value_, 0);
 }
 
+Status RollupWriter::SumExactly(const Day* day, size_t begin, size_t end, uint64_t hour_columns) {
+  ColumnSums sums;  // in name order: the rollup's column order
+  if (!SumColumnsOfLines(std::string_view(held_).substr(begin, end - begin), &sums)) {
+    stats_.limited++;  // leaves 128 bits: readers sum the hours, and fail naming it
+    return Status::OK();
+  }
+  uint64_t columns = 0;
+  for (const auto& [name, sum] : sums) columns += sum != 0;
+  if (columns > limits_.max_columns) {
+    stats_.limited++;
+    return Status::OK();
+  }
+  if (!Folds(columns, hour_columns)) {
+    stats_.unfolded++;
+    return Status::OK();
+  }
+  BeginRollup(day);
+  for (const auto& [name, sum] : sums) {
+    if (sum != 0) AppendColumn(&value_, 0, name, sum);
+  }
+  (day != nullptr ? stats_.days : stats_.months)++;
+  return out_->Add(key_, value_, 0);
+}
+
 Status RollupWriter::WriteDay(const Day& d) {
-  if (d.ok && d.hours >= 2) {
+  if (d.ok && d.hours >= 2 && d.wide) {
+    if (Status s = SumExactly(&d, d.line_begin, d.line_end, d.hour_columns); !s.ok()) return s;
+  } else if (d.ok && d.hours >= 2) {
     if (Folds(d.col_end - d.col_begin, d.hour_columns)) {
       SortByName(cols_.data() + d.col_begin, d.col_end - d.col_begin);
       if (Status s = WriteRollup(&d, cols_, d.col_begin, d.col_end); !s.ok()) return s;
@@ -366,10 +419,17 @@ Status RollupWriter::WriteHeld() {
   if (month_ok_ && !days_.empty()) {
     if (days_.size() >= 2) {
       uint64_t hour_columns = 0;
-      for (const Day& d : days_) hour_columns += d.hour_columns;
+      bool wide = false;
+      for (const Day& d : days_) {
+        hour_columns += d.hour_columns;
+        wide |= d.wide;
+      }
       month_cols_.assign(cols_.begin(), cols_.end());  // every day's sums, back to back
       size_t end = month_cols_.size();
-      if (!Sum(&month_cols_, 0, &end) || end > limits_.max_columns) {
+      if (wide || !Sum(&month_cols_, 0, &end)) {
+        const Status s = SumExactly(nullptr, days_.front().line_begin, days_.back().line_end, hour_columns);
+        if (!s.ok()) return s;
+      } else if (end > limits_.max_columns) {
         stats_.limited++;
       } else if (Folds(end, hour_columns)) {
         SortByName(month_cols_.data(), end);
@@ -412,8 +472,9 @@ namespace {
 struct MonthCheck {
   std::string group;  // `{subns}.{ns}|{key}.`
   std::string month;  // 2 symbols
-  // time (2 or 3 symbols) → sums by subkey; __int128 so that an overflowing sum is seen.
-  std::map<std::string, std::map<std::string, __int128>> sums;
+  // time (2 or 3 symbols) → sums by subkey, exact in 128 bits.
+  std::map<std::string, std::map<std::string, Int128>> sums;
+  std::set<std::string> overflow;  // times whose sums left 128 bits: they can have no rollup
   std::map<std::string, RollupHours> hours;    // time → the hours seen
   std::map<std::string, std::string> rollups;  // time → value as written
 
@@ -422,13 +483,10 @@ struct MonthCheck {
       std::string expected;
       if (auto h = hours.find(time); h != hours.end()) AppendRollupMasks(&expected, 0, h->second);
       auto it = sums.find(time);
+      if (overflow.count(time) != 0) return Status::Error("rollup '" + group + time + "' sums past 128 bits");
       if (it != sums.end()) {
         for (const auto& [subkey, n] : it->second) {
-          if (n == 0) continue;
-          if (n > INT64_MAX || n < INT64_MIN) {
-            return Status::Error("rollup '" + group + time + "' sums past a signed 64-bit count at '" + subkey + "'");
-          }
-          AppendColumn(&expected, 0, subkey, int64_t(n));
+          if (n != 0) AppendColumn(&expected, 0, subkey, n);
         }
       }
       if (expected != value) {
@@ -468,7 +526,7 @@ Status CheckRollups(std::string_view file) {
     }
     if (group != m.group || time.substr(0, 2) != m.month) {
       if (Status s = m.Verify(); !s.ok()) return s;
-      m = MonthCheck{std::string(group), std::string(time.substr(0, 2)), {}, {}, {}};
+      m = MonthCheck{std::string(group), std::string(time.substr(0, 2)), {}, {}, {}, {}};
     }
     if (time.size() < kYmdhSize) {
       m.rollups.emplace(std::string(time), std::string(parts->value));
@@ -484,8 +542,8 @@ Status CheckRollups(std::string_view file) {
     auto& day = m.sums[std::string(time.substr(0, 3))];
     auto& month = m.sums[std::string(time.substr(0, 2))];
     while (reader.Next(&c)) {
-      day[std::string(c.name)] += c.count;
-      month[std::string(c.name)] += c.count;
+      if (!AddInt128(&day[std::string(c.name)], c.count)) m.overflow.emplace(time.substr(0, 3));
+      if (!AddInt128(&month[std::string(c.name)], c.count)) m.overflow.emplace(time.substr(0, 2));
     }
     if (!reader.status().ok()) return reader.status().Prefixed("line " + std::to_string(line_no) + ": ");
   }

@@ -14,12 +14,16 @@
 // A rollup's value starts with the mask of the hours it summed (keyformat/rollup_hours.h),
 // then its sums. A rollup is written whole or not at all, never with a wrong number. It is not written when
 // it would add little (a day with one hour, a month with one day, sums that fold the hours'
-// columns less than RollupLimits::min_fold times), when its sums overflow int64 or cancel to
-// nothing, or when a limit is hit: the hour lines of one key's month held past
+// columns less than RollupLimits::min_fold times), when its sums cancel to nothing or
+// leave 128 bits, or when a limit is hit: the hour lines of one key's month held past
 // max_held_bytes (the month rollup is dropped, the days go on one at a time; a single day
 // past it streams without its rollup) or a rollup of more than max_columns subkeys. Readers
 // sum the hours wherever a rollup is missing. Memory: at most max_held_bytes of lines and
 // their parsed columns (24 bytes each).
+//
+// Counts are summed in the 24-byte columns as int64; a day with a count past int64, or
+// whose sums leave it, and a month with such a day, are summed again from their held lines
+// exactly in 128 bits (SumExactly): rollups stay exact, and the common case pays nothing.
 //
 // Rollups exist only in merged files: segments and compacted months hold hours only, and
 // a rollup line found in an input is dropped (the merge writes its own).
@@ -46,7 +50,7 @@ struct RollupLimits {
 struct RollupStats {
   uint64_t days = 0, months = 0;  // rollups written
   uint64_t unfolded = 0;          // left out: folding less than min_fold
-  uint64_t limited = 0;           // left out: a limit or an int64 overflow
+  uint64_t limited = 0;           // left out: a limit, or sums leaving 128 bits
   uint64_t dropped = 0;           // rollup lines found in the input (rewritten)
 };
 
@@ -75,6 +79,7 @@ class RollupWriter : public RecordWriter {
     uint64_t hours = 0, hour_columns = 0;
     size_t col_begin, col_end;    // cols_: the hours' columns, then (once summed) the sums
     bool summed = false, ok = true;
+    bool wide = false;            // a count or a sum past int64: summed by SumExactly
     uint32_t mask = 0;            // bit h: hour h was held (keyformat/rollup_hours.h)
   };
   // One subtotal line (line: key,value\n as read, or empty when only key and value are).
@@ -84,6 +89,10 @@ class RollupWriter : public RecordWriter {
   Status WriteHeld();                    // the month rollup (if due) and every day
   void Drop();                           // forget what is held
   bool ParseColumns(size_t at, size_t size);
+  // The rest of a count past int64 whose digits start at from (its '-' included), p the
+  // first digit not read: reads to the end of the digits and marks the day wide; returns
+  // the end of the digits, or nullptr when the count is past 128 bits.
+  [[gnu::noinline, gnu::cold]] const char* ParseWideColumn(const char* from, const char* p, const char* end);
   // Sums equal names of (*cols)[begin, end) in place, in the order each name first came,
   // dropping zero sums; *end becomes the end of the sums. False on an int64 overflow (of a
   // partial sum). Unsorted: most days and months do not fold and are never written, so
@@ -94,6 +103,10 @@ class RollupWriter : public RecordWriter {
   bool Folds(uint64_t rollup_columns, uint64_t hour_columns) const;
   // The rollup of one day (day) or of the month (day null: the mask of every held day).
   Status WriteRollup(const Day* day, const std::vector<Col>& cols, size_t begin, size_t end);
+  void BeginRollup(const Day* day);  // key_ and the masks of value_
+  // The slow path of a wide day or month: sums its hour lines held_[begin, end) in 128
+  // bits and writes its rollup when it folds (or counts why not).
+  [[gnu::noinline, gnu::cold]] Status SumExactly(const Day* day, size_t begin, size_t end, uint64_t hour_columns);
 
   RecordWriter* out_;
   RollupLimits limits_;

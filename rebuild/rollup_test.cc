@@ -163,7 +163,7 @@ TEST(Rollup, KeysThatShareAPrefixAreSeparateGroups) {
   EXPECT_TRUE(CheckRollups(out).ok());
 }
 
-TEST(Rollup, SumsThatCancelOrOverflowAreNotWritten) {
+TEST(Rollup, SumsThatCancelAreNotWrittenAndSumsPastInt64AreExact) {
   const std::string in =
       "c.u|a.c41k,US:5\n"
       "c.u|a.c41l,US:-5\n"
@@ -173,19 +173,43 @@ TEST(Rollup, SumsThatCancelOrOverflowAreNotWritten) {
       "c.u|b.c421,US:1\n";
   RollupStats stats;
   const std::string out = Roll(in, {}, &stats);
-  // a: zero, nothing to write. b: day c41 overflows (so no month either); c42 is fine.
+  // a: zero, nothing to write. b: day c41 leaves int64 (summed in 128 bits, and so is its
+  // month); c42 is an ordinary day.
   EXPECT_EQ(out,
             "c.u|a.c41k,US:5\n"
             "c.u|a.c41l,US:-5\n"
+            "c.u|b.c4,.1:3145728 .2:3 US:9223372036854775810\n"
+            "c.u|b.c41,.1:3145728 US:9223372036854775808\n"
             "c.u|b.c41k,US:9223372036854775807\n"
             "c.u|b.c41l,US:1\n"
             "c.u|b.c42,.2:3 US:2\n"
             "c.u|b.c420,US:1\n"
             "c.u|b.c421,US:1\n");
+  EXPECT_EQ(stats.days, 2u);
+  EXPECT_EQ(stats.months, 1u);
+  EXPECT_EQ(stats.limited, 0u);
+  EXPECT_TRUE(CheckRollups(out).ok());
+}
+
+// Hour counts past int64 (an hour of 2^64 increments of one) are read and summed in 128
+// bits; a day whose sums leave 128 bits, and its month, get no rollup, and readers sum
+// those hours (and fail naming the sum).
+TEST(Rollup, HourCountsPastInt64AndSumsPast128Bits) {
+  const std::string in =
+      "c.u|k.c410,US:18446744073709551616\n"
+      "c.u|k.c411,US:-170141183460469231731687303715884105728\n"
+      "c.u|k.c420,US:170141183460469231731687303715884105727\n"
+      "c.u|k.c421,US:170141183460469231731687303715884105727\n";
+  RollupStats stats;
+  const std::string out = Roll(in, {}, &stats);
+  EXPECT_EQ(out, "c.u|k.c41,.1:3 US:-170141183460469231713240559642174554112\n" + in);
   EXPECT_EQ(stats.days, 1u);
   EXPECT_EQ(stats.months, 0u);
-  EXPECT_EQ(stats.limited, 2u);  // the day and its month
+  EXPECT_EQ(stats.limited, 2u);  // day c42 and the month
   EXPECT_TRUE(CheckRollups(out).ok());
+  EXPECT_EQ(CheckRollups("c.u|k.c42,.2:3 US:1\nc.u|k.c420,US:170141183460469231731687303715884105727\n"
+                         "c.u|k.c421,US:170141183460469231731687303715884105727\n").message(),
+            "rollup 'c.u|k.c42' sums past 128 bits");
 }
 
 TEST(Rollup, HeldBytesLimitDropsTheMonthThenTheDay) {
@@ -233,7 +257,8 @@ TEST(Rollup, RollupsInTheInputAreReplaced) {
 
 TEST(Rollup, MalformedHourValuesAreErrors) {
   for (const char* line : {"c.u|k.c410,US\n", "c.u|k.c410,US:\n", "c.u|k.c410,:1\n", "c.u|k.c410,US:1 \n",
-                           "c.u|k.c410,US:1x\n", "c.u|k.c410,US:9223372036854775808\n", "c.u|k.c410,US:1  JP:2\n",
+                           "c.u|k.c410,US:1x\n", "c.u|k.c410,US:170141183460469231731687303715884105728\n",
+                           "c.u|k.c410,US:99999999999999999999x\n", "c.u|k.c410,US:1  JP:2\n",
                            // names long enough to be searched eight bytes at a time
                            "c.u|k.c410,abcdefghij klmnop:1\n", "c.u|k.c410,abcdefghijklmnopqrstu\n",
                            "c.u|k.c410,abcdefghijk:1 lmnopqrstuvw xyz:2\n", "c.u|k.c410,abcdefgh:1 :2345678901\n"}) {

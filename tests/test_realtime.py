@@ -282,8 +282,8 @@ def test_bad_requests_change_nothing(procs, tmp_path):
     err(post(port, "/incr?source=api-1&seq=2", good + f"{key('c', DAY0)},99999999999999999999\n", headers=SENDER),
         400, "INVALID_LINE")
     err(post(port, "/incr?source=api-1&seq=2", good + "_l|h0aMB8AuNw4=,x\n", headers=SENDER), 400, "INVALID_LINE")
-    err(post(port, "/incr?source=api-1&seq=2", good + f"{key('a', DAY0)},8\n", headers=SENDER), 400, "COUNTER_OVERFLOW",
-        f"line 2: counter '{key('a', DAY0)}' would overflow int64 adding 8")
+    # A counter leaves 128 bits only past 2^64 increments (docs/formats.md#counts): the
+    # realtime's COUNTER_OVERFLOW is pinned by realtime/ring_test.cc on a seeded counter.
     err(get(port, "/incr?source=api-1&seq=2"), 405, "METHOD_NOT_ALLOWED")
     err(post(port, "/set?day=2026-13-01", "_l|h0aMB8AuNw4=,x\n"), 400, "INVALID_ARG_DAY")
     err(post(port, f"/set?day={day_text(DAY0)}", "_l|h0aMB8AuNw4=,100%\n"), 400, "INVALID_LINE")
@@ -299,7 +299,7 @@ def test_bad_requests_change_nothing(procs, tmp_path):
     assert export(port, DAY0) == before
     s = stats(port)
     assert s["slots"][DAY0 % 3]["sources"] == {"api-1": 1}
-    assert s["counters"]["refused_overflow"] == 1
+    assert s["counters"]["refused_overflow"] == 0
     # The refused seq 2 was never recorded: it still applies.
     assert incr(port, [(key("b", DAY0), 1)], seq=2).json()["data"]["applied"] == 1
 

@@ -21,6 +21,21 @@ const state = {
 };
 window.dashboardState = state;
 
+// ---- counts past 2^53 (docs/api.md#conventions) --------------------------------------------
+
+// The API's counts are exact integers of up to 128 bits; JSON.parse alone rounds any past
+// Number.MAX_SAFE_INTEGER. This reviver reads such a number's own text (context.source) into
+// a BigInt, and a BigInt goes back into JSON as its exact digits (JSON.rawJSON), so the shown
+// JSON, the total and the tooltips show every digit; charts plot plotted(v), a position.
+function parseCounts(text) {
+  return JSON.parse(text, (key, value, context) =>
+    (typeof value === 'number' && !Number.isSafeInteger(value) && /^-?\d+$/.test(context?.source ?? '')
+      ? BigInt(context.source) : value));
+}
+BigInt.prototype.toJSON = function toJSON() { return JSON.rawJSON(this.toString()); };
+const plotted = (values) => values.map(Number);
+const exactLabel = (ctx) => `${ctx.dataset.label}: ${ctx.dataset.exact[ctx.dataIndex].toLocaleString('en-US')}`;
+
 // ---- the API ------------------------------------------------------------------------------
 
 class ApiError extends Error {
@@ -42,7 +57,7 @@ async function api(path, params = {}) {
     throw new ApiError(0, 'API_UNREACHABLE', `the API did not answer ${path}: ${e.message}`);
   }
   let body = null;
-  try { body = await r.json(); } catch (e) { /* not JSON: named below */ }
+  try { body = parseCounts(await r.text()); } catch (e) { /* not JSON: named below */ }
   if (!body || typeof body.status_code !== 'number') {
     throw new ApiError(r.status, `HTTP_${r.status}`, `${path} answered HTTP ${r.status} without a JSON envelope`);
   }
@@ -302,10 +317,10 @@ function drawSeries(p, main, total, cmp) {
   const oldestFirst = [...main.series].reverse();
   const labels = oldestFirst.map((b) => bucketLabel(b.dt, main.unit, p.tz));
   const values = oldestFirst.map((b) => b.value);
-  const datasets = [{ label: `${p.ns}|${p.key}`, data: values, borderColor: COLORS[0], backgroundColor: COLORS[0] + '33', fill: true, pointRadius: values.length > 200 ? 0 : 2, tension: 0 }];
+  const datasets = [{ label: `${p.ns}|${p.key}`, data: plotted(values), exact: values, borderColor: COLORS[0], backgroundColor: COLORS[0] + '33', fill: true, pointRadius: values.length > 200 ? 0 : 2, tension: 0 }];
   if (cmp) {
     const cmpValues = [...cmp.series].reverse().map((b) => b.value);
-    datasets.push({ label: `${p.ns}|${p.cmp}`, data: cmpValues, borderColor: COLORS[1], backgroundColor: COLORS[1] + '33', fill: false, pointRadius: values.length > 200 ? 0 : 2, tension: 0 });
+    datasets.push({ label: `${p.ns}|${p.cmp}`, data: plotted(cmpValues), exact: cmpValues, borderColor: COLORS[1], backgroundColor: COLORS[1] + '33', fill: false, pointRadius: values.length > 200 ? 0 : 2, tension: 0 });
   }
   state.missing = total.total === 0 && values.every((v) => v === 0);
   if (!state.missing) rememberNamespace(p.ns);
@@ -329,7 +344,7 @@ function drawSeries(p, main, total, cmp) {
         animation: false, responsive: true, maintainAspectRatio: false, normalized: true,
         interaction: { mode: 'index', intersect: false },
         scales: { x: { ticks: { maxTicksLimit: 12, maxRotation: 0 } }, y: { beginAtZero: true } },
-        plugins: { legend: { display: true } },
+        plugins: { legend: { display: true }, tooltip: { callbacks: { label: exactLabel } } },
       },
     });
   } else {
@@ -362,7 +377,7 @@ const valueLabels = {
     ctx.fillStyle = '#1d2330';
     ctx.textBaseline = 'middle';
     chart.getDatasetMeta(0).data.forEach((bar, i) => {
-      ctx.fillText(String(chart.data.datasets[0].data[i]), bar.x + 4, bar.y);
+      ctx.fillText(String(chart.data.datasets[0].exact[i]), bar.x + 4, bar.y);
     });
     ctx.restore();
   },
@@ -415,12 +430,12 @@ function drawBreakdowns(p, subs, answers) {
     box.append(div);
     const chart = new Chart(canvas, {
       type: 'bar',
-      data: { labels: entries.map((e) => e.subkey), datasets: [{ label: s, data: entries.map((e) => e.value), backgroundColor: COLORS[i % COLORS.length] }] },
+      data: { labels: entries.map((e) => e.subkey), datasets: [{ label: s, data: plotted(entries.map((e) => e.value)), exact: entries.map((e) => e.value), backgroundColor: COLORS[i % COLORS.length] }] },
       options: {
         indexAxis: 'y', animation: false, responsive: true, maintainAspectRatio: false,
         layout: { padding: { right: 60 } },
         scales: { y: { ticks: { autoSkip: false, callback(v) { const l = this.getLabelForValue(v); return l.length > 48 ? `${l.slice(0, 47)}…` : l; } } }, x: { beginAtZero: true } },
-        plugins: { legend: { display: false } },
+        plugins: { legend: { display: false }, tooltip: { callbacks: { label: exactLabel } } },
       },
       plugins: [valueLabels],
     });
