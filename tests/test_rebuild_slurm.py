@@ -170,11 +170,13 @@ def test_a_failed_task_is_retried_or_fails_the_night_naming_it_and_the_next_run_
     assert [cluster.slot_state(port, DAY0) for port in cluster.rt_ports] == ["closed", "closed"]
 
     # 2. The next run, with a retry: the archive fails publish once more, comes back, and
-    # Slurm's second attempt of publish completes the night.
+    # Slurm's second attempt of publish completes the night. (The day's export and segment
+    # are in the work directory since the first run: this graph starts at late, and the
+    # archive goes down once that task is done.)
     archive.start()
     p = start_nightly(cluster, DAY0, "--slurm-retries", "1")
-    wait_until(lambda: exit_file(cluster.work, f"export-{day_text(DAY0)}-0", run=1) or p.poll() is not None,
-               timeout=60, what="the first export task of the second run")
+    wait_until(lambda: exit_file(cluster.work, "late-0", run=1) or p.poll() is not None,
+               timeout=60, what="the late task of the second run")
     archive.stop()
     wait_until(lambda: exit_file(cluster.work, "publish-0", run=1) or p.poll() is not None, timeout=120,
                what="publish's first attempt")
