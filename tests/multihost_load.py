@@ -25,6 +25,7 @@ Bounds: each thread stops at `stop()`, after `max_seconds`, or after `max_reques
 import collections
 import http.client
 import random
+import secrets
 import threading
 import time
 import zlib
@@ -81,14 +82,16 @@ class Ledger:
 
 class Load:
     def __init__(self, cluster, keys, hours, rate=15.0, writers=2, seed=1, max_seconds=300,
-                 max_requests=20000, quiet=None):
+                 max_requests=20000, quiet=None, ledger=None):
         """keys: [(ns, key)] the writers use; hours: the hour timestamps they write to; rate:
-        requests a second per writer; quiet: {(ns, key): {hour: value}} for the query thread."""
+        requests a second per writer; quiet: {(ns, key): {hour: value}} for the query thread;
+        ledger: an earlier load's, to go on counting in it."""
         self.cluster, self.keys, self.hours = cluster, keys, hours
         self.rate, self.writers, self.seed = rate, writers, seed
         self.max_seconds, self.max_requests = max_seconds, max_requests
         self.quiet = quiet or {}
-        self.ledger = Ledger()
+        self.ledger = ledger or Ledger()
+        self.run_id = secrets.token_hex(4)  # keys of one load: unique among the loads of a test
         self.stats = collections.Counter()
         self.refused = []
         self.query_results = collections.Counter()  # (phase, outcome) -> n
@@ -145,7 +148,7 @@ class Load:
         events = [(ns, key, rnd.choice(self.hours)) for ns, key in
                   (rnd.choice(self.keys) for _ in range(EVENTS_PER_REQUEST))]
         body = "".join(f"ns={ns}&key={key}&ts={hour + rnd.randrange(HOUR)}&value=1\n" for ns, key, hour in events)
-        idem = f"mh-{self.seed}-{w}-{n}"
+        idem = f"mh-{self.run_id}-{w}-{n}"
         api = APIS[zlib.crc32(idem.encode()) % len(APIS)]
         return {"events": [(ns, key, hour) for ns, key, hour in events], "body": body.encode(), "key": idem,
                 "api": api, "pinned": False, "tries": 0}

@@ -70,20 +70,24 @@ class Scenario:
                 assert status == 200 and {t: v for t, v in got.items() if v} == want, (api, key, status, got)
 
     def load(self, hours=None, **kw):
-        return Load(self.c, LOAD_KEYS, hours or self.live_hours, quiet=self.quiet, **kw)
+        kw.setdefault("quiet", self.quiet)
+        return Load(self.c, LOAD_KEYS, hours or self.live_hours, **kw)
 
     def quiet_on_shard(self, shard):
         return [k for k in self.quiet if realtime_shard(*k) == shard]
 
-    def check(self, what, load, api="api1"):
-        """Delivery settles, then the exact-count check; prints and returns the figures."""
+    def check(self, what, load, api="api1", earlier=()):
+        """Delivery settles, then the exact-count check; prints and returns the figures.
+        earlier: loads that counted in the same ledger before `load`."""
         wait_until(lambda: all(self.c.backlog(a) == 0 for a in APIS if a in self.c.procs), timeout=180,
                    what="every API delivering everything")
         acked, counted, doubt = check_counts(self.c, load.ledger, self.history, self.first_hour, self.hours,
                                              api=api)
-        assert load.stats["acked_events"] == acked, (load.stats, acked)
-        assert not load.refused, load.refused[:5]
-        assert not load.wrong, load.wrong[:5]
+        loads = list(earlier) + [load]
+        assert sum(x.stats["acked_events"] for x in loads) == acked, ([x.stats for x in loads], acked)
+        for x in loads:
+            assert not x.refused, x.refused[:5]
+            assert not x.wrong, x.wrong[:5]
         queries = dict(sorted(((f"{p}: {o}"), n) for (p, o), n in load.query_results.items()))
         line = (f"MULTIHOST {what}: acknowledged {acked} events, counted {counted}, in doubt {doubt}; "
                 f"requests {dict(sorted(load.stats.items()))}; queries {queries}")
