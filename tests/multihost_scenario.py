@@ -92,6 +92,9 @@ class Scenario:
         line = (f"MULTIHOST {what}: acknowledged {acked} events, counted {counted}, in doubt {doubt}; "
                 f"requests {dict(sorted(load.stats.items()))}; queries {queries}")
         print(line)
+        for x in loads:
+            for item in x.no_answers:
+                print(f"MULTIHOST {what}: a query without an answer: {item}")
         return acked, counted, doubt
 
 
