@@ -173,6 +173,10 @@ class HostCluster:
     def kill9(self, host):
         self.procs.pop(host).kill9()
 
+    @staticmethod
+    def rebuild_binary():
+        return binary("clickatron-rebuild")
+
     def rebuild(self, *args, host="rebuild", timeout=300, env=None):
         """clickatron-rebuild on the rebuild host; CompletedProcess (text)."""
         return self.net.run(host, [binary("clickatron-rebuild")] + [str(a) for a in args], env=env or self.env,
