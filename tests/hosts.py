@@ -35,8 +35,10 @@ import ctypes
 import http.client
 import os
 import re
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -116,8 +118,14 @@ def remove_namespace(ns):
 
 
 def remove_leftovers():
-    """Removes the namespaces (and their processes) of earlier runs whose pytest is gone."""
+    """Removes the namespaces (and their processes) of earlier runs whose pytest is gone, and
+    their directories under /tmp (tests/multihost_slurm.py's munge sockets)."""
     removed = []
+    for name in os.listdir(tempfile.gettempdir()):
+        m = _NAME.match(name)
+        if m and not _pid_alive(int(m.group(1))):
+            shutil.rmtree(os.path.join(tempfile.gettempdir(), name), ignore_errors=True)
+            removed.append(name)
     for line in ip("netns", "list").stdout.splitlines():
         name = line.split()[0] if line.split() else ""
         m = _NAME.match(name)

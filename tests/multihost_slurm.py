@@ -79,7 +79,7 @@ PartitionName=debug Nodes={','.join(NODES)} Default=YES MaxTime=INFINITE State=U
         return dict(base, SLURM_CONF=self.confs[host])
 
     def up(self, base_env):
-        self.run = tempfile.mkdtemp(prefix="ctmh-munge-")
+        self.run = tempfile.mkdtemp(prefix=f"{self.net.run_id}-munge-")  # removed as a leftover by its pid
         os.chmod(self.run, 0o755)
         key = os.path.join(self.dir, "munge.key")
         os.makedirs(self.dir, exist_ok=True)
@@ -115,7 +115,7 @@ PartitionName=debug Nodes={','.join(NODES)} Default=YES MaxTime=INFINITE State=U
 
     def down(self):
         """The daemons are stopped with the hosts (Network.close); the sockets' directory goes."""
-        if self.run and self.run.startswith(tempfile.gettempdir() + "/ctmh-munge-"):
+        if self.run and self.run.startswith(f"{tempfile.gettempdir()}/{self.net.run_id}-munge-"):
             shutil.rmtree(self.run, ignore_errors=True)
 
     @staticmethod
