@@ -7,8 +7,12 @@ up. Every acknowledged increment counted once.
 
 Runs as root only (network namespaces: tests/hosts.py); skipped loudly otherwise.
 """
+import os
+import shutil
+
 from harness import wait_until
 from multihost_cluster import ARCHIVE_PORTS, day_text
+from multihost_guide import code_blocks, run, section
 from multihost_scenario import T, scenario, ts
 
 
@@ -63,6 +67,18 @@ def test_multihost_archive_replica_cut_off_then_catches_up(tmp_path):
         load.phase = "after the night"
         wait_until(lambda: load.query_results[("after the night", "exact")] >= 20, timeout=120,
                    what="20 queries answered after the second night")
+
+        # The archive's disk lost: the guide's restore of the live generation's backup, on the
+        # rebuild host (docs/operations.md#backups-and-restore), under the same load.
+        load.phase = "restore"
+        shutil.rmtree(os.path.join(c.work, "gen", new[0]))
+        restore = code_blocks(section("Backups and restore"))[0]
+        out = run(c, "rebuild", restore, replace={"20261121-1f0c6e2a9d3b4c51": new[0]})
+        assert f"restore-archive: {new[0]} is live" in out or new[0] in out, out
+        for host in ("ar1", "ar2", "ar3", "ar4"):
+            assert served(c, host) == new, host
+        wait_until(lambda: load.query_results[("restore", "exact")] >= 10, timeout=120,
+                   what="10 queries answered after the restore")
         load.stop()
 
         acked, counted, doubt = s.check("archive replica ar1 cut off", load, earlier=[first])

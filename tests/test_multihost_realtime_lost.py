@@ -10,21 +10,12 @@ Runs as root only (network namespaces: tests/hosts.py); skipped loudly otherwise
 import os
 import shutil
 
-from harness import BIN, wait_until
+from harness import wait_until
 from multihost_cluster import APIS, RT_PORT, day_text
-from multihost_guide import code_blocks, for_host, section, split_at_systemctl
+from multihost_guide import code_blocks, run, section, split_at_systemctl
 from multihost_scenario import T, scenario, ts
 
 LOST = 1  # the shard the guide's example loses
-
-
-def shell(c, host, script, address=None, values=None):
-    """A block of the guide on host, with that host's paths; bash -e, binaries on PATH."""
-    script = for_host(script, c.lib(host), c.etc(host), address, values)
-    env = dict(c.env, PATH=BIN + os.pathsep + os.environ["PATH"])
-    r = c.net.run(host, ["bash", "-euo", "pipefail", "-c", script], env=env)
-    assert r.returncode == 0, f"on {host}:\n{script}\nexited {r.returncode}:\n{r.stdout}\n{r.stderr}"
-    return r.stdout
 
 
 def test_multihost_realtime_host_lost_replaced_by_the_guides_replay(tmp_path):
@@ -67,7 +58,7 @@ def test_multihost_realtime_host_lost_replaced_by_the_guides_replay(tmp_path):
         guide = code_blocks(section("Replaying an oplog after losing a realtime host"))
         # Step 2, on the rebuild host: read the archive's last day, close it on the new shard.
         step2 = guide[0]
-        out = shell(c, "rebuild", step2 + 'echo "LAST_ARCHIVED_DAY=$LAST_ARCHIVED_DAY"\n',
+        out = run(c, "rebuild", step2 + 'echo "LAST_ARCHIVED_DAY=$LAST_ARCHIVED_DAY"\n',
                     address=f"{c.addr(new)}:{RT_PORT}")
         last_archived = out.strip().splitlines()[-1].split("=", 1)[1]
         assert last_archived == day_text(T - 2)
@@ -84,7 +75,7 @@ def test_multihost_realtime_host_lost_replaced_by_the_guides_replay(tmp_path):
                     c.start_api(api)
                     load.down.discard(api)
                 else:
-                    out = shell(c, api, text, values={"LAST_ARCHIVED_DAY": last_archived})
+                    out = run(c, api, text, values={"LAST_ARCHIVED_DAY": last_archived})
                     assert f"cursor realtime-{LOST}.slot-0" in out, out
 
         # Step 4: the backlog of shard K goes to 0 on every API.
