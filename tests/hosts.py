@@ -41,6 +41,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import warnings
 
 import pytest
 
@@ -56,11 +57,15 @@ _ROOT_NET = os.stat("/proc/self/ns/net").st_ino  # the namespace pytest started 
 
 def require_root():
     """Skips the calling test, saying why, unless this process can make namespaces."""
+    why = None
     if os.geteuid() != 0:
-        pytest.skip("MULTIHOST TESTS SKIPPED: they need root to create network namespaces "
-                    "(ip netns, veth, bridge); CI runs as root and runs them")
-    if subprocess.run(["ip", "-V"], capture_output=True).returncode != 0:
-        pytest.skip("MULTIHOST TESTS SKIPPED: the `ip` command (iproute2) is not installed")
+        why = ("MULTIHOST TESTS SKIPPED: they need root to create network namespaces (ip netns, veth, "
+               "bridge); CI runs as root and runs them")
+    elif shutil.which("ip") is None or shutil.which("nsenter") is None:
+        why = "MULTIHOST TESTS SKIPPED: `ip` (iproute2) or `nsenter` (util-linux) is not installed"
+    if why:
+        warnings.warn(why)  # in the warnings summary of every run, not only with -rs
+        pytest.skip(why)
 
 
 def ip(*args, check=True):
@@ -169,7 +174,9 @@ class Network:
         return self
 
     def __exit__(self, *exc):
-        self.close()
+        errors = self.close()
+        if errors and exc[0] is None:
+            raise AssertionError("process exit problems:\n" + "\n".join(errors))
 
     def create(self):
         remove_leftovers()
@@ -207,11 +214,16 @@ class Network:
         remove_namespace(host.ns)
 
     def close(self):
+        """Stops and removes everything; returns what went wrong at the processes' exits
+        (a status other than 0 at SIGTERM, a process that ignored it)."""
         errors = []
         for name, proc in reversed(self.procs):
             if proc.alive():
                 try:
-                    proc.terminate(timeout=20)
+                    status = proc.terminate(timeout=20)
+                    if status not in (0, -signal.SIGTERM):
+                        errors.append(f"{' '.join(proc.args[4:6])} on {name} exited {status} at SIGTERM:\n"
+                                      f"{proc.output()[-3000:]}")
                 except AssertionError as e:
                     errors.append(str(e))
             elif not proc.log.closed:

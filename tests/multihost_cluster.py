@@ -71,7 +71,7 @@ class HostCluster:
             if self._client is not None:
                 self._client.__exit__(None, None, None)
         finally:
-            self.net.close()
+            self.net.__exit__(*exc)
 
     # -- paths and configs ----------------------------------------------------------------
     def etc(self, host):

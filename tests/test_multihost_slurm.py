@@ -16,6 +16,7 @@ import time
 import pytest
 
 from harness import wait_until
+from hosts import require_root
 from multihost_cluster import day_text
 from multihost_scenario import T, scenario, ts
 from multihost_slurm import HOSTS, MISSING, NODES, SlurmHosts
@@ -39,6 +40,7 @@ def exits(work):
 
 
 def test_multihost_nightly_on_slurm_with_a_node_cut_off_mid_run(tmp_path):
+    require_root()
     if MISSING:
         pytest.fail("Slurm cannot run here: " + ", ".join(MISSING) + " not installed (ops/install-deps installs "
                     "slurm-wlm and munge)")
