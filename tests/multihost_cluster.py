@@ -112,8 +112,8 @@ class HostCluster:
         return "\n".join(lines + list(extra)) + "\n"
 
     def write_configs(self, hosts=None, extra=()):
-        """cluster.conf and cluster.secret (mode 0600) on every host (but `client` and any
-        host named in no_secret)."""
+        """cluster.conf and cluster.secret (mode 0600) on `hosts` (default: every host but the
+        client and the intruder, which have no secret)."""
         for host in hosts or [h for h in self.net.hosts if h not in ("client", "intruder")]:
             os.makedirs(self.etc(host), exist_ok=True)
             with open(self.config(host), "w") as f:

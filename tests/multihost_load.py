@@ -25,13 +25,13 @@ Bounds: each thread stops at `stop()`, after `max_seconds`, or after `max_reques
 """
 import collections
 import http.client
+import json
 import random
 import secrets
 import threading
 import time
 import zlib
 
-from hosts import request
 from multihost_cluster import API_PORT, APIS, HOUR
 
 EVENTS_PER_REQUEST = 4
@@ -53,10 +53,7 @@ def send_incr(address, body, idem_key, timeout=10.0):
         conn.request("POST", "/incr", body=body, headers={"Idempotency-Key": idem_key})
         r = conn.getresponse()
         data = r.read()
-        txt = ""
-        if data[:1] == b"{":
-            import json
-            txt = json.loads(data).get("status_txt", "")
+        txt = json.loads(data).get("status_txt", "") if data[:1] == b"{" else ""
         return r.status, txt
     except http.client.HTTPException as e:
         raise ConnectionError(repr(e)) from e

@@ -65,7 +65,8 @@ def test_multihost_a_host_without_the_secret_changes_nothing(tmp_path):
         answers = {}
         with c.net.inside("intruder"):
             for what, address, port, method, path, body, headers in internal_requests(c):
-                for secret, want in ((None, (401, "SECRET_MISSING")), ("not-the-secret-" + "x" * 16, (403, "SECRET_WRONG"))):
+                for secret, want in ((None, (401, "SECRET_MISSING")), ("a-guessed-secret-" + "x" * 16,
+                                                                       (403, "SECRET_WRONG"))):
                     r = request(address, port, method, path, body=body, headers=headers, secret=secret)
                     got = (r.status, r.json().get("status_txt"))
                     answers[(what, secret is None)] = got

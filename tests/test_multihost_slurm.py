@@ -11,7 +11,6 @@ loudly otherwise.
 """
 import os
 import shutil
-import time
 
 import pytest
 
