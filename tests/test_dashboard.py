@@ -299,7 +299,7 @@ def test_page_loads_clean_and_suggests_keys(cluster, browser, artifacts):
     assert failed == []
 
 
-def test_series_equals_api_and_first_render_time(cluster, browser, artifacts):
+def test_series_equals_api(cluster, browser, artifacts):
     q = f"key=alice&unit=hour&units=2160&ref={REF}"
     open_page(browser, cluster, q)
     s = settled(browser)
@@ -308,13 +308,6 @@ def test_series_equals_api_and_first_render_time(cluster, browser, artifacts):
     assert sum(values) > 0 and len(values) == 2160
     assert s["total"] == cluster.json("/series", ns="u", key="alice", unit="month", units=-1,
                                       rollup="true", unit_reference_ts=REF)["total"]
-    render = browser.execute_script(
-        "const m = performance.getEntriesByName('first-series-render'); return m.length ? m[0].duration : null")
-    assert render is not None
-    print(f"\nfirst render of a 90-day key (2160 hourly points) after the API answered: {render:.1f} ms")
-    with open(os.path.join(artifacts, "render-time.txt"), "w") as f:
-        f.write(f"{render:.1f}\n")
-    assert render < 300, render
     assert severe_logs(browser) == []
 
 
@@ -392,9 +385,7 @@ def test_live_shows_a_new_increment(cluster, browser):
     assert browser.find_element(By.ID, "live").is_selected()
     before = s["series"]["values"][-1]
     cluster.incr(ns="u", key="livekey", value=5)
-    started = time.monotonic()
     wait_until(lambda: state(browser)["series"]["values"][-1] == before + 5, timeout=10, what="the live increment")
-    print(f"\nlive: the increment appeared after {time.monotonic() - started:.1f} s")
     assert severe_logs(browser) == []
 
 
