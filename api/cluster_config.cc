@@ -33,7 +33,11 @@ Status ParseClusterConfig(int argc, const char* const* argv, ClusterConfig* out,
       ("ui-chartjs", po::value(&out->ui_chartjs)->default_value(out->ui_chartjs),
        "Chart.js for the dashboard (Debian's libjs-chart.js)")
       ("stats-secret", po::bool_switch(&out->stats_secret),
-       "/stats needs the cluster secret (X-Clickatron-Secret) as the internal endpoints do");
+       "/stats needs the cluster secret (X-Clickatron-Secret) as the internal endpoints do")
+      ("display-name", po::value<std::vector<std::string>>(),
+       "NS:NAME, repeated: the dashboard shows namespace or subtotal namespace NS as NAME")
+      ("country-codes", po::value<std::vector<std::string>>(&out->country_codes),
+       "a subtotal namespace whose subkeys are ISO 3166-1 country codes (the dashboard names them), repeated");
   config::AddClusterLayoutOptions(&loader);
   config::ServerLimitFlags limits(out->limits);
   limits.AddTo(&loader);
@@ -43,7 +47,30 @@ Status ParseClusterConfig(int argc, const char* const* argv, ClusterConfig* out,
   out->config_path = loader.config_path();
   out->node_id_given = vm.count("node-id") > 0 && !vm["node-id"].defaulted();
   if (Status s = config::ReadClusterLayout(vm, out); !s.ok()) return s;
+  if (vm.count("display-name")) {
+    for (const std::string& text : vm["display-name"].as<std::vector<std::string>>()) {
+      std::pair<std::string, std::string> name;
+      if (Status s = ParseDisplayName(text, &name); !s.ok()) return s;
+      out->display_names.push_back(std::move(name));
+    }
+  }
   return ValidateClusterConfig(*out);
+}
+
+Status ParseDisplayName(const std::string& text, std::pair<std::string, std::string>* out) {
+  const size_t colon = text.find(':');
+  const std::string ns = text.substr(0, colon);
+  if (colon == std::string::npos || !ValidateNamespace(ns).ok()) {
+    return Status::Error("display-name '" + text + "' is not NS:NAME with NS a namespace (display-name = c:country)");
+  }
+  const std::string name = text.substr(colon + 1);
+  bool printable = !name.empty() && name.size() <= 64;
+  for (char c : name) printable = printable && static_cast<unsigned char>(c) >= 0x20 && c != 0x7f;
+  if (!printable) {
+    return Status::Error("display-name '" + text + "': the name after ':' must be 1 to 64 bytes of printable text");
+  }
+  *out = {ns, name};
+  return Status::OK();
 }
 
 Status ValidateClusterConfig(const ClusterConfig& config) {
@@ -67,6 +94,16 @@ Status ValidateClusterConfig(const ClusterConfig& config) {
   if (config.query_max_backend_requests < 2) return Status::Error("query-max-backend-requests must be at least 2");
   if (config.query_max_backend_mb < 1 || config.query_max_backend_mb > 65536) {
     return Status::Error("query-max-backend-mb must be between 1 and 65536");
+  }
+  for (size_t i = 0; i < config.display_names.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (config.display_names[j].first == config.display_names[i].first) {
+        return Status::Error("display-name: namespace '" + config.display_names[i].first + "' is named twice");
+      }
+    }
+  }
+  for (const std::string& ns : config.country_codes) {
+    if (Status s = ValidateNamespace(ns, "country-codes"); !s.ok()) return s;
   }
   if (config.query_cache_mb > 65536) return Status::Error("query-cache-mb must be between 0 and 65536");
   if (config.idempotency_mb < 1 || config.idempotency_mb > 65536) {

@@ -7,6 +7,7 @@
 //   api      = 127.0.0.1:8000              one line per API node
 //   oplog-dir = var/oplog   oplog-sync = batch   node-id = api-1   port = 8000
 //   secret-file = /etc/clickatron/cluster.secret   stats-secret = false
+//   display-name = c:country   country-codes = c   (the dashboard's names, /namespaces)
 //
 // Every option may come from the command line or from the file named by --config
 // (config/option_loader.h); the command line wins. Options other processes use in the
@@ -15,6 +16,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "archive/served_generation.h"
@@ -51,7 +53,16 @@ struct ClusterConfig : config::ClusterLayout {  // realtime and archive shards
   // /stats needs the cluster secret too (the layout's secret; docs/operations.md#threat-model).
   bool stats_secret = false;
   std::string config_path;                           // the --config file, if any
+  // What the dashboard shows for a namespace or subtotal namespace (`display-name = c:country`,
+  // repeated; docs/formats.md#cluster-config), in the order given, and the subtotal
+  // namespaces whose subkeys are ISO 3166-1 country codes (`country-codes = c`): both in
+  // /namespaces answers.
+  std::vector<std::pair<std::string, std::string>> display_names;
+  std::vector<std::string> country_codes;
 };
+
+// Parses one `display-name` value `NS:NAME` (a namespace, then 1–64 bytes of printable text).
+Status ParseDisplayName(const std::string& text, std::pair<std::string, std::string>* out);
 
 // Parses argv (argv[0] is the program) and the --config file. On --help prints usage to
 // stdout and sets *help_shown. Errors name the option and the problem.

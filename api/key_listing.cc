@@ -1,9 +1,17 @@
 #include "api/key_listing.h"
 
+#include "api/query_plan.h"
 #include "keyformat/stored_key.h"
 #include "keyformat/ymdh.h"
 
 namespace clickatron {
+
+std::string ListingPath(std::string_view prefix, size_t limit, std::string_view after) {
+  std::string path = after.empty() ? FwmatchPath(prefix) : FwmatchPagePath(prefix, after);
+  path += "&limit=";
+  path += std::to_string(limit);
+  return path;
+}
 
 bool ListablePrefix(std::string_view prefix) {
   if (prefix.size() > kMaxLiteralKeySize) return false;

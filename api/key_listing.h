@@ -9,11 +9,23 @@
 // "\x7f" sorts after every record that starts with it and a '.' (docs/formats.md#key-order).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace clickatron {
+
+// Namespaces start with a letter or digit (docs/formats.md#namespaces): one listing chain
+// per starting byte finds them all without listing from the empty prefix (refused by both
+// tiers).
+inline constexpr std::string_view kNamespaceStarts =
+    "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+// The most lines a listing asks for in one page: the tiers' default --fwmatch-limit.
+inline constexpr size_t kMaxListingPageLines = 10000;
+
+// "/fwmatch?key=<prefix>&limit=<limit>", with "&after=<after>" when after is not empty.
+std::string ListingPath(std::string_view prefix, size_t limit, std::string_view after);
 
 // True when some literal stored key can start with `prefix`: empty, or at most 11 bytes of
 // 0x21–0x7E with none of ':' ',' '.' '|'. (A longer or other prefix can only be a whole key

@@ -93,6 +93,15 @@ Status BreakdownSum::AddRealtimeSums(std::string_view body) {
   return lines.status();
 }
 
+bool BreakdownSum::Total(Int128* total) const {
+  Int128 sum = 0;
+  for (const auto& [subkey, value] : sums_) {
+    if (!AddInt128(&sum, value)) return false;
+  }
+  *total = sum;
+  return true;
+}
+
 std::vector<SubkeyCount> BreakdownSum::Candidates(int limit) const {
   std::vector<SubkeyCount> all;
   all.reserve(sums_.size());

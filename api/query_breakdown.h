@@ -67,6 +67,9 @@ class BreakdownSum {
   // The first stored subkey whose sum left 128 bits (sums are exact,
   // docs/formats.md#counts); empty when none did. The answer is then an error.
   const std::string& overflow() const { return overflow_; }
+  // Every subkey's sum added up (a leaderboard's namespace total); false when it leaves
+  // 128 bits.
+  bool Total(Int128* total) const;
 
  private:
   void Add(std::string_view subkey, Int128 n);

@@ -79,6 +79,10 @@ struct QueryService::State {
 
   uint64_t series = 0, breakdowns = 0, lookup_requests = 0;
   uint64_t keys_requests = 0, subtotals_requests = 0, cluster_requests = 0;
+  // The dashboard's landing page (query_namespaces.h, query_leaderboard.h, /timezones): its
+  // requests, and the leaderboards whose archive sums the archive cache held, or did not.
+  uint64_t namespaces_requests = 0, leaderboard_requests = 0, timezones_requests = 0;
+  uint64_t leaderboard_cache_hits = 0, leaderboard_cache_misses = 0;
   uint64_t errors_4xx = 0, errors_503 = 0, archive_failovers = 0, watermark_retries = 0;
   // The plans of /series and /breakdown (docs/api-read.md#the-plan-of-a-query): backend
   // requests per tier (live, or answered by the archive cache), the tiers a query skipped,

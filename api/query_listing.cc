@@ -9,8 +9,11 @@
 #include <utility>
 #include <vector>
 
+#include "api/fanout.h"
 #include "api/key_listing.h"
 #include "api/query_plan.h"
+#include "api/query_range.h"
+#include "api/query_series.h"
 #include "keyformat/shard.h"
 #include "keyformat/stored_key.h"
 #include "keyformat/ymdh.h"
@@ -24,58 +27,11 @@ namespace clickatron {
 
 namespace {
 
-// Namespaces start with a letter or digit (docs/formats.md#namespaces): one listing chain
-// per starting byte finds them all without listing from the empty prefix (refused by both
-// tiers).
-constexpr std::string_view kNamespaceStarts =
-    "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 // A realtime key holds at most 96 hours (the ring's 3 days and tomorrow): a page of that many
 // lines per wanted key reaches the next keys in one request, mostly.
 constexpr size_t kRealtimeLinesPerKey = 96;
-constexpr size_t kMaxPageLines = 10000;  // the tiers' default --fwmatch-limit
+constexpr size_t kMaxPageLines = kMaxListingPageLines;
 constexpr int kClusterTimeoutMs = 1000;
-
-std::string ListingPath(std::string_view prefix, size_t limit, std::string_view after) {
-  std::string path = after.empty() ? FwmatchPath(prefix) : FwmatchPagePath(prefix, after);
-  path += "&limit=";
-  path += std::to_string(limit);
-  return path;
-}
-
-QueryError Unavailable(bool archive, const std::string& message) {
-  return QueryError{503, archive ? "ARCHIVE_UNAVAILABLE" : "REALTIME_UNAVAILABLE", message};
-}
-
-QueryError BadBackend(const std::string& message) { return QueryError{503, "BACKEND_ERROR", message}; }
-
-// The fan-out of one request against QueryOptions' bound; the first error wins.
-class Fanout {
- public:
-  explicit Fanout(const QueryOptions& o) : o_(o) {}
-  bool Spend(size_t requests, size_t bytes) {
-    requests_ += requests;
-    bytes_ += bytes;
-    if (requests_ > o_.max_backend_requests) return TooLarge("requests", o_.max_backend_requests);
-    if (bytes_ > o_.max_backend_bytes) return TooLarge("bytes", o_.max_backend_bytes);
-    return true;
-  }
-  void Fail(QueryError e) {
-    if (error_.status_txt.empty()) error_ = std::move(e);
-  }
-  bool failed() const { return !error_.status_txt.empty(); }
-  const QueryError& error() const { return error_; }
-
- private:
-  bool TooLarge(const char* what, size_t bound) {
-    Fail(QueryError{400, "QUERY_TOO_LARGE",
-                    "the query needs more than " + std::to_string(bound) + " " + what +
-                        " from the backends; ask for a smaller limit or a shorter range"});
-    return false;
-  }
-  const QueryOptions& o_;
-  size_t requests_ = 0, bytes_ = 0;
-  QueryError error_;
-};
 
 // Parses an integer parameter within [lo, hi]; absent or empty gives def.
 bool IntParam(const net::Request& r, std::string_view name, int64_t lo, int64_t hi, int64_t def, int64_t* out,
@@ -146,14 +102,14 @@ class KeysRun : public std::enable_shared_from_this<KeysRun> {
         self->archive_cap_[shard] = a.fwmatch_limit;  // smaller each time: this ends
         self->ListArchive(shard, after);
       } else if (!a.ok) {
-        self->fanout_.Fail(Unavailable(true, a.error));
+        self->fanout_.Fail(BackendUnavailable(true, a.error));
       } else if (self->fanout_.Spend(0, a.body.size())) {
         LineWalker lines(a.body);
         std::string_view key, value, last;
         while (lines.Next(&key, &value)) {
           std::string_view stored = ArchiveListedKey(key, self->ns_);
           if (stored.empty() || (!after.empty() && key <= after)) {
-            return self->Fail(BadBackend("archive shard " + std::to_string(shard) + " listed '" + std::string(key) +
+            return self->Fail(BackendDataError("archive shard " + std::to_string(shard) + " listed '" + std::string(key) +
                                          "' for " + self->ns_ + "|" + self->prefix_ +
                                          (after.empty() ? "" : " after '" + after + "'")));
           }
@@ -177,14 +133,14 @@ class KeysRun : public std::enable_shared_from_this<KeysRun> {
     const size_t page = std::min(kMaxPageLines, wanted * kRealtimeLinesPerKey);
     FetchRealtime(s_, shard, ListingPath(ns_ + "|" + prefix_, page, after), [self, shard](BackendAnswer&& a) {
       if (!a.ok) {
-        self->fanout_.Fail(Unavailable(false, a.error));
+        self->fanout_.Fail(BackendUnavailable(false, a.error));
       } else if (self->fanout_.Spend(0, a.body.size())) {
         LineWalker lines(a.body);
         std::string_view key, value, last;
         while (lines.Next(&key, &value)) {
           std::string_view stored = RealtimeListedKey(key, self->ns_);
           if (stored.empty()) {
-            return self->Fail(BadBackend("realtime listed '" + std::string(key) + "' for " + self->ns_ + "|"));
+            return self->Fail(BackendDataError("realtime listed '" + std::string(key) + "' for " + self->ns_ + "|"));
           }
           if (stored != last) self->listed_[shard]++;
           last = stored;
@@ -209,7 +165,7 @@ class KeysRun : public std::enable_shared_from_this<KeysRun> {
       ++pending_;
       const size_t shard = ShardOf(shard_key, static_cast<uint32_t>(s_->config.archive.size()));
       FetchArchive(s_, shard, GetPath(shard_key), -1, [self](BackendAnswer&& a) {
-        if (!a.ok) self->fanout_.Fail(Unavailable(true, a.error));
+        if (!a.ok) self->fanout_.Fail(BackendUnavailable(true, a.error));
         else if (a.status == 200) self->exact_ = true;
         self->Done();
       });
@@ -218,7 +174,7 @@ class KeysRun : public std::enable_shared_from_this<KeysRun> {
       ++pending_;
       const size_t shard = ShardOf(shard_key, static_cast<uint32_t>(s_->config.realtime.size()));
       FetchRealtime(s_, shard, ListingPath(shard_key + ".", 1, ""), [self](BackendAnswer&& a) {
-        if (!a.ok) self->fanout_.Fail(Unavailable(false, a.error));
+        if (!a.ok) self->fanout_.Fail(BackendUnavailable(false, a.error));
         else if (!a.body.empty()) self->exact_ = true;
         self->Done();
       });
@@ -256,7 +212,7 @@ class KeysRun : public std::enable_shared_from_this<KeysRun> {
                    [self](Status st, std::unordered_map<std::string, std::string>&& found) {
                      if (!st.ok()) {
                        const bool archive = st.message().rfind("archive", 0) == 0;
-                       return ReplyQueryError(self->s_, self->reply_.get(), Unavailable(archive, st.message()));
+                       return ReplyQueryError(self->s_, self->reply_.get(), BackendUnavailable(archive, st.message()));
                      }
                      for (auto& [hash, original] : found) self->shown_.emplace(hash, std::move(original));
                      self->Reply();
@@ -346,7 +302,7 @@ class SubtotalsRun : public std::enable_shared_from_this<SubtotalsRun> {
     const std::string path = ListingPath(start, 1, after);
     Ask(archive, path, [self, archive, start, after](BackendAnswer&& a) {
       if (!a.ok) {
-        self->fanout_.Fail(Unavailable(archive, a.error));
+        self->fanout_.Fail(BackendUnavailable(archive, a.error));
       } else if (self->fanout_.Spend(0, a.body.size())) {
         LineWalker lines(a.body);
         std::string_view key, value;
@@ -355,7 +311,7 @@ class SubtotalsRun : public std::enable_shared_from_this<SubtotalsRun> {
           std::string_view part = FirstPart(key, &sep);
           // A server that ignored after= would list the same key for ever.
           if (sep == '\0' || (!after.empty() && key <= after)) {
-            return self->Fail(BadBackend(std::string(archive ? "archive" : "realtime") + " shard listed '" +
+            return self->Fail(BackendDataError(std::string(archive ? "archive" : "realtime") + " shard listed '" +
                                          std::string(key) + "' for '" + start + "' after '" + after + "'"));
           }
           if (sep == '.' && ValidateNamespace(part).ok()) self->candidates_.emplace(part);
@@ -396,7 +352,7 @@ class SubtotalsRun : public std::enable_shared_from_this<SubtotalsRun> {
       if (!a.ok && a.fwmatch_limit > 0 && a.fwmatch_limit < limit) {
         self->CheckArchive(subns, prefix, after, a.fwmatch_limit);  // smaller each time: this ends
       } else if (!a.ok) {
-        self->fanout_.Fail(Unavailable(true, a.error));
+        self->fanout_.Fail(BackendUnavailable(true, a.error));
       } else if (self->fanout_.Spend(0, a.body.size())) {
         if (!self->Note(subns, a.body) && a.more && OnlyRollups(a.body)) {
           self->CheckArchive(subns, prefix, std::string(LastListedKey(a.body)), limit);
@@ -423,7 +379,7 @@ class SubtotalsRun : public std::enable_shared_from_this<SubtotalsRun> {
     auto self = shared_from_this();
     Ask(false, ListingPath(prefix, kMaxPageLines, after), [self, subns, prefix](BackendAnswer&& a) {
       if (!a.ok) {
-        self->fanout_.Fail(Unavailable(false, a.error));
+        self->fanout_.Fail(BackendUnavailable(false, a.error));
       } else if (self->fanout_.Spend(0, a.body.size())) {
         if (!self->Note(subns, a.body) && a.more) {
           self->CheckRealtime(subns, prefix, std::string(LastListedKey(a.body)));
@@ -468,12 +424,7 @@ class SubtotalsRun : public std::enable_shared_from_this<SubtotalsRun> {
     std::string out;
     net::JsonWriter w(&out);
     w.BeginObject();
-    w.Field("ns", std::string_view(q_.ns));
-    w.Field("key", std::string_view(q_.key));
-    w.Field("unit", UnitName(q_.unit));
-    w.Field("units", q_.units);
-    w.Field("unit_reference_ts", q_.reference_ts);
-    w.Field("tz_offset", static_cast<int64_t>(q_.tz_offset));
+    WriteQueryHead(q_, &w);
     w.BeginArray("subtotals");
     for (const std::string& subns : present_) w.String(subns);
     w.EndArray();
@@ -595,6 +546,7 @@ void HandleKeys(QueryState* s, net::Request& r) {
   if (!AdmitQuery(s, r)) return;
   ++s->keys_requests;
   QueryError e;
+  if (!CheckParamNames(r.params(), "/keys", {"ns", "prefix", "limit"}, &e)) return ReplyQueryError(s, &r, e);
   std::string ns;
   if (!NamespaceParam(r, &ns, &e)) return ReplyQueryError(s, &r, e);
   const std::string_view prefix = r.Param("prefix").value_or(std::string_view());
@@ -615,13 +567,14 @@ void HandleSubtotals(QueryState* s, net::Request& r) {
   ++s->subtotals_requests;
   QueryParams q;
   QueryError e;
-  if (!ParseQueryParams(QueryKind::kSeries, r.params(), WallClockSeconds(), &q, &e)) {
+  if (!ParseQueryParams(QueryKind::kSubtotals, r.params(), WallClockSeconds(), &q, &e)) {
     return ReplyQueryError(s, &r, e);
   }
   // units=-1 (the default): every hour up to the reference bucket's end.
   Result<std::vector<Bucket>> buckets =
       MakeBuckets(q.unit, q.tz, q.reference_ts, q.units == kUnitsBackToFirst ? 1 : q.units);
   if (!buckets.ok()) return ReplyQueryError(s, &r, InvalidArg("timezone", buckets.status().message()));
+  CutToRange(q, &buckets.value());
   HourRange range = RangeOfBuckets(*buckets);
   if (q.units == kUnitsBackToFirst) range.start = kYmdhMinTs;
   std::make_shared<SubtotalsRun>(s, r.Defer(), std::move(q), range)->Start();
@@ -630,7 +583,24 @@ void HandleSubtotals(QueryState* s, net::Request& r) {
 void HandleCluster(QueryState* s, net::Request& r) {
   if (!AdmitQuery(s, r)) return;
   ++s->cluster_requests;
+  if (QueryError e; !CheckParamNames(r.params(), "/cluster", {}, &e)) return ReplyQueryError(s, &r, e);
   std::make_shared<ClusterRun>(s, r.Defer())->Start();
+}
+
+void HandleTimezones(QueryState* s, net::Request& r) {
+  if (!AdmitQuery(s, r)) return;
+  ++s->timezones_requests;
+  if (QueryError e; !CheckParamNames(r.params(), "/timezones", {}, &e)) return ReplyQueryError(s, &r, e);
+  std::string out;
+  net::JsonWriter w(&out);
+  w.BeginObject();
+  w.BeginArray("zones");
+  for (const std::string& name : UsableZoneNames()) w.String(name);
+  w.EndArray();
+  w.Field("min_offset", int64_t{-14});
+  w.Field("max_offset", int64_t{14});
+  w.EndObject();
+  r.ReplyJson(200, "OK", out);
 }
 
 }  // namespace clickatron

@@ -16,6 +16,8 @@
 //       or digit, then after=`{part}{sep}\x7f` to the next part), then each is checked for a
 //       `{subns}.{ns}|{key}.` record of an hour in the range (archive: one /fwmatch from the
 //       range's first hour; realtime: its listing, paged).
+//   /timezones                   the IANA zones every query takes (timezone.h UsableZoneNames)
+//       and the integer offsets -14…14: the dashboard's zone list.
 //   /cluster                     each backend's /stats (every realtime shard, every archive
 //       replica) with up/down and the error of one that did not answer, in one envelope.
 //
@@ -40,6 +42,7 @@ inline constexpr int kMaxKeysLimit = 1000;
 void HandleKeys(QueryState* s, net::Request& r);
 void HandleSubtotals(QueryState* s, net::Request& r);
 void HandleCluster(QueryState* s, net::Request& r);
+void HandleTimezones(QueryState* s, net::Request& r);
 
 // Shared with query_service.cc: the checks every read request passes first (loop, method,
 // percent-encoding), and the error reply that counts errors for /stats.

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "api/query_range.h"
+
 #include "keyformat/stored_key.h"
 #include "keyformat/ymdh.h"
 
@@ -38,12 +40,13 @@ bool ParseNames(const std::vector<net::QueryParam>& params, QueryParams* out, Qu
   if (Status s = ValidateNamespace(ns, "ns"); !s.ok()) {
     return *error = InvalidArg("ns", s.message()), false;
   }
+  out->ns.assign(ns);
+  if (out->kind == QueryKind::kLeaderboard) return true;
   std::string_view key = Param(params, "key");
   if (key.empty()) return *error = MissingArg("key"), false;
   if (Status s = ValidateUserKey(key, "key"); !s.ok()) {
     return *error = InvalidArg("key", s.message()), false;
   }
-  out->ns.assign(ns);
   out->key.assign(key);
   out->stored_key = StoredKey(key);
   if (out->kind == QueryKind::kBreakdown) {
@@ -57,6 +60,35 @@ bool ParseNames(const std::vector<net::QueryParam>& params, QueryParams* out, Qu
   return true;
 }
 
+// start and end (the range form, query_range.h): both or neither, not with units or
+// unit_reference_ts; the reference becomes end - 1.
+bool ParseRangeForm(const std::vector<net::QueryParam>& params, QueryParams* out, QueryError* error) {
+  std::string_view start = Param(params, "start"), end = Param(params, "end");
+  if (start.empty() && end.empty()) return true;
+  if (start.empty()) return *error = MissingArg("start"), false;
+  if (end.empty()) return *error = MissingArg("end"), false;
+  for (std::string_view other : {"units", "unit_reference_ts"}) {
+    if (!Param(params, other).empty()) {
+      return *error = InvalidArg(other, std::string(other) + " cannot be given with start and end: the range "
+                                                             "gives the buckets"),
+             false;
+    }
+  }
+  if (!ParseInt(start, &out->start) || out->start < kYmdhMinTs || out->start > kYmdhMaxTs) {
+    return *error = InvalidArg("start", "start " + Quoted(start) +
+                                            " is not unix seconds from 2000-01-01 to 2031-12-31 UTC"),
+           false;
+  }
+  if (!ParseInt(end, &out->end) || out->end <= out->start || out->end > kYmdhMaxTs + 1) {
+    return *error = InvalidArg("end", "end " + Quoted(end) + " is not unix seconds after start (" +
+                                          std::to_string(out->start) + ") and at most 2032-01-01 00:00 UTC"),
+           false;
+  }
+  out->has_range = true;
+  out->reference_ts = out->end - 1;
+  return true;
+}
+
 bool ParseRange(const std::vector<net::QueryParam>& params, int64_t now, QueryParams* out,
                 QueryError* error) {
   if (std::string_view unit = Param(params, "unit"); !unit.empty()) {
@@ -64,6 +96,8 @@ bool ParseRange(const std::vector<net::QueryParam>& params, int64_t now, QueryPa
     if (!u.ok()) return *error = InvalidArg("unit", u.status().message()), false;
     out->unit = u.value();
   }
+  if (!ParseRangeForm(params, out, error)) return false;
+  if (out->has_range) return true;
   if (std::string_view units = Param(params, "units"); !units.empty()) {
     int64_t n = 0;
     if (!ParseInt(units, &n) || (n != kUnitsBackToFirst && (n < 1 || n > kMaxBuckets))) {
@@ -89,6 +123,47 @@ bool ParseRange(const std::vector<net::QueryParam>& params, int64_t now, QueryPa
                                    " is outside the hours Clickatron can hold (2000-01-01 to "
                                    "2031-12-31 UTC)"),
            false;
+  }
+  return true;
+}
+
+// The range form's bucket count, once the zone is known: at most 10000.
+bool CountRangeBuckets(QueryParams* out, QueryError* error) {
+  Result<int64_t> n = RangeBucketCount(out->unit, out->tz, out->start, out->end);
+  if (!n.ok()) return *error = InvalidArg("timezone", n.status().message()), false;
+  if (n.value() > kMaxBuckets) {
+    return *error = InvalidArg("start", "the range from start to end holds more than 10000 " +
+                                            std::string(UnitName(out->unit)) +
+                                            " buckets; give a larger unit or a shorter range"),
+           false;
+  }
+  out->units = n.value();
+  return true;
+}
+
+// The parameters each kind takes (docs/api-read.md#parameters-and-answers).
+bool CheckKindParams(QueryKind kind, const std::vector<net::QueryParam>& params, QueryError* error) {
+  switch (kind) {
+    case QueryKind::kSeries:
+      return CheckParamNames(params, "/series",
+                             {"ns", "key", "unit", "units", "unit_reference_ts", "start", "end", "timezone",
+                              "hour_offset", "rollup"},
+                             error);
+    case QueryKind::kBreakdown:
+      return CheckParamNames(params, "/breakdown",
+                             {"ns", "key", "sub", "unit", "units", "unit_reference_ts", "start", "end",
+                              "timezone", "hour_offset", "limit"},
+                             error);
+    case QueryKind::kSubtotals:
+      return CheckParamNames(params, "/subtotals",
+                             {"ns", "key", "unit", "units", "unit_reference_ts", "start", "end", "timezone",
+                              "hour_offset"},
+                             error);
+    case QueryKind::kLeaderboard:
+      return CheckParamNames(params, "/leaderboard",
+                             {"ns", "unit", "units", "unit_reference_ts", "start", "end", "timezone",
+                              "hour_offset", "limit"},
+                             error);
   }
   return true;
 }
@@ -122,6 +197,37 @@ bool ParseZone(const std::vector<net::QueryParam>& params, QueryParams* out, Que
 
 }  // namespace
 
+bool CheckParamNames(const std::vector<net::QueryParam>& params, std::string_view endpoint,
+                     std::initializer_list<std::string_view> allowed, QueryError* error) {
+  for (size_t i = 0; i < params.size(); ++i) {
+    const std::string_view name = params[i].name;
+    bool known = false;
+    for (std::string_view a : allowed) known = known || a == name;
+    if (!known) {
+      std::string takes;
+      for (std::string_view a : allowed) takes += (takes.empty() ? "" : ", ") + std::string(a);
+      error->code = 400;
+      error->status_txt = "UNKNOWN_ARG";
+      error->message = "unknown parameter " + Quoted(name) + " (" + std::string(endpoint) +
+                       (takes.empty() ? " takes none)" : " takes " + takes + ")");
+      return false;
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (params[j].name == name) {
+        *error = InvalidArg(name, std::string(name) + " is given twice; give it once");
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+QueryError BackendUnavailable(bool archive, std::string message) {
+  return QueryError{503, archive ? "ARCHIVE_UNAVAILABLE" : "REALTIME_UNAVAILABLE", std::move(message)};
+}
+
+QueryError BackendDataError(std::string message) { return QueryError{503, "BACKEND_ERROR", std::move(message)}; }
+
 QueryError MissingArg(std::string_view name) {
   QueryError e;
   e.status_txt = "MISSING_ARG_";
@@ -141,9 +247,11 @@ QueryError InvalidArg(std::string_view name, std::string message) {
 bool ParseQueryParams(QueryKind kind, const std::vector<net::QueryParam>& params, int64_t now,
                       QueryParams* out, QueryError* error) {
   out->kind = kind;
+  if (!CheckKindParams(kind, params, error)) return false;
   if (!ParseNames(params, out, error)) return false;
   if (!ParseRange(params, now, out, error)) return false;
   if (!ParseZone(params, out, error)) return false;
+  if (out->has_range && !CountRangeBuckets(out, error)) return false;
   if (std::string_view rollup = Param(params, "rollup"); !rollup.empty()) {
     if (rollup == "true" || rollup == "1") {
       out->rollup = true;
@@ -154,7 +262,8 @@ bool ParseQueryParams(QueryKind kind, const std::vector<net::QueryParam>& params
       return false;
     }
   }
-  if (kind == QueryKind::kBreakdown) {
+  if (kind == QueryKind::kBreakdown || kind == QueryKind::kLeaderboard) {
+    out->limit = kind == QueryKind::kBreakdown ? kDefaultLimit : kDefaultLeaderboardLimit;
     if (std::string_view limit = Param(params, "limit"); !limit.empty()) {
       int64_t n = 0;
       if (!ParseInt(limit, &n) || n < 1 || n > kMaxLimit) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/query_range.h"
 #include "keyformat/columns.h"
 #include "keyformat/records.h"
 #include "keyformat/ymdh.h"
@@ -207,6 +208,12 @@ void WriteQueryHead(const QueryParams& q, net::JsonWriter* w) {
   w->Int(q.reference_ts);
   w->Key("tz_offset");
   w->Int(q.tz_offset);
+  if (q.has_range) {  // the range form (query_range.h) echoes its range
+    w->Key("start");
+    w->Int(q.start);
+    w->Key("end");
+    w->Int(q.end);
+  }
 }
 
 std::string SeriesJson(const QueryParams& q, const std::vector<Bucket>& buckets,
@@ -231,6 +238,12 @@ std::string SeriesJson(const QueryParams& q, const std::vector<Bucket>& buckets,
       w.EndObject();
     }
     w.EndArray();
+    if (q.has_range) {
+      w.Key("partial");
+      w.BeginArray();
+      for (int64_t dt : PartialBuckets(q, buckets)) w.Int(dt);
+      w.EndArray();
+    }
   }
   w.EndObject();
   return out;

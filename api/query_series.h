@@ -66,13 +66,16 @@ Result<int64_t> FirstRealtimeHour(std::string_view body, std::string_view prefix
 // prefix; fails when the key does not have that shape.
 Result<int64_t> RealtimeKeyHour(std::string_view key, std::string_view prefix);
 
-// The `data` object of a /series answer: ns, key, unit, units, unit_reference_ts, tz_offset,
-// then "series" (newest first, {"dt", "value"}) or, with rollup, "total" (total: the
-// values' sum, SeriesSum::Total). Values are exact integer literals of up to 128 bits.
+// The `data` object of a /series answer: ns, key, unit, units, unit_reference_ts, tz_offset
+// (and start, end with the range form), then "series" (newest first, {"dt", "value"}; with
+// the range form "partial", the dts of its partial buckets: query_range.h) or, with rollup,
+// "total" (total: the values' sum, SeriesSum::Total). Values are exact integer literals of
+// up to 128 bits.
 std::string SeriesJson(const QueryParams& q, const std::vector<Bucket>& buckets,
                        const std::vector<Int128>& values, Int128 total);
 
-// Writes the members every query answer starts with (ns ... tz_offset) into an open object.
+// Writes the members every query answer starts with (ns ... tz_offset, and start, end with
+// the range form) into an open object.
 void WriteQueryHead(const QueryParams& q, net::JsonWriter* w);
 
 }  // namespace clickatron

@@ -5,9 +5,12 @@
 
 #include "api/query_breakdown.h"
 #include "api/query_fetch.h"
+#include "api/query_leaderboard.h"
 #include "api/query_listing.h"
+#include "api/query_namespaces.h"
 #include "api/query_params.h"
 #include "api/query_plan.h"
+#include "api/query_range.h"
 #include "api/query_series.h"
 #include "api/rollup_plan.h"
 #include "base/clip.h"
@@ -95,6 +98,7 @@ bool BucketsFor(const QueryParams& q, int64_t first_hour, std::vector<Bucket>* o
     return false;
   }
   *out = std::move(b).value();
+  CutToRange(q, out);  // the range form: the oldest bucket begins at start's hour
   return true;
 }
 
@@ -508,6 +512,7 @@ void HandleQuery(QueryState* s, QueryKind kind, net::Request& r) {
 void HandleLookup(QueryState* s, net::Request& r) {
   if (!Admit(s, r)) return;
   ++s->lookup_requests;
+  if (QueryError e; !CheckParamNames(r.params(), "/lookup", {"hash"}, &e)) return ReplyError(s, &r, e);
   std::optional<std::string_view> hash = r.Param("hash");
   if (!hash.has_value() || hash->empty()) return ReplyError(s, &r, MissingArg("hash"));
   if (!IsKeyHash(*hash)) {
@@ -570,6 +575,9 @@ void QueryService::Register(net::Server* server, const std::unique_ptr<QueryServ
   server->Handle("/keys", route(&HandleKeys));
   server->Handle("/subtotals", route(&HandleSubtotals));
   server->Handle("/cluster", route(&HandleCluster));
+  server->Handle("/namespaces", route(&HandleNamespaces));
+  server->Handle("/leaderboard", route(&HandleLeaderboard));
+  server->Handle("/timezones", route(&HandleTimezones));
 }
 
 void QueryService::WriteStatsJson(net::JsonWriter* w) const {
@@ -581,6 +589,9 @@ void QueryService::WriteStatsJson(net::JsonWriter* w) const {
   w->Field("keys", s->keys_requests);
   w->Field("subtotals", s->subtotals_requests);
   w->Field("cluster", s->cluster_requests);
+  w->Field("namespaces", s->namespaces_requests);
+  w->Field("leaderboard", s->leaderboard_requests);
+  w->Field("timezones", s->timezones_requests);
   w->Field("errors_4xx", s->errors_4xx);
   w->Field("errors_503", s->errors_503);
   w->BeginObject("lookup_cache");
@@ -618,6 +629,8 @@ void QueryService::WriteStatsJson(net::JsonWriter* w) const {
   w->Field("day_records", s->day_records);
   w->Field("hour_records", s->hour_records);
   w->Field("rollup_fallbacks", s->rollup_fallbacks);
+  w->Field("leaderboard_cache_hits", s->leaderboard_cache_hits);
+  w->Field("leaderboard_cache_misses", s->leaderboard_cache_misses);
   w->EndObject();
   w->EndObject();
 }

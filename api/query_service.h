@@ -1,5 +1,6 @@
 // QueryService: the API's read path (docs/api-read.md) — GET /series, GET /breakdown, GET /lookup,
-// and the dashboard's GET /keys, /subtotals and /cluster (query_listing.h).
+// and the dashboard's GET /keys, /subtotals, /cluster and /timezones (query_listing.h),
+// /namespaces (query_namespaces.h) and /leaderboard (query_leaderboard.h).
 //
 // A query is answered from both tiers at once. The archive watermark W (the last day the
 // archive answer covers, from its X-Archive-Last-Day header; none without the header) splits
@@ -83,7 +84,8 @@ class QueryService {
   QueryService(const QueryService&) = delete;
   QueryService& operator=(const QueryService&) = delete;
 
-  // Adds /series, /breakdown, /lookup, /keys, /subtotals and /cluster to server, served by *service once it is set.
+  // Adds /series, /breakdown, /lookup, /keys, /subtotals, /cluster, /namespaces, /leaderboard
+  // and /timezones to server, served by *service once it is set.
   // REQUIRES: before server->Listen(); *service outlives the server's loops.
   static void Register(net::Server* server, const std::unique_ptr<QueryService>* service);
 

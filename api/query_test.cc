@@ -50,8 +50,7 @@ TEST(QueryParamsTest, EverythingGiven) {
       QueryKind::kBreakdown,
       Params({{"ns", "u"}, {"key", "http://www.facebook.com/"}, {"sub", "r"}, {"unit", "mweek"},
               {"units", "12"}, {"unit_reference_ts", "1331553600"},
-              {"timezone", "America/New_York"}, {"rollup", "true"}, {"limit", "7"},
-              {"access_token", "ignored"}}),
+              {"timezone", "America/New_York"}, {"limit", "7"}}),
       kRef, &q, &e))
       << e.message;
   EXPECT_EQ(q.stored_key, "h0aMB8AuNw4=");
@@ -60,13 +59,13 @@ TEST(QueryParamsTest, EverythingGiven) {
   EXPECT_EQ(q.units, 12);
   EXPECT_EQ(q.reference_ts, 1331553600);
   EXPECT_EQ(q.tz_offset, -4);
-  EXPECT_TRUE(q.rollup);
   EXPECT_EQ(q.limit, 7);
   ASSERT_TRUE(ParseQueryParams(QueryKind::kSeries,
                                Params({{"ns", "u"}, {"key", "k"}, {"hour_offset", "-5"},
-                                       {"unit_reference_ts", "now"}}),
+                                       {"unit_reference_ts", "now"}, {"rollup", "true"}}),
                                kRef, &q, &e));
   EXPECT_EQ(q.tz_offset, -5);
+  EXPECT_TRUE(q.rollup);
   EXPECT_EQ(q.reference_ts, kRef);
 }
 
@@ -110,6 +109,36 @@ TEST(QueryParamsTest, ErrorsNameTheParameter) {
                   .status_txt,
               "INVALID_ARG_LIMIT");
   }
+}
+
+// A parameter an endpoint does not take, or one given twice, is refused before anything else:
+// a typo (`timzone`, `limt`) would otherwise change the answer silently.
+TEST(QueryParamsTest, UnknownAndRepeatedParametersAreRefused) {
+  using K = QueryKind;
+  QueryError e = Fails(K::kSeries, {{"ns", "u"}, {"key", "k"}, {"timzone", "America/New_York"}});
+  EXPECT_EQ(e.code, 400);
+  EXPECT_EQ(e.status_txt, "UNKNOWN_ARG");
+  EXPECT_EQ(e.message,
+            "unknown parameter 'timzone' (/series takes ns, key, unit, units, unit_reference_ts, start, end, "
+            "timezone, hour_offset, rollup)");
+  EXPECT_EQ(Fails(K::kBreakdown, {{"ns", "u"}, {"key", "k"}, {"sub", "c"}, {"limt", "3"}}).status_txt, "UNKNOWN_ARG");
+  EXPECT_EQ(Fails(K::kBreakdown, {{"ns", "u"}, {"key", "k"}, {"sub", "c"}, {"rollup", "true"}}).status_txt,
+            "UNKNOWN_ARG");
+  EXPECT_EQ(Fails(K::kSubtotals, {{"ns", "u"}, {"key", "k"}, {"limit", "3"}}).status_txt, "UNKNOWN_ARG");
+  EXPECT_EQ(Fails(K::kLeaderboard, {{"ns", "u"}, {"key", "k"}}).status_txt, "UNKNOWN_ARG");
+  EXPECT_EQ(Fails(K::kSeries, {{"ns", "u"}, {"key", "k"}, {"access_token", "x"}}).status_txt, "UNKNOWN_ARG");
+  // The first problem in request order is the one named, even before a missing key.
+  EXPECT_EQ(Fails(K::kSeries, {{"x", "1"}, {"ns", "u"}}).message.substr(0, 24), "unknown parameter 'x' (/");
+  QueryError twice = Fails(K::kSeries, {{"ns", "u"}, {"key", "k"}, {"units", "3"}, {"units", "4"}});
+  EXPECT_EQ(twice.status_txt, "INVALID_ARG_UNITS");
+  EXPECT_EQ(twice.message, "units is given twice; give it once");
+  // An empty value given twice is still given twice.
+  EXPECT_EQ(Fails(K::kSeries, {{"ns", "u"}, {"key", "k"}, {"unit", ""}, {"unit", ""}}).status_txt,
+            "INVALID_ARG_UNIT");
+  QueryError none;
+  EXPECT_FALSE(CheckParamNames(Params({{"a", "1"}}), "/cluster", {}, &none));
+  EXPECT_EQ(none.message, "unknown parameter 'a' (/cluster takes none)");
+  EXPECT_TRUE(CheckParamNames(Params({{"hash", "h"}}), "/lookup", {"hash"}, &none));
 }
 
 TEST(QueryPlanTest, Watermark) {

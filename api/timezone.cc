@@ -1,10 +1,13 @@
 #include "api/timezone.h"
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <exception>
 
 #include <date/tz.h>
+
+#include "keyformat/ymdh.h"
 
 namespace clickatron {
 
@@ -95,6 +98,39 @@ int64_t TimeZone::ToUtc(int64_t local) const {
   if (zone_ == nullptr) return local - fixed_seconds_;
   date::local_seconds t{std::chrono::seconds(local)};
   return zone_->to_sys(t, date::choose::earliest).time_since_epoch().count();
+}
+
+bool TimeZone::WholeHoursThroughout(int64_t from, int64_t to) const {
+  constexpr int64_t kHour = 3600;
+  if (zone_ == nullptr) return fixed_seconds_ % kHour == 0;
+  for (int64_t t = from; t < to;) {
+    const date::sys_info info = zone_->get_info(date::sys_seconds{std::chrono::seconds(t)});
+    const int64_t begin = info.begin.time_since_epoch().count();
+    if (info.offset.count() % kHour != 0 || (begin > from && begin % kHour != 0)) return false;
+    const int64_t end = info.end.time_since_epoch().count();
+    if (end <= t) return false;  // unreachable: the database's intervals move forward
+    t = end;
+  }
+  return true;
+}
+
+const std::vector<std::string>& UsableZoneNames() {
+  static const std::vector<std::string>* names = [] {
+    auto* out = new std::vector<std::string>;
+    try {
+      for (const date::time_zone& zone : date::get_tzdb().zones) {
+        Result<TimeZone> tz = TimeZone::Parse(zone.name());
+        if (tz.ok() && !tz->is_fixed() && tz->WholeHoursThroughout(kYmdhMinTs, kYmdhMaxTs + 1)) {
+          out->emplace_back(zone.name());
+        }
+      }
+    } catch (const std::exception&) {
+      out->clear();  // no database: no names (queries by name fail the same way)
+    }
+    std::sort(out->begin(), out->end());
+    return out;
+  }();
+  return *names;
 }
 
 }  // namespace clickatron

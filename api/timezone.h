@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 
@@ -55,9 +56,20 @@ class TimeZone {
   // ambiguous the earlier instant.
   int64_t ToUtc(int64_t local) const;
 
+  // True when every instant of [from, to) has a whole-hour offset here and every offset
+  // change inside it falls on a whole UTC hour: then every bucket edge and reference time in
+  // it is usable (buckets.h), whatever the unit.
+  bool WholeHoursThroughout(int64_t from, int64_t to) const;
+
  private:
   int fixed_seconds_ = 0;
   const date::time_zone* zone_ = nullptr;
 };
+
+// The IANA names of the OS tz database (links included) that Parse accepts and whose zone is
+// WholeHoursThroughout() the hours Clickatron can hold (2000-01-01 to 2031-12-31, ymdh.h), so
+// that every query takes them, sorted: the zones the dashboard offers (GET /timezones).
+// Read from the database once; empty if it cannot be read.
+const std::vector<std::string>& UsableZoneNames();
 
 }  // namespace clickatron

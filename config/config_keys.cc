@@ -20,9 +20,11 @@ constexpr std::string_view kKeys[] = {
     "cache-mb",         // realtime
     "chunks",           // rebuild
     "config",           // every program (the file itself)
+    "country-codes",    // api
     "data-dir",         // realtime
     "day",              // rebuild
     "db-file",          // archive
+    "display-name",     // api
     "executor",         // rebuild
     "field-separator",  // archive
     "fwmatch-limit",    // realtime, archive
