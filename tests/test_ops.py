@@ -224,6 +224,14 @@ def test_demo_cluster_answers_every_printed_query_and_stops_clean(demo_var):
     week = sum(b["value"] for b in ny["series"])
     assert total >= week > 0
 
+    # Today's hours from 00:00 UTC are filled through the realtime tier (gen-demo-data today):
+    # every whole hour of today has clicks, as a running cluster's would.
+    assert "today: " in stdout and " clicks from " in stdout, stdout
+    now = int(time.time())
+    for hour in range(now - now % 86400, now - now % 3600, 3600):
+        doc = get(api_port, f"/leaderboard?ns=u&unit=hour&start={hour}&end={hour + 3600}").json()
+        assert doc["status_code"] == 200 and doc["data"]["total"] > 0, (hour, doc)
+
     # status tells a dead process from a live one; start brings back only what is missing.
     victim = pids_in(demo_var)["realtime-1"]
     os.kill(victim, signal.SIGKILL)
