@@ -162,7 +162,6 @@ function applyTheme(theme) {
   $('theme').textContent = `theme: ${state.theme}`;
   Chart.defaults.color = cssVar('--muted');
   Chart.defaults.borderColor = cssVar('--grid');
-  state.dark = cssVar('color-scheme') === 'dark';
 }
 
 function toggleTheme() {
@@ -458,7 +457,8 @@ function drawSeries(p, r, a) {
   $('notice').textContent = m.missing ? `No data: the key '${p.key}' has never been counted in namespace '${p.ns}'.` : '';
   $('series-box').hidden = m.missing;
   $('answer-json').textContent = JSON.stringify({ series: a.main, range_total: a.total, all_time: a.allTime,
-    ...(a.cmp ? { compare: a.cmp } : {}), ...(a.prev ? { previous_period: a.prev } : {}) });
+    ...(a.cmp ? { compare: a.cmp } : {}), ...(a.prev ? { previous_period: a.prev } : {}) },
+  (k, v) => (typeof v === 'bigint' ? countText(v) : v));
   renderSeriesChart(m);
   state.renders++;
   // What the page plotted, read back from the chart itself (the tests compare it with /series).
@@ -753,9 +753,10 @@ function drawLeaderboard(p, r, ns, data) {
     `<td><a href="${escapeHtml(searchOf({ ...p, ns, key: e.key }) || '?')}" data-key="${escapeHtml(e.key)}">${escapeHtml(e.key)}</a></td>` +
     `<td class="num">${formatCount(e.value)}</td><td class="num">${formatShare(e.value, data.total)}</td>` +
     `<td class="bar-cell"><span class="share-bar" style="width:${top ? (100 * countToNumber(e.value)) / top : 0}%"></span></td></tr>`).join('');
-  state.leaderboard = { ns, total: countToNumber(data.total), entries: data.leaderboard.map((e) => ({ key: e.key, value: countToNumber(e.value) })),
-    raw: data };
+  leaderboardAnswer = data;
+  state.leaderboard = { ns, total: countToNumber(data.total), entries: data.leaderboard.map((e) => ({ key: e.key, value: countToNumber(e.value) })) };
 }
+let leaderboardAnswer = null;  // the counts as answered (the CSV's)
 
 // ---- cluster health and the cluster view --------------------------------------------------------
 
@@ -975,7 +976,7 @@ function breakdownCsv(sub) {
 }
 
 function leaderboardCsv() {
-  const d = state.leaderboard.raw;
+  const d = leaderboardAnswer;
   return csvOf([['rank', 'key', 'count', 'share_percent'],
     ...d.leaderboard.map((e, i) => [i + 1, e.key, countText(e.value), shareText(e.value, d.total)])]);
 }
@@ -1170,6 +1171,10 @@ function wire() {
   canvas.addEventListener('pointermove', onZoomMove);
   canvas.addEventListener('pointerup', onZoomEnd);
   canvas.addEventListener('pointercancel', () => { drag = null; drawZoomBox(); });
+  wireNavigation();
+}
+
+function wireNavigation() {
   for (const a of document.querySelectorAll('nav a')) {
     a.addEventListener('click', (ev) => {
       ev.preventDefault();
