@@ -500,15 +500,20 @@ function seriesDatasets(m) {
   const log = p.scale === 'log';
   const plot = (counts) => counts.map((v) => (log && countToNumber(v) <= 0 ? null : countToNumber(v)));
   const points = m.dts.length > 60 ? 0 : 2;
-  const dashed = (ctx) => (isPartial(m, ctx.p0DataIndex) || isPartial(m, ctx.p1DataIndex) ? [6, 4] : undefined);
-  const radius = (ctx) => (isPartial(m, ctx.dataIndex) ? 4 : points);
+  // Partial buckets: a marked point and dashed segments. Plain values when there are none
+  // (a function per point or segment makes Chart.js resolve each one: docs/benchmarks.md).
+  const partial = m.partial.size > 0;
+  const marks = partial ? {
+    pointRadius: m.dts.map((_, i) => (isPartial(m, i) ? 4 : points)),
+    pointStyle: m.dts.map((_, i) => (isPartial(m, i) ? 'rectRot' : 'circle')),
+    segment: { borderDash: (ctx) => (isPartial(m, ctx.p0DataIndex) || isPartial(m, ctx.p1DataIndex) ? [6, 4] : undefined) },
+  } : { pointRadius: points };
   const c = [cssVar('--series-0'), cssVar('--series-1'), cssVar('--series-2')];
   const sets = [{ label: keyLabel(p.ns, p.key), data: plot(m.counts), borderColor: c[0], backgroundColor: `${c[0]}33`,
-    fill: !log, pointRadius: radius, pointStyle: (ctx) => (isPartial(m, ctx.dataIndex) ? 'rectRot' : 'circle'),
-    segment: { borderDash: dashed }, tension: 0, yAxisID: 'y' }];
+    fill: !log, ...marks, tension: 0, yAxisID: 'y' }];
   if (m.cmp) {
     sets.push({ label: keyLabel(p.ns, p.cmp), data: plot(m.cmp), borderColor: c[1], backgroundColor: `${c[1]}33`,
-      fill: false, pointRadius: radius, segment: { borderDash: dashed }, tension: 0, yAxisID: p.axis === 'right' ? 'y2' : 'y' });
+      fill: false, ...marks, tension: 0, yAxisID: p.axis === 'right' ? 'y2' : 'y' });
   }
   if (m.prev) {
     const prev = m.dts.map((_, i) => (m.prev[i] ? m.prev[i].value : null));

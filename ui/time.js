@@ -36,6 +36,7 @@ export function zoneKnown(tz) {
 // Seconds east of UTC in tz at the instant t.
 export function offsetAt(tz, t) {
   if (isOffsetZone(tz)) return Number(tz) * 3600;
+  if (tz === 'UTC') return 0;
   const p = {};
   for (const { type, value } of partsFormatter(tz).formatToParts(new Date(t * 1000))) p[type] = Number(value);
   const asUtc = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) / 1000;
