@@ -552,8 +552,10 @@ void HandleLookup(QueryState* s, net::Request& r) {
 QueryService::QueryService(event_base* base, net::HttpClient* client, const ClusterConfig& config,
                            QueryOptions options)
     : state_(std::make_unique<State>(base, client, config, options)) {
-  // The first IANA lookup would otherwise read the tz database inside a request.
+  // The first IANA lookup would otherwise read the tz database inside a request, and the
+  // first /timezones walk every zone's transitions there.
   (void)TimeZone::Preload();
+  (void)UsableZoneNames();
 }
 
 QueryService::~QueryService() = default;

@@ -119,7 +119,11 @@ const std::vector<std::string>& UsableZoneNames() {
     auto* out = new std::vector<std::string>;
     try {
       for (const date::time_zone& zone : date::get_tzdb().zones) {
-        Result<TimeZone> tz = TimeZone::Parse(zone.name());
+        // The OS database's own files (localtime, posixrules) and Factory (-00, "unknown
+        // location") are not places a user picks.
+        const std::string_view name = zone.name();
+        if (name.empty() || (name[0] >= 'a' && name[0] <= 'z') || name == "Factory") continue;
+        Result<TimeZone> tz = TimeZone::Parse(name);
         if (tz.ok() && !tz->is_fixed() && tz->WholeHoursThroughout(kYmdhMinTs, kYmdhMaxTs + 1)) {
           out->emplace_back(zone.name());
         }

@@ -66,7 +66,8 @@ class TimeZone {
   const date::time_zone* zone_ = nullptr;
 };
 
-// The IANA names of the OS tz database (links included) that Parse accepts and whose zone is
+// The IANA names of the OS tz database (links included; not its files localtime and
+// posixrules, nor Factory) that Parse accepts and whose zone is
 // WholeHoursThroughout() the hours Clickatron can hold (2000-01-01 to 2031-12-31, ymdh.h), so
 // that every query takes them, sorted: the zones the dashboard offers (GET /timezones).
 // Read from the database once; empty if it cannot be read.
