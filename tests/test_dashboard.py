@@ -492,7 +492,7 @@ def test_ref_is_shown_and_clears_and_the_all_time_total_is_up_to_now(cluster, br
                              unit_reference_ts=REF)["total"]
     assert up_to_now > up_to_ref
     assert s["totals"]["all_time"] == up_to_now
-    assert f"all time (to now): {up_to_now:,}" in browser.find_element(By.ID, "totals").text
+    assert browser.find_element(By.ID, "total").text == f"all-time total: {up_to_now:,}"
     in_range = cluster.json("/series", ns="u", key="alice", unit="day", start=s["range"]["start"], end=REF + 1,
                             rollup="true")["total"]
     assert s["totals"]["range"] == in_range

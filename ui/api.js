@@ -1,7 +1,6 @@
 // The dashboard's one way to the API (docs/dashboard.md#what-it-asks-the-api): every request
-// goes through fetchJson, and every answer's text through parseJsonText — the one place
-// where JSON numbers become values, so a parser that keeps counts beyond 2^53 exact plugs in
-// here and nowhere else.
+// goes through fetchJson, and every answer's text through parseCounts — the one place where
+// JSON numbers become values.
 
 export class ApiError extends Error {
   constructor(status, statusTxt, message) {
@@ -11,10 +10,16 @@ export class ApiError extends Error {
   }
 }
 
-// The JSON of an answer, as values.
-export function parseJsonText(text) {
-  return JSON.parse(text);
+// The JSON of an answer, as values. The API's counts are exact integers of up to 128 bits
+// (docs/api.md#conventions) and JSON.parse alone rounds any past Number.MAX_SAFE_INTEGER:
+// the reviver reads such a number's own text (context.source) into a BigInt. A BigInt goes
+// back into JSON as its exact digits (JSON.rawJSON), so the shown answer keeps every digit.
+export function parseCounts(text) {
+  return JSON.parse(text, (key, value, context) =>
+    (typeof value === 'number' && !Number.isSafeInteger(value) && /^-?\d+$/.test(context?.source ?? '')
+      ? BigInt(context.source) : value));
 }
+BigInt.prototype.toJSON = function toJSON() { return JSON.rawJSON(this.toString()); };
 
 // A query string of params (in order, empty values left out) with '+' and ' ' percent-
 // encoded: the API reads '+' as a space, so a zone '+5' must travel as %2B5.
@@ -38,7 +43,7 @@ export async function fetchJson(path, params = {}) {
     throw new ApiError(0, 'API_UNREACHABLE', `the API did not answer ${path}: ${e.message}`);
   }
   let body = null;
-  try { body = parseJsonText(text); } catch (e) { /* not JSON: named below */ }
+  try { body = parseCounts(text); } catch (e) { /* not JSON: named below */ }
   if (!body || typeof body.status_code !== 'number') {
     throw new ApiError(r.status, `HTTP_${r.status}`, `${path} answered HTTP ${r.status} without a JSON envelope`);
   }

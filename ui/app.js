@@ -457,8 +457,7 @@ function drawSeries(p, r, a) {
   $('notice').textContent = m.missing ? `No data: the key '${p.key}' has never been counted in namespace '${p.ns}'.` : '';
   $('series-box').hidden = m.missing;
   $('answer-json').textContent = JSON.stringify({ series: a.main, range_total: a.total, all_time: a.allTime,
-    ...(a.cmp ? { compare: a.cmp } : {}), ...(a.prev ? { previous_period: a.prev } : {}) },
-  (k, v) => (typeof v === 'bigint' ? countText(v) : v));
+    ...(a.cmp ? { compare: a.cmp } : {}), ...(a.prev ? { previous_period: a.prev } : {}) });
   renderSeriesChart(m);
   state.renders++;
   // What the page plotted, read back from the chart itself (the tests compare it with /series).
@@ -481,8 +480,8 @@ function drawSeriesText(m) {
   $('series-title').textContent = keyLabel(p.ns, p.key) + (p.cmp ? `  vs  ${keyLabel(p.ns, p.cmp)}` : '');
   const totals = [`in range: ${formatCount(m.total)}`];
   if (p.cmp) totals.push(`${p.cmp}: ${formatCount(m.cmpTotal)}`);
-  totals.push(`all time (to now): ${formatCount(m.allTime)}`);
-  $('totals').innerHTML = totals.map((t) => `<span>${escapeHtml(t)}</span>`).join('');
+  $('totals').innerHTML = totals.map((t) => `<span>${escapeHtml(t)}</span>`).join('') +
+    `<span id="total" title="every count of the key up to now, whatever the range">all-time total: ${escapeHtml(formatCount(m.allTime))}</span>`;
   const bits = [`${m.dts.length} × ${m.unit}`, `time zone ${p.tz || 'UTC'} (${T.offsetLabel(m.tz, Math.max(r.end - 1, 0))} at the end)`];
   if (m.partial.size) bits.push('dashed: partial buckets (the range holds part of them)');
   if (r.notice) bits.push(r.notice);
@@ -509,15 +508,15 @@ function seriesDatasets(m) {
     segment: { borderDash: (ctx) => (isPartial(m, ctx.p0DataIndex) || isPartial(m, ctx.p1DataIndex) ? [6, 4] : undefined) },
   } : { pointRadius: points };
   const c = [cssVar('--series-0'), cssVar('--series-1'), cssVar('--series-2')];
-  const sets = [{ label: keyLabel(p.ns, p.key), data: plot(m.counts), borderColor: c[0], backgroundColor: `${c[0]}33`,
-    fill: !log, ...marks, tension: 0, yAxisID: 'y' }];
+  const sets = [{ label: keyLabel(p.ns, p.key), data: plot(m.counts), exact: m.counts, borderColor: c[0],
+    backgroundColor: `${c[0]}33`, fill: !log, ...marks, tension: 0, yAxisID: 'y' }];
   if (m.cmp) {
-    sets.push({ label: keyLabel(p.ns, p.cmp), data: plot(m.cmp), borderColor: c[1], backgroundColor: `${c[1]}33`,
+    sets.push({ label: keyLabel(p.ns, p.cmp), data: plot(m.cmp), exact: m.cmp, borderColor: c[1], backgroundColor: `${c[1]}33`,
       fill: false, ...marks, tension: 0, yAxisID: p.axis === 'right' ? 'y2' : 'y' });
   }
   if (m.prev) {
     const prev = m.dts.map((_, i) => (m.prev[i] ? m.prev[i].value : null));
-    sets.push({ label: 'previous period', data: prev.map((v) => (v === null ? null : plot([v])[0])), borderColor: c[2],
+    sets.push({ label: 'previous period', data: prev.map((v) => (v === null ? null : plot([v])[0])), exact: prev, borderColor: c[2],
       backgroundColor: 'transparent', borderDash: [3, 3], fill: false, pointRadius: 0, tension: 0, yAxisID: 'y' });
   }
   return sets;
@@ -564,14 +563,14 @@ function tooltipTitle(i) {
 }
 window.dashboardTooltip = tooltipTitle;
 
+// A dataset's count at a bucket, exactly as answered (a BigInt past 2^53 too).
 function tooltipLabel(item) {
   const m = seriesModel;
   const i = item.dataIndex;
-  if (item.dataset.label === 'previous period' && m.prev && m.prev[i]) {
+  if (item.dataset.label === 'previous period' && m && m.prev && m.prev[i]) {
     return `previous period (${T.bucketLabel(m.prev[i].dt, m.unit, m.tz)}): ${formatCount(m.prev[i].value)}`;
   }
-  const counts = item.datasetIndex === 0 ? m.counts : m.cmp;
-  return `${item.dataset.label}: ${formatCount(counts ? counts[i] : item.raw)}`;
+  return `${item.dataset.label}: ${formatCount(item.dataset.exact[i])}`;
 }
 
 function renderSeriesChart(m) {
@@ -707,7 +706,8 @@ function drawBreakdownChart(s, canvas, rows, total, i) {
   const colors = [cssVar('--series-0'), cssVar('--series-1')];
   const chart = new Chart(canvas, {
     type: 'bar',
-    data: { labels: rows.map(labelOf), datasets: [{ label: displayName(s), data: rows.map((e) => countToNumber(e.value)), backgroundColor: colors[i % 2] }] },
+    data: { labels: rows.map(labelOf), datasets: [{ label: displayName(s), data: rows.map((e) => countToNumber(e.value)),
+      exact: rows.map((e) => e.value), backgroundColor: colors[i % 2] }] },
     options: {
       indexAxis: 'y', animation: false, responsive: true, maintainAspectRatio: false,
       layout: { padding: { right: 96 } },
@@ -716,7 +716,8 @@ function drawBreakdownChart(s, canvas, rows, total, i) {
         x: { beginAtZero: true, ticks: { maxTicksLimit: 4, callback: (v) => compact.format(v) } },
       },
       plugins: { legend: { display: false },
-        tooltip: { callbacks: { label: (item) => `${formatCount(rows[item.dataIndex].value)} (${formatShare(rows[item.dataIndex].value, total)})` } } },
+        tooltip: { callbacks: { label: (item) => `${item.dataset.label}: ${formatCount(item.dataset.exact[item.dataIndex])}`,
+          afterLabel: (item) => `${formatShare(item.dataset.exact[item.dataIndex], total)} of the key's range total` } } },
     },
     plugins: [valueLabels, canvasBackground],
   });
