@@ -660,13 +660,17 @@ function drawBreakdowns(p, subs, answers, total) {
   subs.forEach((s, i) => {
     const rows = answers[i].breakdown.map((e) => ({ subkey: e.subkey, value: e.value, name: subkeyName(s, e.subkey) }));
     breakdownModel.subs[s] = rows;
-    box.append(breakdownCard(s, rows, total, i));
+    const card = breakdownCard(s, rows, total);
+    box.append(card);
+    // Drawn once the card is in the page, so its width is known.
+    const canvas = card.querySelector('canvas');
+    if (canvas) drawBreakdownChart(s, canvas, rows, total, i);
     state.breakdowns[s] = rows.map((e) => ({ subkey: e.subkey, value: countToNumber(e.value), share: shareText(e.value, total),
       ...(e.name ? { name: e.name } : {}) }));
   });
 }
 
-function breakdownCard(s, rows, total, i) {
+function breakdownCard(s, rows, total) {
   const div = document.createElement('div');
   div.className = 'breakdown';
   div.dataset.sub = s;
@@ -687,8 +691,6 @@ function breakdownCard(s, rows, total, i) {
   bars.append(canvas);
   div.append(bars);
   div.insertAdjacentHTML('beforeend', `<details><summary>data table</summary><div class="table-wrap">${breakdownTable(s, rows, total)}</div></details>`);
-  // Drawn once the card is in the page (its width is then known).
-  requestAnimationFrame(() => drawBreakdownChart(s, canvas, rows, total, i));
   return div;
 }
 
@@ -702,7 +704,6 @@ function breakdownTable(s, rows, total) {
 }
 
 function drawBreakdownChart(s, canvas, rows, total, i) {
-  if (!canvas.isConnected || breakdownCharts.has(s)) return;
   const colors = [cssVar('--series-0'), cssVar('--series-1')];
   const chart = new Chart(canvas, {
     type: 'bar',
