@@ -16,14 +16,9 @@ stopped by `stop_all` (the `procs` fixture does it for tests).
 """
 import os
 import subprocess
-import time
 import urllib.parse
 
 from harness import SECRET_FILE, binary, free_port, get, wait_until, with_secret
-
-
-def day_text(day):
-    return time.strftime("%Y-%m-%d", time.gmtime(day * 86400))
 
 
 class ClockCluster:

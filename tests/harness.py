@@ -18,8 +18,8 @@ import urllib.parse
 from ports import free_port  # noqa: F401 (tests import it from here)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# ops/lib holds the Python helpers the ops scripts and the tests share (ymdh.py: the hour
-# token), so each exists once.
+# ops/lib holds the Python helpers the ops scripts, the tests and the benchmarks share
+# (formats.py: the model of docs/formats.md), so each exists once.
 OPS_LIB = os.path.join(ROOT, "ops", "lib")
 if OPS_LIB not in sys.path:
     sys.path.insert(0, OPS_LIB)

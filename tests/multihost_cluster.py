@@ -18,10 +18,9 @@ process reads the time from one clock file (CLICKATRON_CLOCK_FILE, base/wall_clo
 hosts' synchronised clock, which the test moves to make a night come.
 """
 import os
-import time
 import urllib.parse
-import zlib
 
+from formats import shard_of
 from harness import SECRET, binary, wait_until
 from hosts import Network, request, wait_port
 
@@ -38,13 +37,9 @@ REALTIMES = ["rt1", "rt2", "rt3"]  # realtime shard K is REALTIMES[K]
 ARCHIVES = (("ar1", "ar2"), ("ar3", "ar4"))  # archive shard S: its replicas
 
 
-def day_text(day):
-    return time.strftime("%Y-%m-%d", time.gmtime(day * DAY))
-
-
 def realtime_shard(ns, key, shards=3):
-    """crc32(shard key) % N (docs/formats.md#sharding); the shard key of `ns|key` is itself."""
-    return zlib.crc32(f"{ns}|{key}".encode()) % shards
+    """The realtime shard of `ns|key` (docs/formats.md#sharding: the shard key of a total)."""
+    return shard_of(f"{ns}|{key}", shards)
 
 
 class HostCluster:

@@ -16,7 +16,7 @@ from harness import wait_until
 from hosts import require_root
 from multihost_cluster import APIS, DAY, HOUR, HostCluster, realtime_shard
 from multihost_load import Load, check_counts
-from ymdh import encode as ymdh_of
+from formats import ymdh
 
 T = calendar.timegm((2026, 3, 10, 0, 0, 0)) // DAY
 HISTORY_DAYS = range(T - 4, T - 1)  # in the archive from the start
@@ -53,7 +53,7 @@ class Scenario:
     def boot(self):
         c = self.c
         c.set_time(ts(T, 12))
-        c.start([f"{ns}|{key}.{ymdh_of(hour)},{v}" for (ns, key, hour), v in sorted(self.history.items())])
+        c.start([f"{ns}|{key}.{ymdh(hour)},{v}" for (ns, key, hour), v in sorted(self.history.items())])
         # The quiet keys' realtime hours: yesterday, today, tomorrow.
         for ns, key in quiet_keys():
             want = {ts(d, 10): 5 for d in HISTORY_DAYS}

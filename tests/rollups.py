@@ -5,16 +5,15 @@ file (the golden ones); `check_rollups` recomputes every rollup from its hours: 
 the hours summed (`.{day}:{bit h for hour h}` columns, one per day, keyformat/rollup_hours.h),
 then their sums.
 """
-
-SYMBOLS = "0123456789abcdefghijklmnopqrstuv"
+from formats import ALPHABET
 
 
 def mask_value(hours):
     """The mask columns of a rollup that summed these hour tokens."""
     days = {}
     for t in hours:
-        days[t[2]] = days.get(t[2], 0) | (1 << SYMBOLS.index(t[3]))
-    return " ".join(f".{d}:{m}" for d, m in sorted(days.items(), key=lambda kv: SYMBOLS.index(kv[0])))
+        days[t[2]] = days.get(t[2], 0) | (1 << ALPHABET.index(t[3]))
+    return " ".join(f".{d}:{m}" for d, m in sorted(days.items(), key=lambda kv: ALPHABET.index(kv[0])))
 
 
 def rollup_value(hours, sums):

@@ -5,39 +5,24 @@ import/merge/publish, realtime shards fed through their own /incr and /set, and 
 front. Every line of the golden queries.jsonl and query-errors.tsv is checked with all data in
 the archive, then again with the data split across the tiers, then with failures.
 """
+import http.client
 import json
 import os
-import zlib
+import time
 
 import pytest
 
+from formats import day_text, shard_key, shard_of, ymdh, ymdh_day
 from harness import GOLDEN, SECRET, SECRET_HEADER, SENDER, free_port, get, post, run, wait_until
-import http.client
-import time
-
-from ymdh import day_text as ymdh_day_text
-from ymdh import encode as ymdh_encode
 
 SEED = os.path.join(GOLDEN, "seed-example")
 
 
 # ---- building a cluster -------------------------------------------------------------------
 
-def shard_key(realtime_key):
-    """The shard key (docs/formats.md#sharding) of a realtime key: `{ns}|{key}` for totals/subtotals, `_l|hash`."""
-    if realtime_key.startswith("_l|"):
-        return realtime_key
-    head, _, rest = realtime_key.partition("|")
-    return head.split(".")[-1] + "|" + rest.split(".")[0]
-
-
-def shard_of(realtime_key, shards):
-    return zlib.crc32(shard_key(realtime_key).encode()) % shards
-
-
 def day_of(realtime_key):
     """YYYY-MM-DD of a realtime total/subtotal key (its last 4 bytes are the YMDH token)."""
-    return ymdh_day_text(realtime_key[-4:])
+    return day_text(ymdh_day(realtime_key[-4:]))
 
 
 def publish_archive(tmp_path, lines, shards, name="work"):
@@ -92,7 +77,7 @@ class Cluster:
         sets = {}
         for line in lines:
             key = line.rsplit(",", 1)[0] if not line.startswith("_l|") else line.split(",", 1)[0]
-            shard = shard_of(key, len(self.realtime))
+            shard = shard_of(shard_key(key), len(self.realtime))
             if line.startswith("_l|"):
                 sets.setdefault(shard, []).append(line)
             else:
@@ -288,7 +273,7 @@ def test_breakdown_reads_a_realtime_listing_to_its_end(procs, tmp_path):
     them in pages of --fwmatch-limit (10,000) lines, and the API reads every page — the
     top subkey is `zz`, and the total is every increment, not the first page's."""
     cluster = Cluster(procs, tmp_path, [])
-    hour = ymdh_encode(int(time.time()) // 3600 * 3600)
+    hour = ymdh(int(time.time()) // 3600 * 3600)
     names = [f"a{i:05d}" for i in range(10100)]
     cluster.incr_realtime([f"c.u|big.{n}.{hour},1" for n in names] + [f"c.u|big.zz.{hour},500"])
     r = cluster.query("/breakdown?ns=u&key=big&sub=c&unit=day&units=1&limit=3")
@@ -301,7 +286,7 @@ def test_breakdown_reads_a_realtime_listing_to_its_end(procs, tmp_path):
 def test_breakdown_past_the_fanout_bound_is_a_named_error(procs, tmp_path):
     """A query that would need more backend requests (here: /fwmatch pages) or answer bytes
     than the API's bound answers 400 QUERY_TOO_LARGE — never the pages it got as a total."""
-    hour = ymdh_encode(int(time.time()) // 3600 * 3600)
+    hour = ymdh(int(time.time()) // 3600 * 3600)
     lines = [f"c.u|big.a{i:05d}.{hour},1" for i in range(10100)]
     cluster = Cluster(procs, tmp_path, [], api_options="query-max-backend-requests = 2\n")
     cluster.incr_realtime(lines)
@@ -345,9 +330,9 @@ def test_series_asked_together_answer_as_asked_alone(procs, tmp_path, max_mget_k
     for i, key in enumerate(keys):
         for h in range(24):
             if (i + h) % 3:
-                archived.append(f"u|{key}.{ymdh_encode(day1 + h * 3600)},{i + h}")
+                archived.append(f"u|{key}.{ymdh(day1 + h * 3600)},{i + h}")
             if (i * h) % 5 != 1:
-                live.append(f"u|{key}.{ymdh_encode(day2 + h * 3600)},{100 * i + h + 1}")
+                live.append(f"u|{key}.{ymdh(day2 + h * 3600)},{100 * i + h + 1}")
     work = publish_archive(tmp_path, archived, 1)
     cluster = Cluster(procs, tmp_path, [[work / "current" / "shard-0.csv"]],
                       realtime_args=("--max-mget-keys", max_mget_keys))

@@ -8,26 +8,20 @@ tiny --fwmatch-limit so every listing pages) and 2 realtime shards; the leaderbo
 checked against sums computed here from the records sent.
 """
 import datetime
-import functools
 import os
 import time
 import urllib.parse
 
 import pytest
 
-from harness import Procs, get, run, wait_until
+from formats import stored, ymdh
+from harness import Procs, get, wait_until
 from test_api_read import Cluster, publish_archive
-from ymdh import encode as ymdh_encode
 
 HOUR = 3600
 DAY0 = int(datetime.datetime(2026, 10, 1, tzinfo=datetime.timezone.utc).timestamp())
 DAYS = 20
 LONG_URL = "http://example.com/a/long/landing/page"
-
-
-@functools.lru_cache(maxsize=None)
-def stored(value):
-    return run("clickatron-key", ["stored", value], check=True).stdout.decode().strip()
 
 
 def history(scale=1):
@@ -49,8 +43,8 @@ def lines_of(data):
     out = [f"_l|{stored(LONG_URL)},{LONG_URL}"]
     for (ns, key), hours in data.items():
         for hour, n in hours.items():
-            out.append(f"{ns}|{stored(key)}.{ymdh_encode(hour)},{n}")
-            out.append(f"c.{ns}|{stored(key)}.US.{ymdh_encode(hour)},{n}")
+            out.append(f"{ns}|{stored(key)}.{ymdh(hour)},{n}")
+            out.append(f"c.{ns}|{stored(key)}.US.{ymdh(hour)},{n}")
     return out
 
 
@@ -77,9 +71,9 @@ def world(tmp_path_factory):
         for (ns, key), hours in live.items():
             for hour, n in hours.items():
                 if hour <= now:
-                    realtime_lines.append(f"{ns}|{key}.{ymdh_encode(hour)},{n}")
+                    realtime_lines.append(f"{ns}|{key}.{ymdh(hour)},{n}")
                     data.setdefault((ns, key), {})[hour] = data.get((ns, key), {}).get(hour, 0) + n
-        realtime_lines.append(f"r.u|live.direct.{ymdh_encode(today)},7")
+        realtime_lines.append(f"r.u|live.direct.{ymdh(today)},7")
         cluster.incr_realtime(realtime_lines)
         cluster.work = work
         cluster.tmp = tmp
@@ -182,7 +176,7 @@ def flip(cluster, work):
 
 
 def test_a_namespace_past_the_bound_is_refused(procs, tmp_path):
-    lines = [f"u|k{k:05d}.{ymdh_encode(DAY0)},1" for k in range(10001)]
+    lines = [f"u|k{k:05d}.{ymdh(DAY0)},1" for k in range(10001)]
     work = publish_archive(tmp_path, lines, 1)
     cluster = Cluster(procs, tmp_path, [[work / "current" / "shard-0.csv"]])
     r = get(cluster.port, "/leaderboard?ns=u")

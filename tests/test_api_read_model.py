@@ -11,18 +11,15 @@ its dt is its first hour. The two must agree exactly.
 
 CLICKATRON_MODEL_SEED picks another seed; the seed is printed on failure.
 """
-import base64
-import hashlib
 import os
 import random
 import urllib.parse
-import zlib
 from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
+from formats import day_text, escape, shard_key, shard_of, stored, ymdh
 from harness import get
 from rollups import check_rollups
-from ymdh import encode as ymdh
 from test_api_read import Cluster, publish_archive
 
 SEED = int(os.environ.get("CLICKATRON_MODEL_SEED", "20130218"))
@@ -32,20 +29,6 @@ ARCHIVE_DAYS = 57
 ZONES = ["0", "-5", "3", "9", "14", "-14", "UTC", "America/New_York", "Europe/London",
          "Australia/Sydney", "Pacific/Auckland", "America/Sao_Paulo", "Asia/Tokyo"]
 UNITS = ["hour", "day", "week", "mweek", "month"]
-
-
-# ---- the stored form (docs/formats.md) ------------------------------------------------------
-
-def stored(value):
-    b = value.encode()
-    if 1 <= len(b) <= 11 and all(0x21 <= c <= 0x7E and chr(c) not in ":,.|" for c in b):
-        return value
-    return base64.b64encode(hashlib.md5(b).digest()[:8]).decode()
-
-
-def escape(original):
-    return (original.replace("%", "%25").replace("\n", "%0A").replace("\r", "%0D")
-            .replace("\0", "%00"))
 
 
 # ---- the model ----------------------------------------------------------------------------
@@ -147,7 +130,7 @@ class Model:
             if day < ARCHIVE_DAYS:
                 archive.append(line)
             else:
-                d = datetime.fromtimestamp(START + day * 86400, timezone.utc).strftime("%Y-%m-%d")
+                d = day_text(START // 86400 + day)
                 lookups_live.setdefault(d, []).append(line)
         return archive, live, lookups_live
 
@@ -237,7 +220,7 @@ def test_random_queries_match_the_model(procs, tmp_path):
     for day, lines in lookups_live.items():
         by_shard = {}
         for line in lines:
-            by_shard.setdefault(zlib.crc32(line.split(",", 1)[0].encode()) % 2, []).append(line)
+            by_shard.setdefault(shard_of(shard_key(line.split(",", 1)[0]), 2), []).append(line)
         cluster.set_lookups(by_shard, day)
 
     checked = 0

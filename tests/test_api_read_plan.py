@@ -12,11 +12,11 @@ import random
 import threading
 import time
 
+from formats import ymdh
 from harness import free_port, get, wait_until
 from rollups import mask_value
 from rollups import check_rollups
 from test_api_read import Cluster, publish_archive
-from ymdh import encode as ymdh_encode
 
 SUBKEYS = ["US", "JP", "DE", "h0aMB8AuNw4="]
 START = 1326589200   # 2012-01-15 01:00 UTC
@@ -31,7 +31,7 @@ def records(step, scale, drop=()):
     tokens in drop, and a lookup record for the hashed subkey."""
     hours = {}
     for ts in range(START, END, step * 3600):
-        token = ymdh_encode(ts)
+        token = ymdh(ts)
         cols = {s: scale * (1 + (ts // 3600 + i) % 7) for i, s in enumerate(SUBKEYS) if (ts // 3600 + i) % 5}
         hours[token] = cols
     lines = {"u|k": " ".join(f"{t}:{sum(c.values())}" for t, c in sorted(hours.items()))}
@@ -155,7 +155,7 @@ def test_a_range_after_the_watermark_asks_only_realtime(procs, tmp_path):
     db = write_generation(tmp_path / "gen", "g1", text, True)
     cluster = Cluster(procs, tmp_path, [[db]])
     now = int(time.time())
-    hour = ymdh_encode(now // 3600 * 3600)
+    hour = ymdh(now // 3600 * 3600)
     cluster.incr_realtime([f"u|k.{hour},4", f"c.u|k.US.{hour},4"])
     q = "/series?ns=u&key=k&unit=hour&units=2"
 

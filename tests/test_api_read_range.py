@@ -17,9 +17,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from formats import ymdh
 from harness import Procs, get
 from test_api_read import Cluster, publish_archive
-from ymdh import encode as ymdh_encode
 
 HOUR = 3600
 FIRST = int(datetime.datetime(2026, 9, 1, tzinfo=datetime.timezone.utc).timestamp())
@@ -47,7 +47,7 @@ def world(tmp_path_factory):
     for hour in range(FIRST, LAST + 1, HOUR):
         n = count_at(hour)
         hours[hour] = n
-        t = ymdh_encode(hour)
+        t = ymdh(hour)
         lines.append(f"u|alice.{t},{n}")
         lines += [f"c.u|alice.{c}.{t},{v}" for c, v in country_split(n).items()]
     try:
@@ -59,7 +59,7 @@ def world(tmp_path_factory):
         for hour in range(today, now - now % HOUR + 1, HOUR):
             n = 100 + (hour - today) // HOUR
             hours[hour] = n
-            t = ymdh_encode(hour)
+            t = ymdh(hour)
             live.append(f"u|alice.{t},{n}")
             live += [f"c.u|alice.{c}.{t},{v}" for c, v in country_split(n).items()]
         cluster.incr_realtime(live)

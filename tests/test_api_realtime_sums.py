@@ -8,10 +8,10 @@ import random
 import time
 import zoneinfo
 
+from formats import day_text, ymdh
 from harness import get
 from test_api_read import Cluster
 from test_api_read_plan import flip, records, write_generation
-from ymdh import encode as ymdh_encode
 
 SUBKEYS = ["US", "JP", "DE", "h0aMB8AuNw4="] + [f"s{i:03d}" for i in range(40)]
 
@@ -43,7 +43,7 @@ def test_breakdowns_of_realtime_hours_are_their_sums(procs, tmp_path):
             if n == 0:
                 continue
             hours.setdefault(ts, {})[sub] = n
-            lines.append(f"c.u|k.{sub}.{ymdh_encode(ts)},{n}")
+            lines.append(f"c.u|k.{sub}.{ymdh(ts)},{n}")
     cluster.incr_realtime(lines)
     before = plan(cluster)
     checked = 0
@@ -78,7 +78,7 @@ def test_realtime_sums_read_to_the_end_of_their_pages(procs, tmp_path):
     cluster = Cluster(procs, tmp_path, [[db]])
     now = int(time.time()) // 3600 * 3600
     subs = [f"p{i:03d}" for i in range(420)]
-    lines = [f"c.u|k.{sub}.{ymdh_encode(ts)},{1 + i % 5}" for ts in range(now - 29 * 3600, now + 3600, 3600)
+    lines = [f"c.u|k.{sub}.{ymdh(ts)},{1 + i % 5}" for ts in range(now - 29 * 3600, now + 3600, 3600)
              for i, sub in enumerate(subs)]
     assert len(lines) > 12000
     cluster.incr_realtime(lines)
@@ -94,9 +94,9 @@ def test_realtime_sums_read_to_the_end_of_their_pages(procs, tmp_path):
 
 def archive_text(hours):
     """Archive lines (docs/formats.md#archive-records) of u|k's hours: ts -> subkey -> n."""
-    lines = {"u|k": " ".join(f"{ymdh_encode(ts)}:{sum(c.values())}" for ts, c in sorted(hours.items()))}
+    lines = {"u|k": " ".join(f"{ymdh(ts)}:{sum(c.values())}" for ts, c in sorted(hours.items()))}
     for ts, cols in hours.items():
-        lines[f"c.u|k.{ymdh_encode(ts)}"] = " ".join(f"{s}:{n}" for s, n in sorted(cols.items()))
+        lines[f"c.u|k.{ymdh(ts)}"] = " ".join(f"{s}:{n}" for s, n in sorted(cols.items()))
     return "".join(f"{k},{lines[k]}\n" for k in sorted(lines, key=lambda k: k.encode()))
 
 
@@ -116,13 +116,12 @@ def test_a_publish_moves_hours_from_realtime_sums_to_the_archive(procs, tmp_path
         path = tmp_path / name
         path.mkdir()
         (path / "shard-0.csv").write_text(archive_text(hours))
-        day_text = datetime.datetime.fromtimestamp(last_day * 86400, datetime.timezone.utc).strftime("%Y-%m-%d")
-        (path / "manifest").write_text(f"generation = {name}\nlast_day = {day_text}\nrollups = 0\n")
+        (path / "manifest").write_text(f"generation = {name}\nlast_day = {day_text(last_day)}\nrollups = 0\n")
         gens[name] = path
     live = tmp_path / "live"
     os.symlink(gens["g1"], live)
     cluster = Cluster(procs, tmp_path, [[live / "shard-0.csv"]], api_options="archive-lease-ms = 100\n")
-    cluster.incr_realtime([f"c.u|k.{s}.{ymdh_encode(ts)},{n}" for hours in (day_d, live_hours)
+    cluster.incr_realtime([f"c.u|k.{s}.{ymdh(ts)},{n}" for hours in (day_d, live_hours)
                            for ts, cols in hours.items() for s, n in cols.items()])
     want = {}
     for hours in (old, day_d, live_hours):

@@ -38,9 +38,9 @@ from hypothesis import HealthCheck, Phase, settings, strategies as st
 from hypothesis import seed as hypothesis_seed
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from clock_cluster import ClockCluster, day_text
+from clock_cluster import ClockCluster
+from formats import day_text, ymdh
 from harness import Procs, binary, get, with_secret
-from ymdh import encode as ymdh_of
 
 T0 = calendar.timegm((2026, 6, 1, 0, 0, 0)) // 86400
 KEYS = ["jehiah", "mike", "a b", "http://example.com/x"]
@@ -165,7 +165,7 @@ class ClusterSim(RuleBasedStateMachine):
                 lines.append((key, hour_ts(day, 7), day - T0 + 100))
         path = os.path.join(self.tmp, f"history-{self.history_n}.csv")
         with open(path, "w") as f:
-            f.write("".join(f"u|{k}.{ymdh_of(t)},{v}\n" for k, t, v in lines))
+            f.write("".join(f"u|{k}.{ymdh(t)},{v}\n" for k, t, v in lines))
         c = self.c
         r = c.rebuild("import", "--work", c.work, "--input", path, "--archive-shards", "2")
         if r.returncode != 0:

@@ -24,9 +24,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from formats import stored, ymdh
 from harness import Procs, free_port, get, post, run, wait_until
 from test_api_read import publish_archive
-from ymdh import encode as ymdh_encode
 
 # Debian's python3-selenium, chromium and chromium-driver (ops/install-deps): never skipped.
 from selenium import webdriver
@@ -45,10 +45,6 @@ NAMES = "display-name = u:user\ndisplay-name = l:link\ndisplay-name = c:country\
         "country-codes = c\n"
 
 
-def stored(value):
-    return run("clickatron-key", ["stored", value], check=True).stdout.decode().strip()
-
-
 def history():
     """Realtime-format lines: alice hourly for 90 days (subtotals c and r), a few others."""
     lines = []
@@ -58,7 +54,7 @@ def history():
     hour = FIRST_HOUR
     i = 0
     while hour <= REF:
-        t = ymdh_encode(hour)
+        t = ymdh(hour)
         n = 1 + i % 7 + (i // 24) % 5
         de = n // 3
         lines += [f"u|alice.{t},{n}", f"c.u|alice.US.{t},{n - de}"]
@@ -71,9 +67,9 @@ def history():
         i += 1
     for k, (key, n) in enumerate([("alina", 3), ("albert", 4), ("bob", 5), (hashes[HASHED_KEY], 6)]):
         for d in range(3):
-            lines.append(f"u|{key}.{ymdh_encode(REF - (d * 30 + k) * 3600)},{n}")
+            lines.append(f"u|{key}.{ymdh(REF - (d * 30 + k) * 3600)},{n}")
     for k in range(3):  # links: a second namespace for the landing page
-        lines.append(f"l|x{k}.{ymdh_encode(REF - k * 3600)},{10 * (k + 1)}")
+        lines.append(f"l|x{k}.{ymdh(REF - k * 3600)},{10 * (k + 1)}")
     return lines
 
 

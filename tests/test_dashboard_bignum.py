@@ -11,9 +11,9 @@ import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
+from formats import ymdh
 from harness import wait_until
 from test_api_read import Cluster, publish_archive
-from ymdh import encode as ymdh_encode
 
 DAY = calendar.timegm((2026, 11, 3, 0, 0, 0))
 H5, H6 = 2**63 - 1, 2**53 + 3
@@ -44,7 +44,7 @@ def page(driver, script):
 
 
 def test_counts_past_2_53_show_exactly(procs, tmp_path, browser):
-    t5, t6 = ymdh_encode(DAY + 5 * 3600), ymdh_encode(DAY + 6 * 3600)
+    t5, t6 = ymdh(DAY + 5 * 3600), ymdh(DAY + 6 * 3600)
     lines = [f"u|big.{t5},{H5}", f"u|big.{t6},{H6}", f"c.u|big.US.{t5},{H5}", f"c.u|big.US.{t6},{H6}"]
     work = publish_archive(tmp_path, lines, 1)
     cluster = Cluster(procs, tmp_path, [[work / "current" / "shard-0.csv"]])

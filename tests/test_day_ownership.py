@@ -9,9 +9,9 @@ import os
 import shutil
 import subprocess
 
-from clock_cluster import ClockCluster, day_text
+from clock_cluster import ClockCluster
+from formats import day_text, ymdh
 from harness import post, run, wait_until
-from ymdh import encode as ymdh_of
 
 T = calendar.timegm((2026, 3, 10, 0, 0, 0)) // 86400  # "today" at the start of each test
 HOUR = 3600
@@ -23,7 +23,7 @@ def ts(day, hour):
 
 def history(first_day, last_day, users=("jehiah", "mike"), value=5):
     """Realtime-format records: each user gets `value` at 10:00 of every day."""
-    return [f"u|{u}.{ymdh_of(ts(d, 10))},{value}" for d in range(first_day, last_day + 1) for u in users]
+    return [f"u|{u}.{ymdh(ts(d, 10))},{value}" for d in range(first_day, last_day + 1) for u in users]
 
 
 def hour_value(c, key, t):
@@ -148,7 +148,7 @@ def test_a_replaced_shard_adds_what_it_took_for_an_owned_day(procs, tmp_path):
     assert hour_value(c, "jehiah", ts(T, 10)) == 4  # replayed to the new shard
     # The archive is made to own T by a bulk load of another key, without the cluster config:
     # the new shard is not told, and holds T open with jehiah's 4.
-    c.bulk_load([f"u|other.{ymdh_of(ts(T, 3))},1"], publish=False)
+    c.bulk_load([f"u|other.{ymdh(ts(T, 3))},1"], publish=False)
     c.must("publish", "--work", c.work)
     assert c.manifest()["last_day"] == day_text(T)
     night(c, T + 2)
@@ -351,7 +351,7 @@ def test_late_data_of_an_api_started_over_is_merged(procs, tmp_path):
     c.start_api(0)
     # History for today, published with the cluster config: the archive owns today, and the
     # new API's increment for it is late data in its new store.
-    r = c.bulk_load([f"u|other.{ymdh_of(ts(T, 3))},1"])
+    r = c.bulk_load([f"u|other.{ymdh(ts(T, 3))},1"])
     assert r.returncode == 0, r.stderr.decode()
     assert c.incr(0, "u", "jehiah", ts(T, 9), value=5).status == 200
     c.wait_delivered()

@@ -12,8 +12,9 @@ the old binary did (a directory without an identity file keeps it as its source)
 import os
 import re
 
+from formats import day_text
 from harness import SENDER, post, run
-from test_api_write import Cluster, day_text, now, today
+from test_api_write import Cluster, now, today
 
 NODE_ID = "api-1"
 

@@ -11,7 +11,8 @@ import os
 import shutil
 
 from harness import wait_until
-from multihost_cluster import ARCHIVE_PORTS, day_text
+from formats import day_text
+from multihost_cluster import ARCHIVE_PORTS
 from multihost_guide import code_blocks, run, section
 from multihost_scenario import T, scenario, ts
 

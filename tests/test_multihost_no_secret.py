@@ -12,7 +12,8 @@ import os
 
 from harness import SECRET, binary
 from hosts import request
-from multihost_cluster import API_PORT, APIS, ARCHIVE_PORTS, ARCHIVES, RT_PORT, day_text
+from formats import day_text
+from multihost_cluster import API_PORT, APIS, ARCHIVE_PORTS, ARCHIVES, RT_PORT
 from multihost_scenario import LOAD_KEYS, T, scenario
 
 SENDER = {"X-Clickatron-Sender": "7e57000000000bad"}

@@ -11,7 +11,8 @@ import os
 import shutil
 
 from harness import wait_until
-from multihost_cluster import APIS, RT_PORT, day_text
+from formats import day_text
+from multihost_cluster import APIS, RT_PORT
 from multihost_guide import code_blocks, run, section, split_at_systemctl
 from multihost_scenario import T, scenario, ts
 

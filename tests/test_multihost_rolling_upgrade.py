@@ -15,7 +15,8 @@ are counted per host and must be the named 503, never a number.
 Runs as root only (network namespaces: tests/hosts.py); skipped loudly otherwise.
 """
 from harness import wait_until
-from multihost_cluster import APIS, ARCHIVES, day_text
+from formats import day_text
+from multihost_cluster import APIS, ARCHIVES
 from multihost_scenario import T, scenario, ts
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from harness import wait_until
 from hosts import require_root
-from multihost_cluster import day_text
+from formats import day_text
 from multihost_scenario import T, scenario, ts
 from multihost_slurm import HOSTS, MISSING, NODES, SlurmHosts
 

@@ -1,63 +1,17 @@
 """clickatron-oplog dump | verify | cursors | replay on oplog directories written here byte by byte.
 
-The frames are built by an independent Python implementation of the documented format
-(oplog/frame.h, docs/oplog.md) — length, seq, XXH64(payload, seed=seq), payload — so these
-tests also pin the on-disk format down.
+The frames are built here from the documented format (oplog/frame.h, docs/oplog.md) —
+length, seq, XXH64(payload, seed=seq), payload — with the XXH64 of the Python model
+(ops/lib/formats.py), so these tests also pin the on-disk format down.
 """
 import fcntl
 import os
 import struct
 
+from formats import xxh64
 from harness import run
 
 M64 = (1 << 64) - 1
-P1, P2, P3, P4, P5 = (0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
-                      0x85EBCA77C2B2AE63, 0x27D4EB2F165667C5)
-
-
-def _rotl(x, r):
-    return ((x << r) | (x >> (64 - r))) & M64
-
-
-def _round(acc, lane):
-    return (_rotl((acc + lane * P2) & M64, 31) * P1) & M64
-
-
-def _merge(h, v):
-    return ((h ^ _round(0, v)) * P1 + P4) & M64
-
-
-def xxh64(data, seed=0):
-    n, i = len(data), 0
-    if n >= 32:
-        v = [(seed + P1 + P2) & M64, (seed + P2) & M64, seed, (seed - P1) & M64]
-        while i + 32 <= n:
-            for k in range(4):
-                v[k] = _round(v[k], struct.unpack_from("<Q", data, i + 8 * k)[0])
-            i += 32
-        h = (_rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)) & M64
-        for k in range(4):
-            h = _merge(h, v[k])
-    else:
-        h = (seed + P5) & M64
-    h = (h + n) & M64
-    while i + 8 <= n:
-        h ^= _round(0, struct.unpack_from("<Q", data, i)[0])
-        h = (_rotl(h, 27) * P1 + P4) & M64
-        i += 8
-    if i + 4 <= n:
-        h ^= (struct.unpack_from("<I", data, i)[0] * P1) & M64
-        h = (_rotl(h, 23) * P2 + P3) & M64
-        i += 4
-    while i < n:
-        h ^= (data[i] * P5) & M64
-        h = (_rotl(h, 11) * P1) & M64
-        i += 1
-    h ^= h >> 33
-    h = (h * P2) & M64
-    h ^= h >> 29
-    h = (h * P3) & M64
-    return h ^ (h >> 32)
 
 
 def frame(seq, payload):
@@ -87,12 +41,6 @@ def make_log(tmp_path):
     with open(os.path.join(d, "realtime-shards"), "w") as f:  # someone else's file
         f.write("127.0.0.1:7101\n")
     return d
-
-
-def test_xxh64_matches_the_reference_vectors():
-    assert xxh64(b"", 0) == 0xEF46DB3751D8E999
-    assert xxh64(b"a", 0) == 0xD24EC4F1A98C6E5B
-    assert xxh64(b"abc", 0) == 0x44BC2CF5AD770999
 
 
 def test_dump_prints_every_record_escaped(tmp_path):

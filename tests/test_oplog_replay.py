@@ -12,8 +12,9 @@ import os
 import shutil
 import subprocess
 
+from formats import day_text, shard_of
 from harness import binary, get, post, wait_until
-from test_api_write import Cluster, day_text, late_text, now, shard_of, today
+from test_api_write import SHARDS, Cluster, late_text, now, today
 
 KEYS = [f"k{i}" for i in range(24)]
 ROUNDS = 12
@@ -62,8 +63,8 @@ def test_replay_refills_a_wiped_shard_exactly(procs, tmp_path):
     c = Cluster(procs, tmp_path, shards=2)
     ts = now()
     lost = 1
-    on_lost = [k for k in KEYS if shard_of(f"u|{k}") == lost]
-    on_kept = [k for k in KEYS if shard_of(f"u|{k}") != lost]
+    on_lost = [k for k in KEYS if shard_of(f"u|{k}", SHARDS) == lost]
+    on_kept = [k for k in KEYS if shard_of(f"u|{k}", SHARDS) != lost]
     assert on_lost and on_kept
     want = send(c, ts)
     c.wait_drained()

@@ -1,25 +1,20 @@
 """Property tests (hypothesis) of keyformat through clickatron-key (docs/api.md#clickatron-key)
-against independent Python models: the hour token against ops/lib/ymdh.py, stored keys and
-lookup hashes against hashlib's MD5 and base64, and an event's realtime records against a
-model of docs/formats.md#records built from those two. Generated inputs reach corners the
+against the Python model of docs/formats.md (ops/lib/formats.py, written from the page, not
+from keyformat/): the hour token, stored keys and lookup hashes (hashlib's MD5 and base64),
+and an event's realtime records (docs/formats.md#records). Generated inputs reach corners the
 golden rows (tests/golden/keyformat.tsv) do not list: every hour of the range and its edges,
 tokens of any four symbols, keys of any bytes and length up to the 4096-byte limit."""
-import base64
-import hashlib
 import subprocess
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from harness import binary
-import ymdh
+import formats
 
 # Each example starts the (sanitizer-built) tool once: a few dozen per property keep the
 # file to seconds. No example database: ops/test runs from a clean tree.
 PROPERTY = settings(max_examples=60, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.too_slow])
-
-RESERVED = b":,.|"
-
 
 def key(*args):
     """(exit status, stdout bytes) of clickatron-key with bytes arguments."""
@@ -30,23 +25,9 @@ def key(*args):
     return r.returncode, r.stdout
 
 
-def model_hash(value):
-    return base64.b64encode(hashlib.md5(value).digest()[:8])
-
-
-def model_stored(value):
-    literal = 1 <= len(value) <= 11 and all(0x21 <= b <= 0x7E and b not in RESERVED for b in value)
-    return value if literal else model_hash(value)
-
-
-def model_escape(value):
-    out = value.replace(b"%", b"%25").replace(b"\n", b"%0A").replace(b"\r", b"%0D")
-    return out.replace(b"\0", b"%00")
-
-
 # Unix times around and inside the YMDH range, edges included.
-times = st.one_of(st.integers(ymdh.MIN_TS - 7200, ymdh.MAX_TS + 7200),
-                  st.sampled_from([ymdh.MIN_TS, ymdh.MIN_TS - 1, ymdh.MAX_TS, ymdh.MAX_TS + 1]))
+times = st.one_of(st.integers(formats.MIN_TS - 7200, formats.MAX_TS + 7200),
+                  st.sampled_from([formats.MIN_TS, formats.MIN_TS - 1, formats.MAX_TS, formats.MAX_TS + 1]))
 # Argument bytes: anything but NUL (argv cannot hold it); the ends of the literal rule often.
 arg_bytes = st.one_of(st.binary(min_size=1, max_size=24),
                       st.binary(min_size=4090, max_size=4100),
@@ -69,21 +50,21 @@ namespaces = st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9_-]{0,15}\Z")
 def test_ymdh_matches_the_python_model(ts):
     status, out = key(b"ymdh", str(ts).encode())
     try:
-        expected = ymdh.encode(ts)
+        expected = formats.ymdh(ts)
     except ValueError:
         assert status == 2
         return
     assert status == 0 and out == expected.encode() + b"\n"
     status, out = key(b"unymdh", expected.encode())
-    assert status == 0 and int(out) == ts - ts % 3600 == ymdh.decode(expected)
+    assert status == 0 and int(out) == ts - ts % 3600 == formats.unymdh(expected)
 
 
 @PROPERTY
-@given(st.text(alphabet=ymdh.ALPHABET + "wxyzA", min_size=3, max_size=5))
+@given(st.text(alphabet=formats.ALPHABET + "wxyzA", min_size=3, max_size=5))
 def test_unymdh_matches_the_python_model(token):
     status, out = key(b"unymdh", token.encode())
     try:
-        expected = ymdh.decode(token)
+        expected = formats.unymdh(token)
     except ValueError:
         assert status == 2
         return
@@ -97,14 +78,14 @@ def test_stored_key_and_hash_match_md5_and_base64(value):
     if len(value) > 4096:
         assert status == 2
     else:
-        assert status == 0 and out == model_stored(value) + b"\n"
+        assert status == 0 and out == formats.stored(value) + b"\n"
     status, out = key(b"hash", value)
-    assert status == 0 and out == model_hash(value) + b"\n"
+    assert status == 0 and out == formats.key_hash(value) + b"\n"
 
 
 @PROPERTY
 @given(ns=namespaces, user_key=arg_bytes.filter(lambda b: len(b) <= 4096),
-       ts=st.integers(ymdh.MIN_TS, ymdh.MAX_TS),
+       ts=st.integers(formats.MIN_TS, formats.MAX_TS),
        value=st.integers(-2**63, 2**63 - 1).filter(lambda v: v != 0),
        subs=st.dictionaries(namespaces, short_arg_bytes, max_size=3))
 def test_event_records_match_the_model(ns, user_key, ts, value, subs):
@@ -113,21 +94,7 @@ def test_event_records_match_the_model(ns, user_key, ts, value, subs):
     for subns, subkey in subs.items():
         args.append(b"--sub=" + subns.encode() + b":" + subkey)
     status, out = key(*args)
-    hour = ymdh.encode(ts).encode()
-    stored = model_stored(user_key)
-    records = {ns.encode() + b"|" + stored + b"." + hour: str(value).encode()}
-    lookups = {}
-    if stored != user_key:
-        lookups[b"_l|" + stored] = model_escape(user_key)
-    for subns, subkey in subs.items():
-        stored_sub = model_stored(subkey)
-        records[subns.encode() + b"." + ns.encode() + b"|" + stored + b"." + stored_sub + b"." + hour] = (
-            str(value).encode())
-        if stored_sub != subkey:
-            lookups[b"_l|" + stored_sub] = model_escape(subkey)
-    records.update(lookups)
     # Subtotal namespaces are distinct (a dict); they differ from ns only by chance, which
     # the tool allows.
     assert status == 0, out
-    expected = b"".join(k + b"," + v + b"\n" for k, v in sorted(records.items()))
-    assert out == expected
+    assert out == b"".join(k + b"," + v + b"\n" for k, v in formats.event_records(ns, user_key, ts, value, subs))

@@ -5,7 +5,6 @@ Every test runs the real binary on 127.0.0.1 with its own data directory.
 import calendar
 import os
 import random
-import struct
 import threading
 import time
 import urllib.parse
@@ -13,17 +12,14 @@ import urllib.parse
 import requests
 
 from harness import SECRET, SECRET_HEADER, SENDER, binary, free_port, get, post, run, wait_until
-from ymdh import encode as ymdh_of_ts
+from formats import day_text, footer
+import formats
 
 DAY0 = calendar.timegm((2026, 11, 20, 0, 0, 0)) // 86400  # a Friday; slot DAY0 % 3
 
 
-def day_text(day):
-    return time.strftime("%Y-%m-%d", time.gmtime(day * 86400))
-
-
 def ymdh(day, hour=0):
-    return ymdh_of_ts(day * 86400 + hour * 3600)
+    return formats.ymdh(day * 86400 + hour * 3600)
 
 
 def key(name, day, hour=0, sub=None):
@@ -36,68 +32,13 @@ def q(k):
     return urllib.parse.quote(k, safe="")
 
 
-# --- XXH64 (seed 0), to check the #END footer independently of the server's xxHash. ---
-_M = (1 << 64) - 1
-_P1, _P2, _P3, _P4, _P5 = (0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
-                           0x85EBCA77C2B2AE63, 0x27D4EB2F165667C5)
-
-
-def _rotl(x, r):
-    return ((x << r) | (x >> (64 - r))) & _M
-
-
-def _round(acc, lane):
-    return (_rotl((acc + lane * _P2) & _M, 31) * _P1) & _M
-
-
-def xxh64(data):
-    n, i = len(data), 0
-    if n >= 32:
-        v = [(_P1 + _P2) & _M, _P2, 0, (-_P1) & _M]
-        while i + 32 <= n:
-            lanes = struct.unpack_from("<4Q", data, i)
-            v = [_round(a, b) for a, b in zip(v, lanes)]
-            i += 32
-        h = (_rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)) & _M
-        for x in v:
-            h = (((h ^ _round(0, x)) * _P1) + _P4) & _M
-    else:
-        h = _P5
-    h = (h + n) & _M
-    while i + 8 <= n:
-        (k,) = struct.unpack_from("<Q", data, i)
-        h = (_rotl(h ^ _round(0, k), 27) * _P1 + _P4) & _M
-        i += 8
-    if i + 4 <= n:
-        (k,) = struct.unpack_from("<I", data, i)
-        h = (_rotl(h ^ (k * _P1 & _M), 23) * _P2 + _P3) & _M
-        i += 4
-    while i < n:
-        h = (_rotl(h ^ (data[i] * _P5 & _M), 11) * _P1) & _M
-        i += 1
-    h ^= h >> 33
-    h = (h * _P2) & _M
-    h ^= h >> 29
-    h = (h * _P3) & _M
-    h ^= h >> 32
-    return h
-
-
 def verify_export(body):
-    """Returns the records of an export as a dict; raises ValueError if it is incomplete."""
-    if not body.endswith(b"\n"):
-        raise ValueError("no #END footer")
+    """Returns the records of an export as a dict; raises ValueError if its last line is not
+    the footer (docs/formats.md#export-footer) of the bytes before it."""
     cut = body.rfind(b"\n", 0, len(body) - 1) + 1
-    footer = body[cut:-1].decode()
-    if not footer.startswith("#END "):
-        raise ValueError("no #END footer")
-    fields = dict(f.split("=", 1) for f in footer[5:].split(" "))
-    data = body[:cut]
-    lines = data.decode().splitlines()
-    if int(fields["count"]) != len(lines):
-        raise ValueError(f"footer count {fields['count']} != {len(lines)} lines")
-    if fields["xxh64"] != "%016x" % xxh64(data):
-        raise ValueError("xxh64 mismatch")
+    if not body.endswith(b"\n") or body[cut:] != footer(body[:cut]):
+        raise ValueError(f"no #END footer matching the export: {body[cut:][:100]!r}")
+    lines = body[:cut].decode().splitlines()
     keys = [line.split(",", 1)[0] for line in lines]
     assert keys == sorted(keys, key=lambda k: k.encode()), "export is not in key order"
     return dict(line.split(",", 1) for line in lines)
@@ -499,7 +440,7 @@ def test_export_of_a_day_the_shard_got_no_traffic_for_is_empty(procs, tmp_path):
     archive a day this shard saw nothing of. An older unreleased day is not that case: writes
     for the day may be waiting in an API's oplog, so that export is refused."""
     _, port, _ = start(procs, tmp_path)
-    empty = b"#END count=0 xxh64=%016x\n" % xxh64(b"")
+    empty = footer(b"")
     r = get(port, f"/export?day={day_text(DAY0)}")
     assert (r.status, r.body) == (200, empty)
     assert verify_export(r.body) == {}
@@ -817,7 +758,7 @@ def test_watermark_survives_restart(procs, tmp_path):
     proc, port, _ = start(procs, tmp_path, data=data)
     assert stats(port)["closed_through"] == day_text(DAY0 + 1)
     refused(incr(port, [(key("a", DAY0 + 1), 1)], seq=1), 409, "DAY_CLOSED")
-    empty = b"#END count=0 xxh64=%016x\n" % xxh64(b"")
+    empty = footer(b"")
     r = get(port, f"/export?day={day_text(DAY0 + 1)}")  # closed, never written: empty
     assert (r.status, r.body) == (200, empty)
     assert incr(port, [(key("a", DAY0 + 2), 1)], seq=1).status == 200

@@ -6,7 +6,6 @@ generation, the realtime slot is released, and every total reads the same before
 and after (archive). Then `kill -9` of nightly at random points, a failed night followed by
 a good one, release refusing what it cannot check, and a truncated export.
 """
-import base64
 import calendar
 import hashlib
 import http.server
@@ -16,27 +15,17 @@ import subprocess
 import threading
 import time
 import urllib.parse
-import zlib
 
+from formats import day_text, footer, shard_key, shard_of, stored
 from harness import BIN, GOLDEN, SENDER, free_port, get, post, wait_until, binary, with_secret
-from test_realtime import xxh64
-from ymdh import encode as ymdh_of_ts
+import formats
 
 DAY0 = calendar.timegm((2013, 5, 10, 0, 0, 0)) // 86400
 SEED = os.path.join(GOLDEN, "seed-example")
 
 
-def day_text(day):
-    return time.strftime("%Y-%m-%d", time.gmtime(day * 86400))
-
-
 def ymdh(day, hour):
-    return ymdh_of_ts(day * 86400 + hour * 3600)
-
-
-def stored(value):
-    ok = 1 <= len(value) <= 11 and all(0x21 <= ord(c) <= 0x7E and c not in ":,.|" for c in value)
-    return value if ok else base64.b64encode(hashlib.md5(value.encode()).digest()[:8]).decode()
+    return formats.ymdh(day * 86400 + hour * 3600)
 
 
 def rebuild(*args, check=True, timeout=120):
@@ -69,15 +58,6 @@ def records_for(days, users=40, seed=7):
                 if stored(ref) != ref:
                     lookups[(day, f"_l|{stored(ref)}")] = ref
     return counts, lookups
-
-
-def shard_of(key, n):
-    if key.startswith("_l|"):
-        sk = key
-    else:
-        head, _, rest = key.partition("|")
-        sk = head.split(".")[-1] + "|" + rest.split(".")[0]
-    return zlib.crc32(sk.encode()) % n
 
 
 class Cluster:
@@ -124,22 +104,22 @@ class Cluster:
     def load(self, counts, lookups):
         n = len(self.rt_ports)
         for i, port in enumerate(self.rt_ports):
-            body = "".join(f"{k},{v}\n" for k, v in sorted(counts.items()) if shard_of(k, n) == i)
+            body = "".join(f"{k},{v}\n" for k, v in sorted(counts.items()) if shard_of(shard_key(k), n) == i)
             self.seq += 1
             r = post(port, f"/incr?source=test&seq={self.seq}", body, headers=SENDER)
             assert r.status == 200, r
         for (day, key), original in sorted(lookups.items()):
-            port = self.rt_ports[shard_of(key, n)]
+            port = self.rt_ports[shard_of(shard_key(key), n)]
             r = post(port, f"/set?day={day_text(day)}", f"{key},{original}\n")
             assert r.status == 200, r
 
     def rt_get(self, key):
-        port = self.rt_ports[shard_of(key, len(self.rt_ports))]
+        port = self.rt_ports[shard_of(shard_key(key), len(self.rt_ports))]
         r = get(port, "/get?key=" + q(key))
         return r.body.decode().rstrip("\n") if r.status == 200 else None
 
     def archive_get(self, key, replica=0):
-        ports = self.archive_ports[shard_of(key, len(self.archive_ports))]
+        ports = self.archive_ports[shard_of(shard_key(key), len(self.archive_ports))]
         r = get(ports[replica % len(ports)], "/get?key=" + q(key))
         return r
 
@@ -447,14 +427,14 @@ class LateApi(http.server.BaseHTTPRequestHandler):
         LateApi.requests.append(("GET", after))
         ids = sorted(i for i in LateApi.entries if i > after)
         body = "".join(LateApi.entries[i] for i in ids).encode()
-        footer = b"#END count=%d xxh64=%016x\n" % (body.count(b"\n"), xxh64(body))
         self.send_response(200)
         if ids:
             self.send_header("X-Late-First", str(ids[0]))
         self.send_header("X-Late-Last", str(ids[-1] if ids else after))
-        self.send_header("Content-Length", str(len(body) + len(footer)))
+        end = footer(body)
+        self.send_header("Content-Length", str(len(body) + len(end)))
         self.end_headers()
-        self.wfile.write(body + footer)
+        self.wfile.write(body + end)
 
     def do_POST(self):
         through = int(urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)["through"][0])

@@ -16,8 +16,9 @@ import time
 
 import pytest
 
+from formats import day_text
 from harness import ROOT, binary, wait_until, with_secret
-from test_rebuild_cluster import DAY0, Cluster, bootstrap, day_text, rebuild, records_for
+from test_rebuild_cluster import DAY0, Cluster, bootstrap, rebuild, records_for
 
 SLURM_LOCAL = os.path.join(ROOT, "ops", "slurm-local")
 MISSING = [t for t in ("munged", "mungekey", "slurmctld", "slurmd", "sbatch", "squeue", "scancel")

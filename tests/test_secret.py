@@ -8,9 +8,10 @@ a secret file that is missing, open to others or too short.
 import os
 import urllib.parse
 
+from formats import day_text
 from harness import SECRET, SECRET_FILE, SENDER, free_port, get, post, request, run, wait_until
 from test_limits import stats_limits
-from test_realtime import DAY0, day_text, key, verify_export, ymdh
+from test_realtime import DAY0, key, verify_export, ymdh
 
 WRONG = "0" * len(SECRET)
 Q = urllib.parse.quote

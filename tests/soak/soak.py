@@ -24,10 +24,8 @@ between the acknowledged sum and that sum plus the doubtful values, never outsid
 Exit status 0 when every check holds; 1 with the differences otherwise.
 """
 import argparse
-import base64
 import calendar
 import collections
-import hashlib
 import http.client
 import json
 import os
@@ -41,11 +39,11 @@ import tempfile
 import threading
 import time
 import urllib.parse
-import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.dirname(HERE))  # tests/: ports.py
+sys.path[:0] = [os.path.dirname(HERE), os.path.join(ROOT, "ops", "lib")]  # tests/: ports.py; ops/lib
+from formats import day_text, ymdh  # noqa: E402  (docs/formats.md)
 from ports import free_port  # noqa: E402
 
 T0 = calendar.timegm((2026, 3, 2, 0, 0, 0))  # a Monday; day 0 of the run
@@ -53,15 +51,6 @@ COUNTRIES = ["US", "JP", "DE", "FR", "BR"]
 REFERRERS = ["direct", "http://www.facebook.com/", "http://twitter.com/", "https://t.co/x?y=1",
              "http://example.com/a,b"]
 KEYS = [f"user{i}" for i in range(40)] + ["http://example.com/a/long/link", "a key with spaces"]
-
-
-def stored(value):
-    literal = 1 <= len(value) <= 11 and all(0x21 <= ord(c) <= 0x7E and c not in ":,.|" for c in value)
-    return value if literal else base64.b64encode(hashlib.md5(value.encode()).digest()[:8]).decode()
-
-
-def day_text(day):
-    return time.strftime("%Y-%m-%d", time.gmtime(day * 86400))
 
 
 def call(port, method, path, body=None, timeout=10.0):
@@ -327,15 +316,6 @@ class Cluster:
             self.stop(name)
         if self.tmpfs:
             subprocess.run(["umount", "-l", self.tmpfs], capture_output=True)
-
-
-YMDH_ALPHABET = "0123456789abcdefghijklmnopqrstuv"
-
-
-def ymdh(ts):
-    t = time.gmtime(ts)
-    a = YMDH_ALPHABET
-    return a[t.tm_year - 2000] + a[t.tm_mon] + a[t.tm_mday] + a[t.tm_hour]
 
 
 class Ledger:
