@@ -19,8 +19,8 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from harness import free_port, get, post, wait_until  # noqa: E402
+import bench_harness  # noqa: F401  (tests/ on sys.path)
+from harness import free_port, get, post, wait_until  # tests/harness.py
 
 
 def rss_kib(pid):

@@ -17,8 +17,6 @@ Writes, into OUT_DIR:
 Deterministic (seeded). Progress on stderr, a summary at the end.
 usage: api_read_gen.py OUT_DIR [LINES]   (default 5,000,000)
 """
-import base64
-import hashlib
 import heapq
 import os
 import random
@@ -27,18 +25,14 @@ import sys
 import time
 from datetime import datetime, timezone
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ops", "lib"))
-from ymdh import encode as ymdh  # noqa: E402  (docs/formats.md#hours-ymdh)
+import bench_harness  # noqa: F401  (ops/lib on sys.path)
+from formats import key_hash, ymdh  # docs/formats.md (ops/lib/formats.py)
 
 W = datetime(2024, 6, 29, tzinfo=timezone.utc)
 REF = int(datetime(2024, 6, 30, 20, tzinfo=timezone.utc).timestamp())
 SERIES_KEYS = 1000
 BREAKDOWN_KEYS = 20
 SUBKEYS = 50
-
-
-def hashed(value):
-    return base64.b64encode(hashlib.md5(value.encode()).digest()[:8]).decode()
 
 
 def hours(days_before_w, last_ts):
@@ -66,8 +60,8 @@ def main():
     subkeys = ["k%02d" % i for i in range(SUBKEYS - 5)]
     originals = ["https://referrer-%d.example.com/some/long/path" % i for i in range(5)]
     for o in originals:
-        subkeys.append(hashed(o))
-        records.append(("_l|" + hashed(o), o))
+        subkeys.append(key_hash(o))
+        records.append(("_l|" + key_hash(o), o))
     subkeys.sort()
     for i in range(BREAKDOWN_KEYS):
         key = "b%02d" % i

@@ -28,8 +28,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
-. "$root/tests/bench/nginx_ceiling.sh"
-. "$root/tests/bench/bench_servers.sh"
+. "$root/tests/bench/bench_harness.sh"
 build=${1:-build/release}
 bench_dir=${BENCH_DIR:-/tmp/clickatron-api-read-bench}
 lines=${LINES:-5000000}
@@ -41,23 +40,19 @@ perf_dir=${PERF_DIR:-}
 bin="$root/$build/bin"
 lua="$root/tests/bench/api_read_wrk.lua"
 
-for b in clickatron-api clickatron-archive clickatron-realtime http_rate; do
-  [[ -x "$bin/$b" ]] || { echo "api_read_load: build $bin/$b first" >&2; exit 1; }
-done
-command -v wrk >/dev/null || { echo "api_read_load: wrk is not installed (ops/install-deps)" >&2; exit 1; }
-command -v nginx >/dev/null || { echo "api_read_load: nginx is not installed (ops/install-deps)" >&2; exit 1; }
+require_bins "$bin" clickatron-api clickatron-archive clickatron-realtime http_rate
+require_tools wrk nginx
 
 if [[ ! -s "$bench_dir/shard-0.csv" || ! -s "$bench_dir/ref.txt" ]]; then
   python3 "$root/tests/bench/api_read_gen.py" "$bench_dir" "$lines"
 fi
 ref=$(cat "$bench_dir/ref.txt")
 
-bench_servers_init api-read-load
+bench_init api-read-load
 
 # --- nginx: one worker, a fixed short body
 nginx_port=$(free_port)
 start_nginx_ceiling "$run_dir/nginx" "$nginx_port"
-pids+=("$nginx_pid")
 
 archive_port=$(free_port)
 "$bin/clickatron-archive" --db-file "$bench_dir/shard-0.csv" --port "$archive_port" \
@@ -72,12 +67,7 @@ mkdir -p "$run_dir/rt"
 realtime_pid=$!
 pids+=("$realtime_pid")
 wait_ping "$realtime_port" "$realtime_pid" "$run_dir/realtime.log"
-split -l 20000 "$bench_dir/realtime.csv" "$run_dir/rt-batch."
-seq=0
-for f in "$run_dir"/rt-batch.*; do
-  seq=$((seq + 1))
-  curl -sf -H 'X-Clickatron-Sender: be4c000000000001' --data-binary @"$f" "http://127.0.0.1:$realtime_port/incr?source=bench&seq=$seq" >/dev/null
-done
+feed_realtime "$realtime_port" "$bench_dir/realtime.csv"
 
 api_port=$(free_port)
 cat > "$run_dir/api.conf" <<CONF
@@ -99,28 +89,11 @@ curl -sf "http://127.0.0.1:$api_port/series?ns=bench&key=s0000&unit=day&units=30
 curl -sf "http://127.0.0.1:$api_port/breakdown?ns=bench&key=b00&sub=c&unit=day&units=30&limit=10&unit_reference_ts=$ref" |
   python3 -c 'import json,sys; d=json.load(sys.stdin)["data"]; assert len(d["breakdown"]) == 10, d'
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-hz=$(getconf CLK_TCK)
-# cpu_snapshot PID...: their CPU ticks so far, space-separated
-cpu_snapshot() { local p; for p in "$@"; do printf '%s ' "$(cpu_ticks "$p")"; done; }
-# cpu_per_request SNAPSHOT REQUESTS PID...: " name Nus" per process, its CPU since SNAPSHOT
-# divided by REQUESTS
-cpu_per_request() {
-  local before=($1) reqs=$2 out="" i=0 p
-  shift 2
-  for p in "$@"; do
-    out+=$(printf " %s %.0fus" "$(ps -o comm= -p "$p" | sed 's/clickatron-//')" \
-           "$(echo "($(cpu_ticks "$p") - ${before[$i]}) * 1000000 / $hz / $reqs" | bc -l)")
-    i=$((i + 1))
-  done
-  echo "$out"
-}
-
 # run NAME PORT MODE KEYFILE PID...: one wrk run; prints a summary line
 run() {
   local name=$1 port=$2 mode=$3 keys=$4
   shift 4
-  local p before out reqs rps p50 p99 non2xx
+  local p before
   before=$(cpu_snapshot "$@")
   local perf_pids=()
   if [[ -n "$perf_dir" && $name == api* ]]; then
@@ -132,17 +105,12 @@ run() {
       -p "$(IFS=,; echo "$*")" -o "$perf_dir/stat-$mode.txt" -- sleep "$duration" 2> /dev/null &
     perf_pids+=($!)
   fi
-  out=$(API_MODE=$mode API_KEYS=$keys API_REF=$ref wrk -t1 -c"$connections" -d"${duration}s" \
-        --latency -s "$lua" "http://127.0.0.1:$port/")
+  API_MODE=$mode API_KEYS=$keys API_REF=$ref run_wrk -t1 -c"$connections" -d"${duration}s" \
+    --latency -s "$lua" "http://127.0.0.1:$port/"
   for p in "${perf_pids[@]}"; do wait "$p" || true; done
-  reqs=$(awk '/requests in/ {print $1}' <<< "$out")
-  rps=$(awk '/^Requests\/sec:/ {printf "%d", $2}' <<< "$out")
-  p50=$(awk '$1 == "50%" {print $2}' <<< "$out")
-  p99=$(awk '$1 == "99%" {print $2}' <<< "$out")
-  non2xx=$(awk '/Non-2xx/ {print $5}' <<< "$out")
   printf "%-22s %8s req/s  p50 %-8s p99 %-8s non-2xx %-6s CPU/req:%s\n" \
-    "$name" "$rps" "$p50" "$p99" "${non2xx:-0}" "$(cpu_per_request "$before" "$reqs" "$@")"
-  echo "$rps $name" >> "$run_dir/rps"
+    "$name" "$wrk_rps" "$wrk_p50" "$wrk_p99" "$wrk_non2xx" "$(cpu_per_request "$before" "$wrk_requests" "$@")"
+  echo "$wrk_rps $name" >> "$run_dir/rps"
 }
 
 # run_rate NAME PORT PATHS PID...: one http_rate run (open loop at $rate/s); prints its summary

@@ -19,19 +19,16 @@ Writes, into OUT_DIR:
 
 Deterministic (seeded). usage: api_read_plan_gen.py OUT_DIR [SERIES_KEYS]  (default 10,000)
 """
-import base64
 import bisect
-import hashlib
 import os
 import random
 import sys
 import time
 from datetime import datetime, timezone
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ops", "lib"))
-from ymdh import encode as ymdh  # noqa: E402  (docs/formats.md#hours-ymdh)
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from rollups import mask_value  # noqa: E402  (docs/formats.md#rollup-records)
+import bench_harness  # noqa: F401  (ops/lib and tests/ on sys.path)
+from formats import key_hash, ymdh  # docs/formats.md (ops/lib/formats.py)
+from rollups import mask_value  # docs/formats.md#rollup-records (tests/rollups.py)
 
 W = datetime(2024, 6, 29, tzinfo=timezone.utc)
 REF = int(datetime(2024, 6, 30, 20, tzinfo=timezone.utc).timestamp())
@@ -40,10 +37,6 @@ SUBKEYS = 50
 ZIPF_KEYS = 1_000_000
 ZIPF_S = 1.1
 ZIPF_DRAWS = 200_000
-
-
-def hashed(value):
-    return base64.b64encode(hashlib.md5(value.encode()).digest()[:8]).decode()
 
 
 def columns(pairs):
@@ -64,7 +57,7 @@ def main():
     lookups = {}
     for i in range(5):
         original = f"http://example.com/{i}"
-        names.append(hashed(original))
+        names.append(key_hash(original))
         lookups[names[-1]] = original
     weights = [1.0 / (i + 1) for i in range(SUBKEYS)]
     records = {}

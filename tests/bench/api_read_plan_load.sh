@@ -31,8 +31,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
-. "$root/tests/bench/nginx_ceiling.sh"
-. "$root/tests/bench/bench_servers.sh"
+. "$root/tests/bench/bench_harness.sh"
 build=${1:-build/release}
 base_build=${2:-}
 bench_dir=${BENCH_DIR:-/tmp/clickatron-api-read-plan-bench}
@@ -42,19 +41,15 @@ runs=${RUNS:-nginx archive latency series breakdown nginx2}
 bin="$root/$build/bin"
 lua="$root/tests/bench/api_read_plan_wrk.lua"
 
-for b in clickatron-api clickatron-archive clickatron-realtime; do
-  [[ -x "$bin/$b" ]] || { echo "api_read_plan_load: build $bin/$b first" >&2; exit 1; }
-done
-command -v wrk >/dev/null || { echo "api_read_plan_load: wrk is not installed (ops/install-deps)" >&2; exit 1; }
-command -v nginx >/dev/null || { echo "api_read_plan_load: nginx is not installed (ops/install-deps)" >&2; exit 1; }
+require_bins "$bin" clickatron-api clickatron-archive clickatron-realtime
+require_tools wrk nginx
 [[ -s "$bench_dir/ref.txt" ]] || python3 "$root/tests/bench/api_read_plan_gen.py" "$bench_dir"
 ref=$(cat "$bench_dir/ref.txt")
 
-bench_servers_init api-read-plan
+bench_init api-read-plan
 
 nginx_port=$(free_port)
 start_nginx_ceiling "$run_dir/nginx" "$nginx_port"
-pids+=("$nginx_pid")
 
 declare -A archive_port
 for a in rollups hours; do
@@ -72,13 +67,7 @@ mkdir -p "$run_dir/rt"
 realtime_pid=$!
 pids+=("$realtime_pid")
 wait_ping "$realtime_port" "$realtime_pid" "$run_dir/realtime.log"
-split -l 20000 "$bench_dir/realtime.csv" "$run_dir/rt-batch."
-seq=0
-for f in "$run_dir"/rt-batch.*; do
-  seq=$((seq + 1))
-  curl -sf -H 'X-Clickatron-Sender: be4c000000000001' --data-binary @"$f" \
-    "http://127.0.0.1:$realtime_port/incr?source=bench&seq=$seq" >/dev/null
-done
+feed_realtime "$realtime_port" "$bench_dir/realtime.csv"
 
 declare -A api_port api_pid
 start_api() {  # NAME BIN ARCHIVE EXTRA_CONFIG
@@ -116,19 +105,15 @@ check "/breakdown?ns=bench&key=long&sub=c&unit=day&units=30&unit_reference_ts=$r
 check "/series?ns=bench&key=z00001&unit=day&units=30&timezone=America%2FNew_York&unit_reference_ts=$ref"
 check "/series?ns=bench&key=long&unit=day&units=1826&timezone=America%2FNew_York&unit_reference_ts=$ref"
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-hz=$(getconf CLK_TCK)
 # run NAME PORT MODE CONNECTIONS PID: one wrk run and its summary line (the API's CPU/request)
 run() {
-  local name=$1 port=$2 mode=$3 conns=$4 pid=$5 before out reqs
+  local name=$1 port=$2 mode=$3 conns=$4 pid=$5 before
   before=$(cpu_ticks "$pid")
-  out=$(API_MODE=$mode API_KEYS="$bench_dir/zipf.txt" API_REF=$ref wrk -t1 -c"$conns" -d"${duration}s" \
-        --latency -s "$lua" "http://127.0.0.1:$port/")
-  reqs=$(awk '/requests in/ {print $1}' <<< "$out")
+  API_MODE=$mode API_KEYS="$bench_dir/zipf.txt" API_REF=$ref run_wrk -t1 -c"$conns" -d"${duration}s" \
+    --latency -s "$lua" "http://127.0.0.1:$port/"
   printf "%-34s %8s req/s  p50 %-8s p99 %-8s non-2xx %-6s CPU/req %sus\n" "$name" \
-    "$(awk '/^Requests\/sec:/ {printf "%d", $2}' <<< "$out")" "$(awk '$1 == "50%" {print $2}' <<< "$out")" \
-    "$(awk '$1 == "99%" {print $2}' <<< "$out")" "$(awk '/Non-2xx/ {print $5}' <<< "$out" | grep . || echo 0)" \
-    "$(echo "($(cpu_ticks "$pid") - $before) * 1000000 / $hz / ($reqs + 1)" | bc)"
+    "$wrk_rps" "$wrk_p50" "$wrk_p99" "$wrk_non2xx" \
+    "$(echo "($(cpu_ticks "$pid") - $before) * 1000000 / $hz / ($wrk_requests + 1)" | bc)"
 }
 cache_line() {  # NAME: the API's archive cache figures and RSS
   curl -sf "http://127.0.0.1:${api_port[$1]}/stats" | python3 -c '

@@ -6,19 +6,15 @@
 -- API_REF = unit_reference_ts.
 local mode = os.getenv("API_MODE") or "series"
 local ref = os.getenv("API_REF")
-local keys = {}
-for line in io.lines(os.getenv("API_KEYS")) do
-  keys[#keys + 1] = line
-end
-local n = #keys
-math.randomseed(os.time() + n)
+local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
+local pick = dofile(here .. "wrk_keys.lua").load(os.getenv("API_KEYS"))
 
 request = function()
   if mode == "series" then
-    return wrk.format("GET", "/series?ns=bench&key=" .. keys[math.random(n)] ..
+    return wrk.format("GET", "/series?ns=bench&key=" .. pick() ..
       "&unit=day&units=30&timezone=America%2FNew_York&unit_reference_ts=" .. ref)
   elseif mode == "archive" then
-    return wrk.format("GET", "/get?key=bench%7C" .. keys[math.random(n)])
+    return wrk.format("GET", "/get?key=bench%7C" .. pick())
   elseif mode == "year" then
     return wrk.format("GET", "/breakdown?ns=bench&key=long&sub=c&unit=month&units=12&limit=10&unit_reference_ts=" .. ref)
   elseif mode == "alltime" then

@@ -4,15 +4,11 @@
 -- API_REF = unit_reference_ts. Each request picks a key at random.
 local mode = os.getenv("API_MODE") or "series"
 local ref = os.getenv("API_REF")
-local keys = {}
-for line in io.lines(os.getenv("API_KEYS")) do
-  keys[#keys + 1] = line
-end
-local n = #keys
-math.randomseed(os.time() + n)
+local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
+local pick = dofile(here .. "wrk_keys.lua").load(os.getenv("API_KEYS"))
 
 request = function()
-  local key = keys[math.random(n)]
+  local key = pick()
   if mode == "series" then
     return wrk.format("GET", "/series?ns=bench&key=" .. key ..
       "&unit=day&units=30&timezone=America%2FNew_York&unit_reference_ts=" .. ref)

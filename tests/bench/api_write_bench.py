@@ -42,16 +42,9 @@ import threading
 import time
 import urllib.parse
 import urllib.request
-import zlib
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ops", "lib"))
-from ymdh import encode as ymdh_of_ts  # noqa: E402  (docs/formats.md#hours-ymdh)
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: ports.py
-from ports import free_port  # noqa: E402
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TICK = os.sysconf("SC_CLK_TCK")
+from bench_harness import ROOT, cpu_seconds, free_port, wait_until, wrk
+from formats import shard_of, ymdh  # docs/formats.md (ops/lib/formats.py, on sys.path from bench_harness)
 
 SINGLE_LUA = """
 local n = 0
@@ -101,36 +94,6 @@ def http(port, path, body=None, timeout=10):
             return r.status, r.read()
     except urllib.error.HTTPError as e:
         return e.code, e.read()
-
-
-def wait_until(pred, timeout=30, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if pred():
-                return
-        except OSError:
-            pass
-        time.sleep(0.02)
-    raise TimeoutError(what)
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
-def wrk(port, script, conns, seconds, path="/"):
-    out = subprocess.run(["wrk", "-t1", f"-c{conns}", f"-d{seconds}s", "--latency", "-s", script,
-                          f"http://127.0.0.1:{port}{path}"], capture_output=True, text=True,
-                         timeout=seconds + 60)
-    text = out.stdout
-    rps = float(text.split("Requests/sec:")[1].split()[0])
-    p99 = text.split(" 99%")[1].split()[0] if " 99%" in text else "?"
-    non2xx = int(text.split("Non-2xx or 3xx responses:")[1].split()[0]) if "Non-2xx" in text else 0
-    total = int(text.split(" requests in ")[0].split()[-1])
-    return {"rps": rps, "p99": p99, "non2xx": non2xx, "requests": total, "errors": out.stderr.count("status ")}
 
 
 class Cluster:
@@ -204,16 +167,15 @@ def lag_probe(c, samples, background_events_per_s):
     th.start()
     lags = []
     ts = int(time.time())
-    tok = time.strftime("%Y%m%d%H", time.gmtime(ts))
-    ymdh = ymdh_of_ts(ts)
+    hour = ymdh(ts)
     try:
         for i in range(samples):
             key = f"p{i}"
             status, _ = http(c.port, f"/incr?ns=probe&key={key}&ts={ts}")
             acked = time.monotonic()
             assert status == 200
-            shard = zlib.crc32(f"probe|{key}".encode()) % len(c.rt_ports)
-            path = "/get?key=" + urllib.parse.quote(f"probe|{key}.{ymdh}", safe="")
+            shard = shard_of(f"probe|{key}", len(c.rt_ports))
+            path = "/get?key=" + urllib.parse.quote(f"probe|{key}.{hour}", safe="")
             while http(c.rt_ports[shard], path)[0] != 200:
                 time.sleep(0.0005)
                 if time.monotonic() - acked > 5:
@@ -224,7 +186,6 @@ def lag_probe(c, samples, background_events_per_s):
         stop.set()
         th.join()
     lags.sort()
-    del tok
     return {"samples": len(lags), "p50_ms": lags[len(lags) // 2], "p99_ms": lags[int(len(lags) * 0.99) - 1],
             "max_ms": lags[-1]}
 

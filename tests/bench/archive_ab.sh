@@ -24,6 +24,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
+. "$root/tests/bench/bench_harness.sh"
 [[ $# -eq 2 ]] || { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 old_bin=$(realpath "$1") new_bin=$(realpath "$2")
 bench_dir=${BENCH_DIR:-/tmp/clickatron-archive-bench}
@@ -35,23 +36,14 @@ endpoints=${ENDPOINTS:-get}
 requests=${REQUESTS:-20000}
 lua="$root/tests/bench/archive_wrk.lua"
 for b in "$old_bin" "$new_bin"; do [[ -x $b ]] || { echo "archive_ab: $b is not an executable" >&2; exit 1; }; done
-command -v wrk >/dev/null || { echo "archive_ab: wrk is not installed (ops/install-deps)" >&2; exit 1; }
+require_tools wrk
 
 if [[ ! -s "$bench_dir/data.csv" || ! -s "$bench_dir/keys.txt" ]] ||
    [[ $(wc -l < "$bench_dir/data.csv") -ne $lines ]]; then
   /usr/bin/python3 "$root/tests/bench/archive_gen.py" "$bench_dir" "$lines"
 fi
 
-free_port() {
-  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-run_dir=$(mktemp -d /tmp/archive-ab.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done
-  rm -rf "$run_dir"
-}
-trap cleanup EXIT
+bench_init archive-ab
 
 # start NAME BIN [PREFIX...]: starts BIN on the data, waits for /ping; sets port_NAME, pid_NAME.
 start() {
@@ -62,35 +54,26 @@ start() {
     $([[ $# -eq 0 ]] && echo --populate) 2> "$run_dir/$name.log" &
   local pid=$!
   pids+=("$pid")
-  for _ in $(seq 1 6000); do  # the start verifies the whole file (a minute under valgrind)
-    curl -sf "http://127.0.0.1:$port/ping" >/dev/null 2>&1 && break
-    kill -0 "$pid" 2>/dev/null || { cat "$run_dir/$name.log" >&2; exit 1; }
-    sleep 0.1
-  done
+  # the start verifies the whole file (a minute under valgrind)
+  WAIT_PING_SECONDS=${WAIT_PING_SECONDS:-600} wait_ping "$port" "$pid" "$run_dir/$name.log"
   printf -v "port_$name" %s "$port"
   printf -v "pid_$name" %s "$pid"
 }
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-hz=$(getconf CLK_TCK)
-
 # run NAME ENDPOINT: one wrk run; prints a line, appends "endpoint name rps p99_us" to results
 run() {
-  local name=$1 e=$2 port pid mode keys out before after reqs rps p99 p99_us
+  local name=$1 e=$2 port pid mode keys before after p99_us
   port=port_$name pid=pid_$name
   mode=$e keys=$bench_dir/keys.txt
   [[ $e == fwmatch ]] && keys=$bench_dir/prefixes.txt
   before=$(cpu_ticks "${!pid}")
-  out=$(ARCHIVE_MODE=$mode ARCHIVE_KEYS=$keys wrk -t1 -c"$connections" -d"${duration}s" \
-        --latency -s "$lua" "http://127.0.0.1:${!port}/")
+  ARCHIVE_MODE=$mode ARCHIVE_KEYS=$keys run_wrk -t1 -c"$connections" -d"${duration}s" \
+    --latency -s "$lua" "http://127.0.0.1:${!port}/"
   after=$(cpu_ticks "${!pid}")
-  reqs=$(awk '/requests in/ {print $1}' <<< "$out")
-  rps=$(awk '/^Requests\/sec:/ {printf "%d", $2}' <<< "$out")
-  p99=$(awk '$1 == "99%" {print $2}' <<< "$out")
-  p99_us=$(awk -v t="$p99" 'BEGIN { v = t + 0; if (t ~ /us$/) print v; else if (t ~ /ms$/) print v * 1000; else print v * 1000000 }')
-  printf "  %-4s /%-8s %9s req/s  p99 %-8s  server CPU %5.1f us/req  non-2xx %s\n" "$name" "$e" "$rps" "$p99" \
-    "$(echo "($after - $before) * 1000000 / $hz / $reqs" | bc -l)" "$(awk '/Non-2xx/ {print $5}' <<< "$out")"
-  echo "$e $name $rps $p99_us" >> "$run_dir/results"
+  p99_us=$(awk -v t="$wrk_p99" 'BEGIN { v = t + 0; if (t ~ /us$/) print v; else if (t ~ /ms$/) print v * 1000; else print v * 1000000 }')
+  printf "  %-4s /%-8s %9s req/s  p99 %-8s  server CPU %5.1f us/req  non-2xx %s\n" "$name" "$e" "$wrk_rps" "$wrk_p99" \
+    "$(echo "($after - $before) * 1000000 / $hz / $wrk_requests" | bc -l)" "$(awk '/Non-2xx/ {print $5}' <<< "$wrk_out")"
+  echo "$e $name $wrk_rps $p99_us" >> "$run_dir/results"
 }
 
 echo "== clickatron-archive A/B: old $old_bin, new $new_bin"

@@ -15,9 +15,9 @@ cd "$(dirname "$0")/../.."
 root=$(pwd)
 merged_a=$1 merged_b=$2 per_shard=$3
 build=${4:-build/release}
-. "$root/tests/bench/bench_servers.sh"
+. "$root/tests/bench/bench_harness.sh"
 WAIT_PING_SECONDS=${WAIT_PING_SECONDS:-1800}  # a start verifies the whole file
-bench_servers_init archive-compare
+bench_init archive-compare
 
 for file_a in "$merged_a"/shard-*.csv; do
   name=$(basename "$file_a")

@@ -12,15 +12,13 @@ Writes, into OUT_DIR:
 Deterministic (seeded). Shows progress on stderr and ends with a summary.
 usage: archive_gen.py OUT_DIR [LINES]   (default 5,000,000 lines)
 """
-import base64
-import hashlib
 import os
 import random
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ops", "lib"))
-from ymdh import encode_fields as ymdh  # noqa: E402  (docs/formats.md#hours-ymdh)
+import bench_harness  # noqa: F401  (ops/lib on sys.path)
+from formats import key_hash, ymdh_fields  # docs/formats.md (ops/lib/formats.py)
 
 COUNTRIES = sorted(["US", "DE", "GB", "FR", "CA", "JP", "BR", "IN", "None", "AU", "NL", "ES",
                     "IT", "SE", "MX", "KR", "RU", "PL", "AR", "ZA"])
@@ -35,7 +33,7 @@ def hours_from(rng, count):
     hour = rng.randint(0, 23)
     out = []
     while len(out) < count:
-        out.append(ymdh(year, month, day, hour))
+        out.append(ymdh_fields(year, month, day, hour))
         hour += rng.choice((1, 1, 1, 2, 5))
         while hour > 23:
             hour -= 24
@@ -69,7 +67,7 @@ def main():
         users += 1
         if rng.random() < 0.3:
             original = "http://example.com/%d/%s" % (users, rng.choice(LITERAL) * rng.randint(1, 30))
-            key = base64.b64encode(hashlib.md5(original.encode()).digest()[:8]).decode()
+            key = key_hash(original)
             records.append(("_l|" + key, original))
         else:
             key = "".join(rng.choice(LITERAL) for _ in range(rng.randint(3, 11)))

@@ -25,7 +25,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
-. "$root/tests/bench/nginx_ceiling.sh"
+. "$root/tests/bench/bench_harness.sh"
 build=${1:-build/release}
 bench_dir=${BENCH_DIR:-/tmp/clickatron-archive-bench}
 lines=${LINES:-5000000}
@@ -36,29 +36,16 @@ endpoints=${ENDPOINTS:-get miss mget fwmatch}
 archive_bin="$root/$build/bin/clickatron-archive"
 lua="$root/tests/bench/archive_wrk.lua"
 
-[[ -x "$archive_bin" ]] || { echo "archive_load: build $archive_bin first" >&2; exit 1; }
-command -v wrk >/dev/null || { echo "archive_load: wrk is not installed (ops/install-deps)" >&2; exit 1; }
-command -v nginx >/dev/null || { echo "archive_load: nginx is not installed (ops/install-deps)" >&2; exit 1; }
+require_bins "$root/$build/bin" clickatron-archive
+require_tools wrk nginx
 
 if [[ ! -s "$bench_dir/data.csv" || ! -s "$bench_dir/keys.txt" ]] ||
    [[ $(wc -l < "$bench_dir/data.csv") -ne $lines ]]; then
   python3 "$root/tests/bench/archive_gen.py" "$bench_dir" "$lines"
 fi
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
-run_dir=$(mktemp -d /tmp/archive-load.XXXXXX)
-archive_pid=""
-nginx_pid=""
-cleanup() {
-  [[ -n "$archive_pid" ]] && kill "$archive_pid" 2>/dev/null && wait "$archive_pid" 2>/dev/null || true
-  [[ -n "$nginx_pid" ]] && kill "$nginx_pid" 2>/dev/null && wait "$nginx_pid" 2>/dev/null || true
-  rmdir /sys/fs/cgroup/memory/clickatron-archive-bench-$$ 2>/dev/null || true
-  rm -rf "$run_dir"
-}
-trap cleanup EXIT
+bench_init archive-load
+bench_on_exit() { rmdir /sys/fs/cgroup/memory/clickatron-archive-bench-$$ 2>/dev/null || true; }
 
 # --- nginx: one worker, a fixed short body, everything under the run dir.
 nginx_port=$(free_port)
@@ -83,42 +70,28 @@ start_archive() {
       $([[ ${POPULATE:-1} == 1 ]] && echo --populate)
   ) 2> "$run_dir/archive.log" &
   archive_pid=$!
-  for _ in $(seq 1 $((${WAIT_PING_SECONDS:-600} * 10))); do  # the start verifies the whole file
-    curl -sf "http://127.0.0.1:$archive_port/ping" >/dev/null 2>&1 && break
-    kill -0 "$archive_pid" 2>/dev/null || { cat "$run_dir/archive.log" >&2; exit 1; }
-    sleep 0.1
-  done
+  pids+=("$archive_pid")
+  WAIT_PING_SECONDS=${WAIT_PING_SECONDS:-600} wait_ping "$archive_port" "$archive_pid" "$run_dir/archive.log"  # the start verifies the whole file
   startup_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
 }
 stop_archive() {
-  kill "$archive_pid" && wait "$archive_pid" || { echo "archive exited non-zero" >&2; exit 1; }
-  archive_pid=""
+  bench_stop "$archive_pid"
   rmdir /sys/fs/cgroup/memory/clickatron-archive-bench-$$ 2>/dev/null || true
 }
-for _ in $(seq 1 100); do
-  curl -sf "http://127.0.0.1:$nginx_port/" >/dev/null 2>&1 && break
-  sleep 0.1
-done
+wait_ping "$nginx_port" "$nginx_pid" "$run_dir/nginx/logs/error.log" /
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 rss() { awk '/^(VmRSS|RssAnon|RssFile):/ {sub(":", "", $1); printf "%s %.1f MB  ", $1, $2/1024}' "/proc/$1/status"; }
-hz=$(getconf CLK_TCK)
-
 # run NAME PID PORT MODE KEYFILE: one wrk run; prints a summary line
 run() {
-  local name=$1 pid=$2 port=$3 mode=$4 keys=$5 out before after reqs rps p99 non2xx
+  local name=$1 pid=$2 port=$3 mode=$4 keys=$5 before after
   before=$(cpu_ticks "$pid")
-  out=$(ARCHIVE_MODE=$mode ARCHIVE_KEYS=$keys wrk -t1 -c"$connections" -d"${duration}s" \
-        --latency -s "$lua" "http://127.0.0.1:$port/")
+  ARCHIVE_MODE=$mode ARCHIVE_KEYS=$keys run_wrk -t1 -c"$connections" -d"${duration}s" \
+    --latency -s "$lua" "http://127.0.0.1:$port/"
   after=$(cpu_ticks "$pid")
-  reqs=$(awk '/requests in/ {print $1}' <<< "$out")
-  rps=$(awk '/^Requests\/sec:/ {printf "%d", $2}' <<< "$out")
-  p99=$(awk '$1 == "99%" {print $2}' <<< "$out")
-  non2xx=$(awk '/Non-2xx/ {print $5}' <<< "$out")
   local cpu_us=$(( (after - before) * 1000000 / hz ))
   printf "%-16s %9s req/s  p99 %-8s  non-2xx %-8s  server CPU %5.1f us/req  (%s requests)\n" \
-    "$name" "$rps" "$p99" "${non2xx:-0}" "$(echo "$cpu_us / $reqs" | bc -l)" "$reqs"
-  echo "$rps $name" >> "$run_dir/rps"
+    "$name" "$wrk_rps" "$wrk_p99" "$wrk_non2xx" "$(echo "$cpu_us / $wrk_requests" | bc -l)" "$wrk_requests"
+  echo "$wrk_rps $name" >> "$run_dir/rps"
 }
 
 echo "== clickatron-archive load benchmark"

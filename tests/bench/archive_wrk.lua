@@ -2,16 +2,8 @@
 -- ARCHIVE_MODE = get | miss | mget | fwmatch; ARCHIVE_KEYS = a file of percent-encoded keys
 -- (for fwmatch: prefixes), one a line. Each request picks keys at random from the file.
 local mode = os.getenv("ARCHIVE_MODE") or "get"
-local keys = {}
-for line in io.lines(os.getenv("ARCHIVE_KEYS")) do
-  keys[#keys + 1] = line
-end
-local n = #keys
-math.randomseed(os.time() + n)
-
-local function pick()
-  return keys[math.random(n)]
-end
+local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
+local pick = dofile(here .. "wrk_keys.lua").load(os.getenv("ARCHIVE_KEYS"))
 
 request = function()
   if mode == "get" then

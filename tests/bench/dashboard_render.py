@@ -24,10 +24,10 @@ import statistics
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import harness  # noqa: E402
-from harness import Procs, free_port, run, wait_until  # noqa: E402
-from ymdh import encode as ymdh_encode  # noqa: E402  (ops/lib, put on sys.path by harness)
+import bench_harness  # noqa: F401  (ops/lib and tests/ on sys.path)
+import harness
+from formats import ymdh  # docs/formats.md (ops/lib/formats.py)
+from harness import Procs, free_port, run, wait_until
 
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
@@ -65,7 +65,7 @@ def start_cluster(procs, tmp):
     hour = LAST_HOUR - (DAYS * 24 - 1) * 3600
     i = 0
     while hour <= LAST_HOUR:
-        lines.append(f"u|bench.{ymdh_encode(hour)},{1 + i % 7 + (i // 24) % 5}")
+        lines.append(f"u|bench.{ymdh(hour)},{1 + i % 7 + (i // 24) % 5}")
         hour += 3600
         i += 1
     history = os.path.join(tmp, "history.csv")

@@ -15,6 +15,7 @@
 #   cmake -S . -B build/rebuild-release -G Ninja -DCMAKE_BUILD_TYPE=Release
 #   cmake --build build/rebuild-release --target clickatron-rebuild rebuild_gen
 set -euo pipefail
+. "$(dirname "$0")/bench_harness.sh"
 records=${1:-100000000}
 dir=${2:-/tmp/clickatron-rebuild-bench}
 bin=${CLICKATRON_BIN:-$(cd "$(dirname "$0")/../.." && pwd)/build/rebuild-release/bin}
@@ -28,11 +29,8 @@ echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB; input $
 echo "load before: $(uptime)"
 
 timed() {  # label command... → prints "label: S s, RSS MB"
-  local label=$1
-  shift
-  /usr/bin/time -f "%e %M" -o "$dir/time.$label" "$@" > "$dir/out.$label" 2>&1 || { cat "$dir/out.$label"; exit 1; }
-  read -r secs rss < "$dir/time.$label"
-  printf '%-8s %8.2f s  peak RSS %6d MB\n' "$label:" "$secs" $((rss / 1024))
+  timed_step "$dir" "$@"
+  printf '%-8s %8.2f s  peak RSS %6d MB\n' "$1:" "$step_secs" $((step_rss_kb / 1024))
 }
 
 rm -rf "$dir/work" "$dir/backup" "$dir/sorted.csv"

@@ -19,6 +19,7 @@ set -euo pipefail
 [[ $# -ge 4 ]] || { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 work=$1 records=$2 day=$3 seed=$4 shards=${5:-2}
 root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/bench/bench_harness.sh"
 bin=${CLICKATRON_BIN:-$root/build/release/bin}
 dir=$(dirname "$work")
 input=$dir/day-$day.csv
@@ -28,13 +29,12 @@ if [[ ! -s $input ]]; then
 fi
 echo "machine: $(nproc) cores; history: $(awk -F' = ' '/columns/ {s += $2} END {printf "%.0f", s}' "$work/merged/meta") data points; new day $day: $(du -h "$input" | cut -f1)"
 echo "load before: $(uptime)"
-timed() {  # label command...
+timed() {  # label command... → prints "label: S s wall, CPU, RSS MB | its summary line"
   local label=$1
   shift
-  /usr/bin/time -f "%e %M %U %S" -o "$dir/time.n-$label" "$@" > "$dir/out.n-$label" 2>&1 || { cat "$dir/out.n-$label"; exit 1; }
-  read -r secs rss user sys < "$dir/time.n-$label"
-  printf '%-14s %8.2f s wall  %8.2f s CPU  peak RSS %6d MB  | %s\n' "$label:" "$secs" "$(echo "$user + $sys" | bc)" \
-    $((rss / 1024)) "$(grep -E '^[a-z]+( on slurm)?: ' "$dir/out.n-$label" | tail -n 1 | cut -c1-200)"
+  timed_step "$dir" "n-$label" "$@"
+  printf '%-14s %8.2f s wall  %8.2f s CPU  peak RSS %6d MB  | %s\n' "$label:" "$step_secs" "$step_cpu" \
+    $((step_rss_kb / 1024)) "$(grep -E '^[a-z]+( on slurm)?: ' "$dir/out.n-$label" | tail -n 1 | cut -c1-200)"
 }
 sums() { grep -E '^shard\.[0-9]+\.(xxh64|bytes|records)' "$work/merged/meta"; }
 timed import "$bin/clickatron-rebuild" import --work "$work" --input "$input" --memory 1G --jobs 2 --archive-shards "$shards"

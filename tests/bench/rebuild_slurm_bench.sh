@@ -24,6 +24,7 @@ set -euo pipefail
 records=$1 days=$2 chunks=$3 shards=$4
 dir=${5:-/tmp/clickatron-slurm-bench}
 root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/bench/bench_harness.sh"
 bin=${CLICKATRON_BIN:-$root/build/release/bin}
 mkdir -p "$dir"
 input=$dir/input-$records-$days.csv
@@ -55,12 +56,9 @@ else
 fi
 echo "load before: $(uptime)"
 
-timed() {  # label command... → prints "label: S s, RSS MB"
-  local label=$1
-  shift
-  /usr/bin/time -f "%e %M %U %S" -o "$dir/time.$label" "$@" > "$dir/out.$label" 2>&1 || { cat "$dir/out.$label"; exit 1; }
-  read -r secs rss user sys < "$dir/time.$label"
-  printf '%-12s %8.2f s wall  %8.2f s CPU  peak RSS %6d MB\n' "$label:" "$secs" "$(echo "$user + $sys" | bc)" $((rss / 1024))
+timed() {  # label command... → prints "label: S s wall, CPU, RSS MB"
+  timed_step "$dir" "$@"
+  printf '%-12s %8.2f s wall  %8.2f s CPU  peak RSS %6d MB\n' "$1:" "$step_secs" "$step_cpu" $((step_rss_kb / 1024))
 }
 
 run_local() {
