@@ -314,10 +314,7 @@ bool ArchiveServer::ReadWasWhole(net::Request& req, const DbFile& db, const Mapp
     ReplyDamaged(req, db);
     return false;
   }
-  // The copy's reads before the flag's: a copy that ended after the file was marked
-  // damaged is not answered (what the window is: docs/archive.md#a-file-changed-under-the-server).
-  std::atomic_thread_fence(std::memory_order_acquire);
-  if (db.health().damaged()) {
+  if (db.health().damaged_after_reads()) {
     ReplyDamaged(req, db);
     return false;
   }

@@ -66,6 +66,16 @@ struct Damage {
 class FileHealth {
  public:
   bool damaged() const { return damaged_.load(std::memory_order_acquire); }
+  // damaged(), ordered after every read of the mapping before it: a copy that ended after the
+  // file was marked is answered as damaged (docs/archive.md#a-file-changed-under-the-server).
+  bool damaged_after_reads() const {
+#if !defined(__SANITIZE_THREAD__)
+    // ThreadSanitizer does not model fences (gcc refuses one under -Werror=tsan); the mapped
+    // bytes are written by no thread, so its build checks the flag's load alone.
+    std::atomic_thread_fence(std::memory_order_acquire);
+#endif
+    return damaged();
+  }
   // Marks the file damaged. True for the call that did it; false when it already was (the
   // first damage stays what damage() reports).
   bool MarkDamaged(DamageSource source, std::string what);
