@@ -583,31 +583,10 @@ void QueryService::Register(net::Server* server, const std::unique_ptr<QueryServ
   server->Handle("/timezones", route(&HandleTimezones));
 }
 
-void QueryService::WriteStatsJson(net::StatsWriter* w) const {
-  const State* s = state_.get();
-  // Requests per endpoint: clickatron_api_queries_total{endpoint="series"}.
-  auto requests = [w](const char* endpoint, uint64_t n) {
-    auto label = w->Label("endpoint", endpoint);
-    w->Counter(endpoint, n, "clickatron_api_queries_total", "Read requests, per endpoint.");
-  };
-  // The plan's counters: clickatron_api_plan_<name>_total (docs/api-read.md#stats).
-  auto plan = [w](const char* name, uint64_t n) {
-    w->Counter(name, n, "clickatron_api_plan_" + std::string(name) + "_total",
-               "The /stats queries.plan counter " + std::string(name) + " (docs/api-read.md#stats).");
-  };
-  w->BeginObject();
-  requests("series", s->series);
-  requests("breakdown", s->breakdowns);
-  requests("lookup", s->lookup_requests);
-  requests("keys", s->keys_requests);
-  requests("subtotals", s->subtotals_requests);
-  requests("cluster", s->cluster_requests);
-  requests("namespaces", s->namespaces_requests);
-  requests("leaderboard", s->leaderboard_requests);
-  requests("timezones", s->timezones_requests);
-  w->Counter("errors_4xx", s->errors_4xx, "clickatron_api_query_errors_4xx_total", "Read requests answered 4xx.");
-  w->Counter("errors_503", s->errors_503, "clickatron_api_query_errors_503_total",
-             "Read requests answered 503 (an archive shard with no live replica, a realtime shard down).");
+namespace {
+
+// queries.lookup_cache, archive_failovers, watermark_retries, archive_cache.
+void WriteCacheStats(const QueryService::State* s, net::StatsWriter* w) {
   w->BeginObject("lookup_cache");
   w->Gauge("entries", s->lookups.size(), "clickatron_api_lookup_cache_entries", "Entries of the lookup cache.");
   w->Counter("hits", s->lookups.hits(), "clickatron_api_lookup_cache_hits_total", "Lookup cache hits.");
@@ -635,6 +614,36 @@ void QueryService::WriteStatsJson(net::StatsWriter* w) const {
   w->Counter("generation_changes", c.generation_changes(), "clickatron_api_archive_cache_generation_changes_total",
              "Times a shard's generation changed.");
   w->EndObject();
+}
+
+}  // namespace
+
+void QueryService::WriteStatsJson(net::StatsWriter* w) const {
+  const State* s = state_.get();
+  // Requests per endpoint: clickatron_api_queries_total{endpoint="series"}.
+  auto requests = [w](const char* endpoint, uint64_t n) {
+    auto label = w->Label("endpoint", endpoint);
+    w->Counter(endpoint, n, "clickatron_api_queries_total", "Read requests, per endpoint.");
+  };
+  // The plan's counters: clickatron_api_plan_<name>_total (docs/api-read.md#stats).
+  auto plan = [w](const char* name, uint64_t n) {
+    w->Counter(name, n, "clickatron_api_plan_" + std::string(name) + "_total",
+               "The /stats queries.plan counter " + std::string(name) + " (docs/api-read.md#stats).");
+  };
+  w->BeginObject();
+  requests("series", s->series);
+  requests("breakdown", s->breakdowns);
+  requests("lookup", s->lookup_requests);
+  requests("keys", s->keys_requests);
+  requests("subtotals", s->subtotals_requests);
+  requests("cluster", s->cluster_requests);
+  requests("namespaces", s->namespaces_requests);
+  requests("leaderboard", s->leaderboard_requests);
+  requests("timezones", s->timezones_requests);
+  w->Counter("errors_4xx", s->errors_4xx, "clickatron_api_query_errors_4xx_total", "Read requests answered 4xx.");
+  w->Counter("errors_503", s->errors_503, "clickatron_api_query_errors_503_total",
+             "Read requests answered 503 (an archive shard with no live replica, a realtime shard down).");
+  WriteCacheStats(s, w);
   w->BeginObject("plan");
   plan("archive_requests", s->archive_requests);
   plan("archive_cache_answers", s->archive_cache_answers);

@@ -400,23 +400,28 @@ void ArchiveServer::DeliverReloads(int loop) {
   }
 }
 
-void ArchiveServer::WriteStats(net::StatsWriter& w) const {
-  std::shared_ptr<const DbFile> db = db_.Current();
-  uint64_t get_hits = 0, get_misses = 0, mget_keys = 0, mget_hits = 0, fwmatch_lines = 0,
-           bad = 0, too_many_keys = 0, answers_too_large = 0, not_modified = 0, damaged_reads = 0;
+ArchiveServer::CounterSums ArchiveServer::SumCounters() const {
+  CounterSums sum;
   for (int i = 0; i < options_.threads; ++i) {
     const LoopCounters& c = counters_[i];
-    get_hits += c.get_hits.load(std::memory_order_relaxed);
-    get_misses += c.get_misses.load(std::memory_order_relaxed);
-    mget_keys += c.mget_keys.load(std::memory_order_relaxed);
-    mget_hits += c.mget_hits.load(std::memory_order_relaxed);
-    fwmatch_lines += c.fwmatch_lines.load(std::memory_order_relaxed);
-    bad += c.bad_requests.load(std::memory_order_relaxed);
-    too_many_keys += c.too_many_keys.load(std::memory_order_relaxed);
-    answers_too_large += c.answers_too_large.load(std::memory_order_relaxed);
-    not_modified += c.not_modified.load(std::memory_order_relaxed);
-    damaged_reads += c.damaged_reads.load(std::memory_order_relaxed);
+    sum.get_hits += c.get_hits.load(std::memory_order_relaxed);
+    sum.get_misses += c.get_misses.load(std::memory_order_relaxed);
+    sum.mget_keys += c.mget_keys.load(std::memory_order_relaxed);
+    sum.mget_hits += c.mget_hits.load(std::memory_order_relaxed);
+    sum.fwmatch_lines += c.fwmatch_lines.load(std::memory_order_relaxed);
+    sum.bad_requests += c.bad_requests.load(std::memory_order_relaxed);
+    sum.too_many_keys += c.too_many_keys.load(std::memory_order_relaxed);
+    sum.answers_too_large += c.answers_too_large.load(std::memory_order_relaxed);
+    sum.not_modified += c.not_modified.load(std::memory_order_relaxed);
+    sum.damaged_reads += c.damaged_reads.load(std::memory_order_relaxed);
   }
+  return sum;
+}
+
+void ArchiveServer::WriteStats(net::StatsWriter& w) const {
+  std::shared_ptr<const DbFile> db = db_.Current();
+  const auto [get_hits, get_misses, mget_keys, mget_hits, fwmatch_lines, bad, too_many_keys, answers_too_large,
+              not_modified, damaged_reads] = SumCounters();
   w.BeginObject();
   w.Info("db_file", db->path(), "clickatron_archive_db_file_info", "The file served (--db-file).");
   w.Field("real_path", db->real_path());

@@ -167,6 +167,12 @@ class ArchiveServer {
   // sent) when it is not a positive integer or is above --fwmatch-limit.
   bool FwmatchLimit(net::Request& req, const KeyParams& params, size_t* limit);
   void OnReload(net::Request& req);
+  // The loops' counters, summed.
+  struct CounterSums {
+    uint64_t get_hits = 0, get_misses = 0, mget_keys = 0, mget_hits = 0, fwmatch_lines = 0, bad_requests = 0,
+             too_many_keys = 0, answers_too_large = 0, not_modified = 0, damaged_reads = 0;
+  };
+  CounterSums SumCounters() const;
   // /stats and /metrics (net/stats_writer.h).
   void WriteStats(net::StatsWriter& w) const;
   void OnPing(net::Request& req);

@@ -22,7 +22,6 @@ Every load is bounded in time and stops by itself; every process is stopped at e
 import argparse
 import json
 import os
-import random
 import shutil
 import signal
 import statistics
@@ -30,19 +29,15 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 import urllib.request
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.dirname(HERE))  # tests/: ports.py
-from ports import free_port  # noqa: E402
+import bench_harness  # noqa: F401  (docs/benchmarks.md#method-and-machine)
+from bench_harness import HERE, cpu_seconds, free_port, wait_until  # noqa: E402
 
 SECRET = "metrics-bench-secret-0123456789"
-TICK = os.sysconf("SC_CLK_TCK")
 WRK_GET = """
 local keys = {}
-for line in io.lines(os.getenv("KEYS")) do keys[#keys + 1] = line end
+for line in io.lines("KEYS") do keys[#keys + 1] = line end
 math.randomseed(42)
 request = function()
   return wrk.format("GET", "/get?key=" .. keys[math.random(#keys)])
@@ -64,24 +59,12 @@ def fetch(port, path, secret=True):
         return r.read()
 
 
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
-def wait_ping(port, proc, deadline=60):
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
+def wait_ping(port, proc):
+    def up():
         if proc.poll() is not None:
             raise SystemExit(f"server on {port} exited {proc.returncode}")
-        try:
-            if fetch(port, "/ping", secret=False) == b"OK\n":
-                return
-        except OSError:
-            pass
-        time.sleep(0.05)
-    raise SystemExit(f"server on {port} did not answer /ping")
+        return fetch(port, "/ping", secret=False) == b"OK\n"
+    wait_until(up, timeout=60, what=f"/ping on {port}")
 
 
 def metrics_latency(port, stats_key):
@@ -89,15 +72,13 @@ def metrics_latency(port, stats_key):
     return data["count"], data["p50_us"], data["p99_us"]
 
 
-def wrk(port, script, seconds, env):
-    out = subprocess.run(["wrk", "-t1", "-c32", f"-d{seconds}s", "--latency", "-s", script,
-                          f"http://127.0.0.1:{port}"], stdout=subprocess.PIPE, text=True, env=env,
-                         timeout=seconds + 60).stdout
-    rps = float(out.split("Requests/sec:")[1].split()[0])
-    p99 = out.split(" 99%")[1].split()[0]
-    p99_ms = float(p99[:-2]) if p99.endswith("ms") else float(p99[:-2]) / 1000 if p99.endswith("us") \
-        else float(p99[:-1]) * 1000
-    return rps, p99_ms
+def wrk(port, script, seconds):
+    """(req/s, p99 in ms) of one bench_harness.wrk run at 32 connections."""
+    r = bench_harness.wrk(port, script, 32, seconds)
+    p99 = r["p99"]
+    scale = {"us": 1e-3, "ms": 1.0}.get(p99[-2:], None)
+    p99_ms = float(p99[:-2]) * scale if scale else float(p99[:-1]) * 1000
+    return r["rps"], p99_ms
 
 
 def main():
@@ -158,12 +139,11 @@ def main():
             print(f"  {name:11s} {statistics.median(sizes) / 1024:6.1f} KiB, {lines} lines,"
                   f" CPU {cpu:6.0f} us/scrape, handler p50 {p50} us p99 {p99} us ({count} scrapes)")
 
-        env = dict(os.environ, KEYS=keys)
         scripts = {}
         for name, text in (("get", WRK_GET), ("incr", WRK_INCR)):
             scripts[name] = os.path.join(tmp, f"{name}.lua")
             with open(scripts[name], "w") as f:
-                f.write(text.strip() + "\n")
+                f.write(text.replace("KEYS", keys).strip() + "\n")
         # wrk sends the secret on every request of the guarded archive reads.
         with open(scripts["get"], "a") as f:
             f.write(f'wrk.headers["X-Clickatron-Secret"] = "{SECRET}"\n')
@@ -184,7 +164,7 @@ def main():
                     t = threading.Thread(target=scraper, daemon=True)
                     if scraping:
                         t.start()
-                    results[scraping] = wrk(port, script, args.seconds, env)
+                    results[scraping] = wrk(port, script, args.seconds)
                     stop.set()
                     if scraping:
                         t.join()
@@ -209,5 +189,4 @@ def main():
 
 
 if __name__ == "__main__":
-    random.seed(1)
     main()
