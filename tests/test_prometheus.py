@@ -15,6 +15,7 @@ import threading
 import urllib.request
 
 from harness import BIN, SECRET, SECRET_FILE, Proc, free_port, get, wait_until
+from test_docs import anchors as heading_anchors
 from metrics_harness import (NODE_EXPORTER, PROMETHEUS, ROOT, RULE_TESTS, RULES, SCRAPE_CONFIG,
                              GuardedCluster, parse_metrics, promtool, value)
 
@@ -40,23 +41,12 @@ def alerts_of(path):
     return re.findall(r"^\s+- alert: (\w+)$", text, re.M), text
 
 
-def heading_anchors(path):
-    """GitHub's anchors of the headings of a page (as tests/test_docs.py computes them)."""
-    found, fenced = set(), False
-    for line in open(path, encoding="utf-8"):
-        if line.startswith("```"):
-            fenced = not fenced
-        elif not fenced and (m := re.match(r"#{1,6} (.*)", line)):
-            found.add(re.sub(r"[^\w\- ]", "", m.group(1).strip().lower()).replace(" ", "-"))
-    return found
-
-
 def test_every_alert_is_unit_tested_and_has_a_runbook_in_operations():
     alerts, text = alerts_of(RULES)
     assert len(alerts) == len(set(alerts)) >= 18
     tested = set(re.findall(r"alertname: (\w+)", open(RULE_TESTS).read()))
     assert set(alerts) <= tested, set(alerts) - tested
-    anchors = heading_anchors(OPERATIONS)
+    anchors = heading_anchors(OPERATIONS)  # GitHub's anchors, as tests/test_docs.py reads them
     runbooks = re.findall(r"runbook: docs/operations\.md#([\w-]+)\n\s+runbook_url: "
                           r"file:///usr/share/doc/clickatron/operations\.md#([\w-]+)", text)
     assert len(runbooks) == len(alerts)
