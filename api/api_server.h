@@ -39,7 +39,7 @@
 // every request to the realtime and archive servers (its HttpClient's headers).
 //
 // The dashboard: GET / and /ui/* serve its files (api/static_files.h), loaded at start-up
-// from ui-dir (default: ui beside the executable) and ui-chartjs; a missing file fails Open.
+// from ui-dir (default: api/static_files.h UiDirBeside) and ui-chartjs; a missing file fails Open.
 //
 // /stats: accepted and rejected increments (by status_txt), the oplog (segments, bytes,
 // sync and durability latency quantiles), per realtime shard the sender's backlog
