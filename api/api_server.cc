@@ -28,6 +28,7 @@
 #include "net/loop_waker.h"
 #include "net/request.h"
 #include "net/secret.h"
+#include "net/stats_writer.h"
 #include "oplog/identity.h"
 
 namespace clickatron {
@@ -183,16 +184,15 @@ Status ApiServer::OpenLateStore() {
 void ApiServer::RegisterRoutes() {
   server_->Handle("/incr", [this](net::Request& req) { OnIncr(req); });
   // The late data is internal (the nightly's, with the cluster secret: net/secret.h); /stats
-  // too when stats-secret is set.
+  // and /metrics too when stats-secret is set.
   server_->Handle("/late", [this](net::Request& req) {
     if (net::AdmitSecret(req, config_.secret)) OnLate(req);
   });
   server_->Handle("/late/release", [this](net::Request& req) {
     if (net::AdmitSecret(req, config_.secret)) OnLateRelease(req);
   });
-  server_->Handle("/stats", [this](net::Request& req) {
-    if (net::AdmitSecret(req, config_.stats_secret ? std::string_view(config_.secret) : std::string_view())) OnStats(req);
-  });
+  const std::string_view stats_secret = config_.stats_secret ? std::string_view(config_.secret) : "";
+  net::HandleStats(server_.get(), stats_secret, [this](net::StatsWriter& w) { WriteStats(w); });  // /stats, /metrics
   server_->Handle("/ping", [](net::Request& req) { req.Reply(200, "OK\n"); });
   server_->Handle("/", [this](net::Request& req) { ui_->Serve(req); });
   server_->Handle("/ui/", [this](net::Request& req) { ui_->Serve(req); }, {.prefix = true});
@@ -546,62 +546,18 @@ void ApiServer::OnStop() {
   }
 }
 
-void ApiServer::OnStats(net::Request& req) {
-  std::string out;
-  net::JsonWriter w(&out);
+void ApiServer::WriteStats(net::StatsWriter& w) {
   const oplog::Stats os = log_->GetStats();
   w.BeginObject();
-  w.Field("uptime_seconds", double(MonotonicMicros() - start_us_) / 1e6);
-  w.Field("node_id", config_.node_id);
+  w.Gauge("uptime_seconds", double(MonotonicMicros() - start_us_) / 1e6, "clickatron_api_uptime_seconds",
+          "Seconds since the API started.");
+  w.Info("node_id", config_.node_id, "clickatron_api_node_info", "The API's node-id.");
   w.Field("source", identity_.source);
   w.Field("identity", identity_.id);
-  w.Field("source_conflict", identity_.conflict);
-  w.BeginObject("incr");
-  w.Field("accepted_events", accepted_events_);
-  w.Field("accepted_requests", accepted_requests_);
-  w.Field("pending_requests", pending_.size());
-  w.Field("rejected_requests", rejected_events_);
-  w.BeginObject("rejected");
-  for (const auto& [reason, n] : rejected_) {
-    w.Field(reason, n);
-  }
-  w.EndObject();
-  w.EndObject();
-  const int64_t now = WallClockSeconds();
-  idempotency_->Expire(now);
-  w.BeginObject("idempotency");
-  w.Field("clock", now);
-  w.Field("window_seconds", idempotency_->window_seconds());
-  w.Field("keys", idempotency_->size());
-  w.Field("bytes", idempotency_->bytes());
-  w.Field("max_bytes", idempotency_->max_bytes());
-  w.Field("replayed_requests", replayed_requests_);
-  w.Field("waited_requests", waited_requests_);
-  w.Field("expired_keys", idempotency_->expired());
-  w.Field("restored_keys", restored_keys_);
-  w.EndObject();
-  w.BeginObject("oplog");
-  w.Field("dir", log_->dir());
-  w.Field("sync", oplog::SyncPolicyName(os.policy));
-  const std::pair<const char*, uint64_t> counts[] = {
-      {"segments", os.segments}, {"bytes", os.bytes}, {"first_seq", os.first_seq},
-      {"last_seq", os.last_seq}, {"durable_seq", os.durable_seq}, {"queued_bytes", os.queued_bytes},
-      {"appends", os.appends}, {"syncs", os.syncs}, {"failed_records", os.failed_records}};
-  for (const auto& [name, value] : counts) w.Field(name, value);
-  w.Field("last_error", os.last_error);
-  w.Field("prepared_segments", os.prepared_segments);
-  w.Field("prepare_error", os.prepare_error);
-  w.BeginObject("sync_latency_us");
-  w.Field("p50", os.sync_p50_us);
-  w.Field("p99", os.sync_p99_us);
-  w.Field("max", os.sync_max_us);
-  w.EndObject();
-  w.BeginObject("durable_latency_us");
-  w.Field("p50", os.durable_p50_us);
-  w.Field("p99", os.durable_p99_us);
-  w.Field("max", os.durable_max_us);
-  w.EndObject();
-  w.EndObject();
+  w.Problem("source_conflict", identity_.conflict, "clickatron_api_source_conflict",
+            "1 while increments are refused 503 SOURCE_CONFLICT (docs/operations.md#a-copied-oplog-directory).");
+  WriteIncrStats(w);
+  WriteOplogStats(w, os);
   uint64_t backlog = 0, late = 0, delivered = 0;
   w.BeginArray("realtime");
   for (const auto& s : senders_) {
@@ -611,23 +567,11 @@ void ApiServer::OnStats(net::Request& req) {
     delivered += s->delivered_records();
   }
   w.EndArray();
+  // Sums of the shards' figures: JSON only (a sum of the per-shard series is PromQL's).
   w.Field("backlog_records", backlog);
   w.Field("delivered_records", delivered);
   w.Field("late_records", late);
-  const LateStoreStats ls = late_->Stats();
-  w.BeginObject("late");
-  w.Field("entries", ls.entries);
-  w.Field("lines", ls.lines);
-  w.Field("bytes", ls.bytes);
-  w.Key("oldest_pending_day");
-  if (ls.oldest_pending_day < 0) w.Null(); else w.String(FormatDay(ls.oldest_pending_day));
-  w.Field("first_id", ls.first_id);
-  w.Field("last_id", ls.last_id);
-  w.Field("released_through", ls.released_through);
-  w.Field("appended", ls.appended);
-  w.Field("duplicate_parts", ls.duplicate_parts);
-  w.Field("recovery", late_->recovery());
-  w.EndObject();
+  WriteLateStats(w);
   w.BeginObject("limits");  // docs/operations.md#limits
   server_->WriteLimitFields(&w);
   w.EndObject();
@@ -638,7 +582,103 @@ void ApiServer::OnStats(net::Request& req) {
     queries_->WriteStatsJson(&w);
   }
   w.EndObject();
-  req.ReplyJson(200, "OK", out);
+}
+
+void ApiServer::WriteIncrStats(net::StatsWriter& w) {
+  w.BeginObject("incr");
+  w.Counter("accepted_events", accepted_events_, "clickatron_api_incr_accepted_events_total",
+            "Events /incr accepted (acknowledged 200).");
+  w.Counter("accepted_requests", accepted_requests_, "clickatron_api_incr_accepted_requests_total",
+            "/incr requests accepted.");
+  w.Gauge("pending_requests", pending_.size(), "clickatron_api_incr_pending_requests",
+          "/incr requests waiting for their oplog sync.");
+  w.Counter("rejected_requests", rejected_events_, "clickatron_api_incr_rejected_requests_total",
+            "/incr requests refused.");
+  w.BeginObject("rejected");
+  for (const auto& [reason, n] : rejected_) {
+    auto label = w.Label("status_txt", reason);
+    w.Counter(reason, n, "clickatron_api_incr_rejected_total", "/incr requests refused, by status_txt.");
+  }
+  w.EndObject();
+  w.EndObject();
+  const int64_t now = WallClockSeconds();
+  idempotency_->Expire(now);
+  w.BeginObject("idempotency");
+  w.Field("clock", now);
+  w.Gauge("window_seconds", idempotency_->window_seconds(), "clickatron_api_idempotency_window_seconds",
+          "How long an Idempotency-Key is remembered.");
+  w.Gauge("keys", idempotency_->size(), "clickatron_api_idempotency_keys", "Idempotency-Keys held.");
+  w.Gauge("bytes", idempotency_->bytes(), "clickatron_api_idempotency_bytes", "Bytes charged for the keys held.");
+  w.Gauge("max_bytes", idempotency_->max_bytes(), "clickatron_api_idempotency_max_bytes",
+          "Bytes the keys may take (idempotency-mb; beyond: 503 IDEMPOTENCY_INDEX_FULL).");
+  w.Counter("replayed_requests", replayed_requests_, "clickatron_api_idempotency_replayed_requests_total",
+            "Retries answered as their first request.");
+  w.Counter("waited_requests", waited_requests_, "clickatron_api_idempotency_waited_requests_total",
+            "Retries that waited for an in-flight first request.");
+  w.Counter("expired_keys", idempotency_->expired(), "clickatron_api_idempotency_expired_keys_total",
+            "Keys dropped past the window.");
+  w.Gauge("restored_keys", restored_keys_, "clickatron_api_idempotency_restored_keys",
+          "Keys the start-up restore found in the oplog.");
+  w.EndObject();
+}
+
+void ApiServer::WriteOplogStats(net::StatsWriter& w, const oplog::Stats& os) {
+  w.BeginObject("oplog");
+  w.Field("dir", log_->dir());
+  w.Field("sync", oplog::SyncPolicyName(os.policy));
+  w.Gauge("segments", os.segments, "clickatron_oplog_segments", "Oplog segment files.");
+  w.Gauge("bytes", os.bytes, "clickatron_oplog_bytes", "Bytes of the oplog's segment files.");
+  w.Gauge("first_seq", os.first_seq, "clickatron_oplog_first_seq", "Oldest record kept (0: empty).");
+  w.Gauge("last_seq", os.last_seq, "clickatron_oplog_last_seq", "Last record appended.");
+  w.Gauge("durable_seq", os.durable_seq, "clickatron_oplog_durable_seq", "Last record on the device.");
+  w.Gauge("queued_bytes", os.queued_bytes, "clickatron_oplog_queued_bytes", "Bytes appended, not yet written.");
+  w.Counter("appends", os.appends, "clickatron_oplog_appends_total", "Records appended.");
+  w.Counter("syncs", os.syncs, "clickatron_oplog_syncs_total", "fdatasyncs of the oplog.");
+  w.Counter("failed_records", os.failed_records, "clickatron_oplog_failed_records_total",
+            "Records whose write or sync failed (their requests answered 503 OPLOG_UNAVAILABLE).");
+  w.Problem("last_error", os.last_error, "clickatron_oplog_error", "1 once a write of the oplog has failed.");
+  w.Counter("prepared_segments", os.prepared_segments, "clickatron_oplog_prepared_segments_total",
+            "Segments written into prepared (zero-filled) files.");
+  w.Problem("prepare_error", os.prepare_error, "clickatron_oplog_prepare_error",
+            "1 while segments are not prepared ahead (the disk is nearly full).");
+  w.BeginObject("sync_latency_us");
+  w.Histogram(os.sync_latency, "clickatron_oplog_sync_duration_seconds", "Time of one fdatasync of the oplog.");
+  w.Field("p50", os.sync_latency.Quantile(0.5));
+  w.Field("p99", os.sync_latency.Quantile(0.99));
+  w.Field("max", os.sync_latency.max_micros());
+  w.EndObject();
+  w.BeginObject("durable_latency_us");
+  w.Histogram(os.durable_latency, "clickatron_oplog_durable_duration_seconds",
+              "Time from a record's append to its sync, per record.");
+  w.Field("p50", os.durable_latency.Quantile(0.5));
+  w.Field("p99", os.durable_latency.Quantile(0.99));
+  w.Field("max", os.durable_latency.max_micros());
+  w.EndObject();
+  w.EndObject();
+}
+
+void ApiServer::WriteLateStats(net::StatsWriter& w) {
+  const LateStoreStats ls = late_->Stats();
+  w.BeginObject("late");
+  w.Gauge("entries", ls.entries, "clickatron_api_late_entries", "Late entries pending (not yet released).");
+  w.Gauge("lines", ls.lines, "clickatron_api_late_lines", "Lines of the pending late entries.");
+  w.Gauge("bytes", ls.bytes, "clickatron_api_late_bytes", "Bytes of the late store's file.");
+  w.Key("oldest_pending_day");
+  if (ls.oldest_pending_day < 0) {
+    w.Null();
+  } else {
+    w.Day(FormatDay(ls.oldest_pending_day), "clickatron_api_late_oldest_pending_day_timestamp_seconds",
+          "The oldest day a pending late entry holds, 00:00 UTC.");
+  }
+  w.Gauge("first_id", ls.first_id, "clickatron_api_late_first_id", "Id of the oldest pending late entry.");
+  w.Gauge("last_id", ls.last_id, "clickatron_api_late_last_id", "The last late entry id given.");
+  w.Gauge("released_through", ls.released_through, "clickatron_api_late_released_through",
+          "The last id the nightly released.");
+  w.Counter("appended", ls.appended, "clickatron_api_late_appended_total", "Late entries stored.");
+  w.Counter("duplicate_parts", ls.duplicate_parts, "clickatron_api_late_duplicate_parts_total",
+            "Re-sent late parts skipped.");
+  w.Field("recovery", late_->recovery());
+  w.EndObject();
 }
 
 bool ApiServer::ReadLateId(net::Request& req, std::string_view name, bool required, uint64_t* id) {

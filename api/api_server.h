@@ -39,7 +39,7 @@
 // every request to the realtime and archive servers (its HttpClient's headers).
 //
 // The dashboard: GET / and /ui/* serve its files (api/static_files.h), loaded at start-up
-// from ui-dir (default: ui beside the executable) and ui-chartjs; a missing file fails Open.
+// from ui-dir (default: api/static_files.h UiDirBeside) and ui-chartjs; a missing file fails Open.
 //
 // /stats: accepted and rejected increments (by status_txt), the oplog (segments, bytes,
 // sync and durability latency quantiles), per realtime shard the sender's backlog
@@ -139,7 +139,11 @@ class ApiServer {
   void SettlePending(const oplog::SyncReport& report);
   void AnswerStored(Pending& p);                          // 200, the retries replayed
   void AnswerFailed(Pending& p, const std::string& why);  // 503 OPLOG_UNAVAILABLE, key forgotten
-  void OnStats(net::Request& req);
+  // /stats and /metrics (net/stats_writer.h), in the order of the JSON.
+  void WriteStats(net::StatsWriter& w);
+  void WriteIncrStats(net::StatsWriter& w);
+  void WriteOplogStats(net::StatsWriter& w, const oplog::Stats& os);
+  void WriteLateStats(net::StatsWriter& w);
   void OnLate(net::Request& req);
   void OnLateRelease(net::Request& req);
   // Checks that the request's parameters are at most `name` (once, a late id) and parses

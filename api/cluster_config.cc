@@ -29,7 +29,7 @@ Status ParseClusterConfig(int argc, const char* const* argv, ClusterConfig* out,
        "(0: every query asks the archive)")
       ("idempotency-mb", po::value(&out->idempotency_mb)->default_value(out->idempotency_mb),
        "MiB of Idempotency-Keys /incr remembers for 24 h; when full a new key is answered 503 IDEMPOTENCY_INDEX_FULL")
-      ("ui-dir", po::value(&out->ui_dir), "the dashboard's files (default: ui beside the executable)")
+      ("ui-dir", po::value(&out->ui_dir), "the dashboard's files (default: ui beside the executable, else ../share/clickatron/ui)")
       ("ui-chartjs", po::value(&out->ui_chartjs)->default_value(out->ui_chartjs),
        "Chart.js for the dashboard (Debian's libjs-chart.js)")
       ("stats-secret", po::bool_switch(&out->stats_secret),

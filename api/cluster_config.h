@@ -44,7 +44,8 @@ struct ClusterConfig : config::ClusterLayout {  // realtime and archive shards
   // MiB the idempotency index may hold (IdempotencyIndex, docs/api-write.md#safe-retries):
   // a UUID key is charged 228 bytes, so 64 MiB holds some 290,000 keys a day.
   uint32_t idempotency_mb = 64;
-  // The dashboard's files (api/static_files.h): empty ui_dir is "ui" beside the executable.
+  // The dashboard's files (api/static_files.h): empty ui_dir is DefaultUiDir(): "ui" beside
+  // the executable, else ../share/clickatron/ui.
   std::string ui_dir;
   std::string ui_chartjs = "/usr/share/javascript/chart.js/chart.min.js";
   // Per-client cost limits of the API's server (config/server_limits.h flags,

@@ -67,6 +67,16 @@ TEST(StaticFiles, LoadNamesWhatIsMissing) {
   EXPECT_NE(f.status().message().find("is larger than"), std::string::npos);
 }
 
+// A build tree has ui beside the binary; an installed tree (/usr/bin, /usr/share) has not.
+TEST(StaticFiles, DefaultUiDirBesideTheBinaryElseTheInstalledOne) {
+  TestDir dir;
+  const std::filesystem::path bin = dir.path() + "/usr/bin";
+  std::filesystem::create_directories(bin);
+  EXPECT_EQ(UiDirBeside(bin / "clickatron-api"), dir.path() + "/usr/share/clickatron/ui");
+  std::filesystem::create_directories(bin / "ui");
+  EXPECT_EQ(UiDirBeside(bin / "clickatron-api"), dir.path() + "/usr/bin/ui");
+}
+
 TEST(KeyListing, ListablePrefix) {
   EXPECT_TRUE(ListablePrefix(""));
   EXPECT_TRUE(ListablePrefix("je"));

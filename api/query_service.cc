@@ -22,6 +22,7 @@
 #include "keyformat/ymdh.h"
 #include "net/http_server.h"
 #include "net/json.h"
+#include "net/stats_writer.h"
 #include "net/request.h"
 
 namespace clickatron {
@@ -582,57 +583,84 @@ void QueryService::Register(net::Server* server, const std::unique_ptr<QueryServ
   server->Handle("/timezones", route(&HandleTimezones));
 }
 
-void QueryService::WriteStatsJson(net::JsonWriter* w) const {
-  const State* s = state_.get();
-  w->BeginObject();
-  w->Field("series", s->series);
-  w->Field("breakdown", s->breakdowns);
-  w->Field("lookup", s->lookup_requests);
-  w->Field("keys", s->keys_requests);
-  w->Field("subtotals", s->subtotals_requests);
-  w->Field("cluster", s->cluster_requests);
-  w->Field("namespaces", s->namespaces_requests);
-  w->Field("leaderboard", s->leaderboard_requests);
-  w->Field("timezones", s->timezones_requests);
-  w->Field("errors_4xx", s->errors_4xx);
-  w->Field("errors_503", s->errors_503);
+namespace {
+
+// queries.lookup_cache, archive_failovers, watermark_retries, archive_cache.
+void WriteCacheStats(const QueryService::State* s, net::StatsWriter* w) {
   w->BeginObject("lookup_cache");
-  w->Field("entries", s->lookups.size());
-  w->Field("hits", s->lookups.hits());
-  w->Field("misses", s->lookups.misses());
-  w->Field("bytes", s->lookups.bytes());
-  w->Field("evictions", s->lookups.evictions());
+  w->Gauge("entries", s->lookups.size(), "clickatron_api_lookup_cache_entries", "Entries of the lookup cache.");
+  w->Counter("hits", s->lookups.hits(), "clickatron_api_lookup_cache_hits_total", "Lookup cache hits.");
+  w->Counter("misses", s->lookups.misses(), "clickatron_api_lookup_cache_misses_total", "Lookup cache misses.");
+  w->Gauge("bytes", s->lookups.bytes(), "clickatron_api_lookup_cache_bytes", "Bytes of the lookup cache.");
+  w->Counter("evictions", s->lookups.evictions(), "clickatron_api_lookup_cache_evictions_total",
+             "Lookup cache evictions.");
   w->EndObject();
-  w->Field("archive_failovers", s->archive_failovers);
-  w->Field("watermark_retries", s->watermark_retries);
+  w->Counter("archive_failovers", s->archive_failovers, "clickatron_api_archive_failovers_total",
+             "Archive requests that failed over to another replica.");
+  w->Counter("watermark_retries", s->watermark_retries, "clickatron_api_watermark_retries_total",
+             "Queries that asked realtime again because the watermark moved.");
   const ArchiveCache& c = s->archive_cache;
   w->BeginObject("archive_cache");
-  w->Field("entries", c.entries());
-  w->Field("bytes", c.bytes());
-  w->Field("max_bytes", c.max_bytes());
-  w->Field("hits", c.hits());
-  w->Field("misses", c.misses());
-  w->Field("evictions", c.evictions());
-  w->Field("dropped", c.dropped());
-  w->Field("generation_changes", c.generation_changes());
+  w->Gauge("entries", c.entries(), "clickatron_api_archive_cache_entries", "Entries of the archive answer cache.");
+  w->Gauge("bytes", c.bytes(), "clickatron_api_archive_cache_bytes", "Bytes of the archive answer cache.");
+  w->Gauge("max_bytes", c.max_bytes(), "clickatron_api_archive_cache_max_bytes",
+           "Bytes the archive answer cache may hold (query-cache-mb).");
+  w->Counter("hits", c.hits(), "clickatron_api_archive_cache_hits_total", "Archive answer cache hits.");
+  w->Counter("misses", c.misses(), "clickatron_api_archive_cache_misses_total", "Archive answer cache misses.");
+  w->Counter("evictions", c.evictions(), "clickatron_api_archive_cache_evictions_total",
+             "Archive answer cache evictions.");
+  w->Counter("dropped", c.dropped(), "clickatron_api_archive_cache_dropped_total",
+             "Entries dropped because their generation was replaced.");
+  w->Counter("generation_changes", c.generation_changes(), "clickatron_api_archive_cache_generation_changes_total",
+             "Times a shard's generation changed.");
   w->EndObject();
+}
+
+}  // namespace
+
+void QueryService::WriteStatsJson(net::StatsWriter* w) const {
+  const State* s = state_.get();
+  // Requests per endpoint: clickatron_api_queries_total{endpoint="series"}.
+  auto requests = [w](const char* endpoint, uint64_t n) {
+    auto label = w->Label("endpoint", endpoint);
+    w->Counter(endpoint, n, "clickatron_api_queries_total", "Read requests, per endpoint.");
+  };
+  // The plan's counters: clickatron_api_plan_<name>_total (docs/api-read.md#stats).
+  auto plan = [w](const char* name, uint64_t n) {
+    w->Counter(name, n, "clickatron_api_plan_" + std::string(name) + "_total",
+               "The /stats queries.plan counter " + std::string(name) + " (docs/api-read.md#stats).");
+  };
+  w->BeginObject();
+  requests("series", s->series);
+  requests("breakdown", s->breakdowns);
+  requests("lookup", s->lookup_requests);
+  requests("keys", s->keys_requests);
+  requests("subtotals", s->subtotals_requests);
+  requests("cluster", s->cluster_requests);
+  requests("namespaces", s->namespaces_requests);
+  requests("leaderboard", s->leaderboard_requests);
+  requests("timezones", s->timezones_requests);
+  w->Counter("errors_4xx", s->errors_4xx, "clickatron_api_query_errors_4xx_total", "Read requests answered 4xx.");
+  w->Counter("errors_503", s->errors_503, "clickatron_api_query_errors_503_total",
+             "Read requests answered 503 (an archive shard with no live replica, a realtime shard down).");
+  WriteCacheStats(s, w);
   w->BeginObject("plan");
-  w->Field("archive_requests", s->archive_requests);
-  w->Field("archive_cache_answers", s->archive_cache_answers);
-  w->Field("archive_revalidated", s->archive_revalidated);
-  w->Field("realtime_requests", s->realtime_requests);
-  w->Field("realtime_hour_asks", s->realtime_hour_asks);
-  w->Field("realtime_batched_asks", s->realtime_batched_asks);
-  w->Field("realtime_batches_split", s->realtime_batches_split);
-  w->Field("archive_skipped", s->archive_skipped);
-  w->Field("realtime_skipped", s->realtime_skipped);
-  w->Field("realtime_sums", s->realtime_sums);
-  w->Field("month_records", s->month_records);
-  w->Field("day_records", s->day_records);
-  w->Field("hour_records", s->hour_records);
-  w->Field("rollup_fallbacks", s->rollup_fallbacks);
-  w->Field("leaderboard_cache_hits", s->leaderboard_cache_hits);
-  w->Field("leaderboard_cache_misses", s->leaderboard_cache_misses);
+  plan("archive_requests", s->archive_requests);
+  plan("archive_cache_answers", s->archive_cache_answers);
+  plan("archive_revalidated", s->archive_revalidated);
+  plan("realtime_requests", s->realtime_requests);
+  plan("realtime_hour_asks", s->realtime_hour_asks);
+  plan("realtime_batched_asks", s->realtime_batched_asks);
+  plan("realtime_batches_split", s->realtime_batches_split);
+  plan("archive_skipped", s->archive_skipped);
+  plan("realtime_skipped", s->realtime_skipped);
+  plan("realtime_sums", s->realtime_sums);
+  plan("month_records", s->month_records);
+  plan("day_records", s->day_records);
+  plan("hour_records", s->hour_records);
+  plan("rollup_fallbacks", s->rollup_fallbacks);
+  plan("leaderboard_cache_hits", s->leaderboard_cache_hits);
+  plan("leaderboard_cache_misses", s->leaderboard_cache_misses);
   w->EndObject();
   w->EndObject();
 }

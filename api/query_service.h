@@ -54,6 +54,7 @@ namespace clickatron {
 namespace net {
 class HttpClient;
 class JsonWriter;
+class StatsWriter;
 class Server;
 }  // namespace net
 
@@ -94,7 +95,7 @@ class QueryService {
   //  "lookup_cache": {"entries": n, "bytes": n, "hits": n, "misses": n, "evictions": n},
   //  "archive_failovers": n, "watermark_retries": n, "archive_cache": {...}, "plan": {...}}
   // (docs/api-read.md#stats).
-  void WriteStatsJson(net::JsonWriter* w) const;
+  void WriteStatsJson(net::StatsWriter* w) const;
 
   struct State;  // internal; public so the query runs in query_*.cc can reach it
 

@@ -14,6 +14,7 @@
 #include "keyformat/ymdh.h"
 #include "net/http_client.h"
 #include "net/json.h"
+#include "net/stats_writer.h"
 #include "net/json_read.h"
 #include "net/query.h"
 #include "oplog/oplog.h"
@@ -702,22 +703,27 @@ double Sender::BacklogSeconds(uint64_t last_seq) const {
   return t != 0 && now > t ? double(now - t) / 1e6 : 0;
 }
 
-void Sender::WriteStatsJson(net::JsonWriter* w, uint64_t last_seq) const {
+void Sender::WriteStatsJson(net::StatsWriter* w, uint64_t last_seq) const {
+  auto label = w->Label("slot", std::to_string(slot_));
   w->BeginObject();
   w->Field("slot", int64_t(slot_));
   w->Field("cursor_name", cursor_name_);
   w->Field("state", state_name());
   w->Field("day", part_.day >= 0 && has_round_ ? FormatDay(part_.day) : std::string());
-  w->Field("cursor", cursor_);
+  w->Gauge("cursor", cursor_, "clickatron_api_realtime_slot_cursor", "The stream's cursor, per ring slot.");
   w->Field("saved_cursor", saved_cursor_);
-  w->Field("backlog_records", last_seq > cursor_ ? last_seq - cursor_ : 0);
-  w->Field("backlog_seconds", BacklogSeconds(last_seq));
-  w->Field("delivered_records", c_.delivered);
+  w->Gauge("backlog_records", last_seq > cursor_ ? last_seq - cursor_ : 0, "clickatron_api_realtime_slot_backlog_records",
+           "Oplog records not yet delivered by the stream of a ring slot.");
+  w->Gauge("backlog_seconds", BacklogSeconds(last_seq), "clickatron_api_realtime_slot_backlog_seconds",
+           "Age of the oldest record not yet delivered by the stream of a ring slot.");
+  w->Counter("delivered_records", c_.delivered, "clickatron_api_realtime_slot_delivered_records_total",
+             "Records the stream of a ring slot delivered.");
   w->Field("rounds", c_.rounds);
   w->Field("rounds_in_doubt", rounds_.size());
   w->Field("replay_pending", replay_.size());
   w->Field("shard_synced_seq", shard_synced_);
-  w->Field("waiting_slot_release", waiting_release_);
+  w->Flag("waiting_slot_release", waiting_release_, "clickatron_api_realtime_slot_waiting_slot_release",
+          "1 while the stream of a ring slot waits for the nightly to release it (503 SLOT_NOT_RELEASED).");
   w->Field("ring_changed", ring_changed_);
   w->Field("last_error", last_error_);
   const LatencySnapshot lag = lag_.Snapshot();

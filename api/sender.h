@@ -87,6 +87,7 @@ namespace clickatron {
 namespace net {
 class HttpClient;
 class JsonWriter;
+class StatsWriter;
 struct HttpResponse;
 }  // namespace net
 namespace oplog {
@@ -205,7 +206,7 @@ class Sender {
   uint64_t last_error_us() const { return last_error_us_; }  // monotonic, 0: none
   LatencySnapshot delivery_lag() const { return lag_.Snapshot(); }
   // {"slot": .., "cursor": .., "backlog_records": .., "backlog_seconds": .., ...}
-  void WriteStatsJson(net::JsonWriter* w, uint64_t last_seq) const;
+  void WriteStatsJson(net::StatsWriter* w, uint64_t last_seq) const;
   // Seconds since the first record after the cursor was appended (0 when caught up).
   double BacklogSeconds(uint64_t last_seq) const;
 

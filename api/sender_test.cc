@@ -21,6 +21,7 @@
 #include "keyformat/ymdh.h"
 #include "net/http_client.h"
 #include "net/json.h"
+#include "net/stats_writer.h"
 #include "net/request.h"
 #include "net/test_server.h"
 #include "oplog/oplog.h"
@@ -161,7 +162,7 @@ class SenderTest : public ::testing::Test {
   }
   std::string Stats() {
     std::string out;
-    net::JsonWriter w(&out);
+    net::StatsWriter w(&out, nullptr);
     sender_->WriteStatsJson(&w, log_->last_seq());
     return out;
   }

@@ -16,6 +16,7 @@
 #include "base/read_file.h"
 #include "keyformat/hex64.h"
 #include "net/json.h"
+#include "net/stats_writer.h"
 #include "oplog/file.h"
 #include "oplog/oplog.h"
 #include "oplog/replay_skip.h"
@@ -101,7 +102,7 @@ bool ShardDelivery::idle() const {
   return std::all_of(streams_.begin(), streams_.end(), [](const auto& s) { return s->idle(); });
 }
 
-void ShardDelivery::WriteStatsJson(net::JsonWriter* w, uint64_t last_seq) const {
+void ShardDelivery::WriteStatsJson(net::StatsWriter* w, uint64_t last_seq) const {
   // The shard is retrying while any stream is, sending while any is, else idle.
   const char* state = "idle";
   uint64_t saved = UINT64_MAX;
@@ -114,14 +115,18 @@ void ShardDelivery::WriteStatsJson(net::JsonWriter* w, uint64_t last_seq) const 
     backlog_seconds = std::max(backlog_seconds, s->BacklogSeconds(last_seq));
   }
   const uint64_t cursor = this->cursor();
+  auto label = w->Label("shard", std::to_string(shard_));
   w->BeginObject();
   w->Field("shard", shard_);
-  w->Field("address", to_.ToString());
-  w->Field("state", state);
-  w->Field("cursor", cursor);
-  w->Field("saved_cursor", saved);
-  w->Field("backlog_records", last_seq > cursor ? last_seq - cursor : 0);
-  w->Field("backlog_seconds", backlog_seconds);
+  w->Info("address", to_.ToString(), "clickatron_api_realtime_address_info", "The realtime shard's address.");
+  w->State("state", state, {"idle", "sending", "retrying", "stopped"}, "clickatron_api_realtime_state",
+           "1 for the delivery state of the shard (retrying while any of its streams is).");
+  w->Gauge("cursor", cursor, "clickatron_api_realtime_cursor", "Every oplog record up to it is delivered to the shard.");
+  w->Gauge("saved_cursor", saved, "clickatron_api_realtime_saved_cursor", "The cursor as last saved.");
+  w->Gauge("backlog_records", last_seq > cursor ? last_seq - cursor : 0, "clickatron_api_realtime_backlog_records",
+           "Oplog records not yet delivered to the shard.");
+  w->Gauge("backlog_seconds", backlog_seconds, "clickatron_api_realtime_backlog_seconds",
+           "Age of the oldest record not yet delivered to the shard.");
   WriteSums(w);
   WriteConditions(w);
   w->BeginArray("slots");
@@ -130,7 +135,7 @@ void ShardDelivery::WriteStatsJson(net::JsonWriter* w, uint64_t last_seq) const 
   w->EndObject();
 }
 
-void ShardDelivery::WriteSums(net::JsonWriter* w) const {
+void ShardDelivery::WriteSums(net::StatsWriter* w) const {
   StreamCounters sum;
   size_t in_doubt = 0, replay = 0;
   int64_t synced = -1;
@@ -154,21 +159,30 @@ void ShardDelivery::WriteSums(net::JsonWriter* w) const {
     synced = std::max(synced, s->shard_synced_seq());
     lag.Merge(s->delivery_lag());
   }
-  w->Field("delivered_records", sum.delivered);
-  w->Field("duplicate_records", sum.duplicate);
-  w->Field("late_records", sum.late_lines);
-  w->Field("late_parts", sum.late_parts);
-  w->Field("late_duplicate_parts", sum.late_duplicate_parts);
-  w->Field("skipped_records", sum.skipped_records);
-  w->Field("rounds", sum.rounds);
-  w->Field("requests", sum.requests);
-  w->Field("failures", sum.failures);
-  w->Field("rewinds", sum.rewinds);
-  w->Field("shard_restarts", sum.restarts);
-  w->Field("shard_synced_seq", synced);
-  w->Field("rounds_in_doubt", in_doubt);
-  w->Field("replay_pending", replay);
+  w->Counter("delivered_records", sum.delivered, "clickatron_api_realtime_delivered_records_total",
+             "Oplog records the shard acknowledged.");
+  w->Counter("duplicate_records", sum.duplicate, "clickatron_api_realtime_duplicate_records_total",
+             "Records the shard had already applied.");
+  w->Counter("late_records", sum.late_lines, "clickatron_api_realtime_late_records_total",
+             "Oplog lines stored as late data (the shard refused their day as closed).");
+  w->Counter("late_parts", sum.late_parts, "clickatron_api_realtime_late_parts_total", "Day parts stored as late.");
+  w->Counter("late_duplicate_parts", sum.late_duplicate_parts, "clickatron_api_realtime_late_duplicate_parts_total",
+             "Re-sent late parts skipped.");
+  w->Counter("skipped_records", sum.skipped_records, "clickatron_api_realtime_skipped_records_total",
+             "Records skipped by a replay rule.");
+  w->Counter("rounds", sum.rounds, "clickatron_api_realtime_rounds_total", "Delivery rounds.");
+  w->Counter("requests", sum.requests, "clickatron_api_realtime_requests_total", "Requests sent to the shard.");
+  w->Counter("failures", sum.failures, "clickatron_api_realtime_failures_total", "Requests to the shard that failed.");
+  w->Counter("rewinds", sum.rewinds, "clickatron_api_realtime_rewinds_total", "Rounds sent again (in doubt).");
+  w->Counter("shard_restarts", sum.restarts, "clickatron_api_realtime_shard_restarts_total",
+             "Restarts of the shard seen (a new instance).");
+  w->Gauge("shard_synced_seq", synced, "clickatron_api_realtime_shard_synced_seq",
+           "Highest seq of this source the shard reported synced.");
+  w->Gauge("rounds_in_doubt", in_doubt, "clickatron_api_realtime_rounds_in_doubt", "Rounds not yet known synced.");
+  w->Gauge("replay_pending", replay, "clickatron_api_realtime_replay_pending", "Rounds waiting to be sent again.");
   w->BeginObject("delivery_lag_ms");
+  w->Histogram(lag, "clickatron_api_realtime_delivery_lag_seconds",
+               "Per round, from the append of its first record to the shard's answer to its last request.");
   w->Field("rounds", lag.count());
   w->Field("p50", double(lag.Quantile(0.5)) / 1000);
   w->Field("p99", double(lag.Quantile(0.99)) / 1000);
@@ -176,7 +190,7 @@ void ShardDelivery::WriteSums(net::JsonWriter* w) const {
   w->EndObject();
 }
 
-void ShardDelivery::WriteConditions(net::JsonWriter* w) const {
+void ShardDelivery::WriteConditions(net::StatsWriter* w) const {
   const Sender* waiting = nullptr;
   const Sender* ring = nullptr;
   const Sender* source = nullptr;
@@ -193,15 +207,21 @@ void ShardDelivery::WriteConditions(net::JsonWriter* w) const {
     in_use_refusals += s->counters().source_in_use_refusals;
     conflicts += s->counters().source_conflicts;
   }
-  w->Field("waiting_slot_release", waiting != nullptr);
+  w->Flag("waiting_slot_release", waiting != nullptr, "clickatron_api_realtime_waiting_slot_release",
+          "1 while a stream waits for the nightly to release its slot (503 SLOT_NOT_RELEASED).");
   if (waiting != nullptr) w->Field("waiting_slot_release_message", waiting->waiting_slot_release_message());
   w->Field("ring", sends_.ring);
-  w->Field("ring_changed", ring != nullptr);
+  w->Flag("ring_changed", ring != nullptr, "clickatron_api_realtime_ring_changed",
+          "1 while delivery is held: the shard has a new data directory (412 RING_CHANGED).");
   if (ring != nullptr) w->Field("ring_message", ring->ring_message());
-  w->Field("source_in_use", in_use);
-  w->Field("source_in_use_refusals", in_use_refusals);
-  w->Field("source_conflict", conflict);
-  w->Field("source_conflicts", conflicts);
+  w->Flag("source_in_use", in_use, "clickatron_api_realtime_source_in_use",
+          "1 while the shard refuses this source as another sender's (409 SOURCE_IN_USE).");
+  w->Counter("source_in_use_refusals", in_use_refusals, "clickatron_api_realtime_source_in_use_refusals_total",
+             "Requests refused 409 SOURCE_IN_USE.");
+  w->Flag("source_conflict", conflict, "clickatron_api_realtime_source_conflict",
+          "1 while the shard holds a seq of this source past its oplog (SOURCE_CONFLICT).");
+  w->Counter("source_conflicts", conflicts, "clickatron_api_realtime_source_conflicts_total",
+             "Answers that showed a source conflict.");
   if (source != nullptr) w->Field("source_message", source->source_message());
   w->Field("last_error", last == nullptr ? std::string() : last->last_error());
   w->Key("last_error_age_seconds");

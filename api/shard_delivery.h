@@ -50,15 +50,15 @@ class ShardDelivery {
   bool idle() const;
   const Sender& stream(int slot) const { return *streams_[size_t(slot)]; }
   // {"shard": .., "address": .., "state": .., "backlog_records": .., ..., "slots": [..]}
-  void WriteStatsJson(net::JsonWriter* w, uint64_t last_seq) const;
+  void WriteStatsJson(net::StatsWriter* w, uint64_t last_seq) const;
 
   // The cursor names of shard k's streams, slot 0 first.
   static std::vector<std::string> CursorNames(uint32_t shard);
 
  private:
   Status LoadRing(const std::string& dir);
-  void WriteSums(net::JsonWriter* w) const;
-  void WriteConditions(net::JsonWriter* w) const;
+  void WriteSums(net::StatsWriter* w) const;
+  void WriteConditions(net::StatsWriter* w) const;
 
   const uint32_t shard_;
   const net::HostPort to_;

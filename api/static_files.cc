@@ -68,11 +68,18 @@ bool IsServableName(std::string_view name) {
   return !part_empty;
 }
 
+std::string UiDirBeside(const std::filesystem::path& exe) {
+  const std::filesystem::path beside = exe.parent_path() / "ui";
+  std::error_code ec;
+  if (std::filesystem::is_directory(beside, ec)) return beside.string();
+  return (exe.parent_path().parent_path() / "share" / "clickatron" / "ui").string();
+}
+
 Result<std::string> DefaultUiDir() {
   std::error_code ec;
   std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return Status::Error("cannot find the running executable (/proc/self/exe): " + ec.message());
-  return (exe.parent_path() / "ui").string();
+  return UiDirBeside(exe);
 }
 
 Result<StaticFiles> StaticFiles::Load(const std::string& dir, const std::string& chartjs) {

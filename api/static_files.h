@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <string_view>
@@ -38,7 +39,12 @@ std::string_view ContentTypeOf(std::string_view name);
 // first part not empty, with a known extension.
 bool IsServableName(std::string_view name);
 
-// "ui" beside the running executable (/proc/self/exe): where CMake installs the files.
+// The default ui-dir of the executable exe: "ui" beside it when that is a directory (a build
+// tree: the build copies ui/ there), else ../share/clickatron/ui from its directory (an
+// installed tree: /usr/bin/clickatron-api finds /usr/share/clickatron/ui, where
+// `cmake --install` and the Debian package put the files; docs/operations.md#the-debian-package).
+std::string UiDirBeside(const std::filesystem::path& exe);
+// UiDirBeside of the running executable (/proc/self/exe).
 Result<std::string> DefaultUiDir();
 
 class StaticFiles {

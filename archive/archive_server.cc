@@ -10,6 +10,7 @@
 #include "base/clip.h"
 #include "net/json.h"
 #include "net/secret.h"
+#include "net/stats_writer.h"
 
 namespace clickatron::archive {
 
@@ -56,7 +57,7 @@ ArchiveServer::ArchiveServer(ArchiveOptions options)
   server_.Handle("/mget", [this, read](net::Request& r) { if (net::AdmitSecret(r, read)) OnMget(r); }, alias);
   server_.Handle("/fwmatch", [this, read](net::Request& r) { if (net::AdmitSecret(r, read)) OnFwmatch(r); }, alias);
   server_.Handle("/reload", [this, secret](net::Request& r) { if (net::AdmitSecret(r, secret)) OnReload(r); }, alias);
-  server_.Handle("/stats", [this, read](net::Request& r) { if (net::AdmitSecret(r, read)) OnStats(r); }, alias);
+  net::HandleStats(&server_, read, [this](net::StatsWriter& w) { WriteStats(w); }, alias);  // /stats, /metrics
   server_.Handle("/ping", [this](net::Request& r) { OnPing(r); }, alias);
   server_.OnSighup([this] { reloader_.Request({}); });
   // The last moment the loops run: no reload may post to them after this.
@@ -396,67 +397,80 @@ void ArchiveServer::DeliverReloads(int loop) {
   }
 }
 
-void ArchiveServer::OnStats(net::Request& req) {
-  std::shared_ptr<const DbFile> db = db_.Current();
-  uint64_t get_hits = 0, get_misses = 0, mget_keys = 0, mget_hits = 0, fwmatch_lines = 0,
-           bad = 0, too_many_keys = 0, answers_too_large = 0, not_modified = 0, damaged_reads = 0;
+ArchiveServer::CounterSums ArchiveServer::SumCounters() const {
+  CounterSums sum;
   for (int i = 0; i < options_.threads; ++i) {
     const LoopCounters& c = counters_[i];
-    get_hits += c.get_hits.load(std::memory_order_relaxed);
-    get_misses += c.get_misses.load(std::memory_order_relaxed);
-    mget_keys += c.mget_keys.load(std::memory_order_relaxed);
-    mget_hits += c.mget_hits.load(std::memory_order_relaxed);
-    fwmatch_lines += c.fwmatch_lines.load(std::memory_order_relaxed);
-    bad += c.bad_requests.load(std::memory_order_relaxed);
-    too_many_keys += c.too_many_keys.load(std::memory_order_relaxed);
-    answers_too_large += c.answers_too_large.load(std::memory_order_relaxed);
-    not_modified += c.not_modified.load(std::memory_order_relaxed);
-    damaged_reads += c.damaged_reads.load(std::memory_order_relaxed);
+    sum.get_hits += c.get_hits.load(std::memory_order_relaxed);
+    sum.get_misses += c.get_misses.load(std::memory_order_relaxed);
+    sum.mget_keys += c.mget_keys.load(std::memory_order_relaxed);
+    sum.mget_hits += c.mget_hits.load(std::memory_order_relaxed);
+    sum.fwmatch_lines += c.fwmatch_lines.load(std::memory_order_relaxed);
+    sum.bad_requests += c.bad_requests.load(std::memory_order_relaxed);
+    sum.too_many_keys += c.too_many_keys.load(std::memory_order_relaxed);
+    sum.answers_too_large += c.answers_too_large.load(std::memory_order_relaxed);
+    sum.not_modified += c.not_modified.load(std::memory_order_relaxed);
+    sum.damaged_reads += c.damaged_reads.load(std::memory_order_relaxed);
   }
-  std::string data;
-  net::JsonWriter w(&data);
+  return sum;
+}
+
+void ArchiveServer::WriteStats(net::StatsWriter& w) const {
+  std::shared_ptr<const DbFile> db = db_.Current();
+  const auto [get_hits, get_misses, mget_keys, mget_hits, fwmatch_lines, bad, too_many_keys, answers_too_large,
+              not_modified, damaged_reads] = SumCounters();
   w.BeginObject();
-  w.Field("db_file", db->path());
+  w.Info("db_file", db->path(), "clickatron_archive_db_file_info", "The file served (--db-file).");
   w.Field("real_path", db->real_path());
-  w.Field("records", db->records());
-  w.Field("bytes", db->size());
+  w.Gauge("records", db->records(), "clickatron_archive_records", "Records of the file served.");
+  w.Gauge("bytes", db->size(), "clickatron_archive_file_bytes", "Bytes of the file served.");
   if (db->has_manifest()) {
-    w.Field("generation", db->manifest().generation);
-    w.Field("last_day", db->manifest().last_day);
+    w.Info("generation", db->manifest().generation, "clickatron_archive_generation_info", "The generation served.");
+    w.Key("last_day");  // the watermark: every later hour is realtime's (docs/architecture.md#the-watermark)
+    w.Day(db->manifest().last_day, "clickatron_archive_last_day_timestamp_seconds",
+          "The newest day of the generation served (its manifest's last_day), 00:00 UTC.");
   }
-  w.Field("threads", options_.threads);
-  w.Field("uptime_seconds",
-          std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_).count());
-  w.Field("reloads", db_.reloads());
-  w.Field("served_ms", db_.ServedMs());  // how long this file has been served: the release's lease
-  w.Field("failed_reloads", db_.failed_reloads());
-  w.Field("hits", get_hits + mget_hits);
-  w.Field("misses", get_misses + (mget_keys - mget_hits));
-  w.Field("get_hits", get_hits);
-  w.Field("get_misses", get_misses);
-  w.Field("mget_keys", mget_keys);
-  w.Field("mget_hits", mget_hits);
-  w.Field("fwmatch_lines", fwmatch_lines);
-  w.Field("not_modified", not_modified);
-  w.Field("bad_requests", bad);
+  w.Gauge("threads", options_.threads, "clickatron_archive_threads", "Event loops (--threads).");
+  w.Gauge("uptime_seconds",
+          std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_).count(),
+          "clickatron_archive_uptime_seconds", "Seconds since the server started.");
+  w.Counter("reloads", db_.reloads(), "clickatron_archive_reloads_total", "Reloads that swapped a file in.");
+  // How long this file has been served: the release's lease.
+  w.Gauge("served_ms", db_.ServedMs(), "clickatron_archive_served_seconds", "Time the file now served has been.", 1000);
+  w.Counter("failed_reloads", db_.failed_reloads(), "clickatron_archive_failed_reloads_total",
+            "Reloads refused (the old file kept).");
+  w.Counter("hits", get_hits + mget_hits, "clickatron_archive_hits_total", "Keys found by /get and /mget.");
+  w.Counter("misses", get_misses + (mget_keys - mget_hits), "clickatron_archive_misses_total",
+            "Keys not found by /get and /mget.");
+  w.Counter("get_hits", get_hits, "clickatron_archive_get_hits_total", "/get keys found.");
+  w.Counter("get_misses", get_misses, "clickatron_archive_get_misses_total", "/get keys not found.");
+  w.Counter("mget_keys", mget_keys, "clickatron_archive_mget_keys_total", "/mget keys asked for.");
+  w.Counter("mget_hits", mget_hits, "clickatron_archive_mget_hits_total", "/mget keys found.");
+  w.Counter("fwmatch_lines", fwmatch_lines, "clickatron_archive_fwmatch_lines_total", "/fwmatch lines answered.");
+  w.Counter("not_modified", not_modified, "clickatron_archive_not_modified_total", "Conditional requests answered 304.");
+  w.Counter("bad_requests", bad, "clickatron_archive_bad_requests_total", "Requests answered 400.");
   WriteDamageFields(&w, *db, damaged_reads);
   w.BeginObject("limits");  // docs/operations.md#limits
   server_.WriteLimitFields(&w);
-  w.Field("max_mget_keys", static_cast<uint64_t>(options_.max_mget_keys));
-  w.Field("fwmatch_limit", static_cast<uint64_t>(options_.fwmatch_limit));
-  w.Field("max_answer_bytes", static_cast<uint64_t>(options_.max_answer_bytes));
-  w.Field("too_many_keys", too_many_keys);
-  w.Field("answers_too_large", answers_too_large);
+  w.Gauge("max_mget_keys", uint64_t(options_.max_mget_keys), "clickatron_archive_max_mget_keys",
+          "Keys one /mget may ask for (--max-mget-keys).");
+  w.Gauge("fwmatch_limit", uint64_t(options_.fwmatch_limit), "clickatron_archive_fwmatch_limit",
+          "Lines one /fwmatch answers at most (--fwmatch-limit).");
+  w.Gauge("max_answer_bytes", uint64_t(options_.max_answer_bytes), "clickatron_archive_max_answer_bytes",
+          "Largest /mget or /fwmatch answer (--max-answer-mb).");
+  w.Counter("too_many_keys", too_many_keys, "clickatron_archive_too_many_keys_total", "/mget refused 400 TOO_MANY_KEYS.");
+  w.Counter("answers_too_large", answers_too_large, "clickatron_archive_answers_too_large_total",
+            "Answers refused 400 ANSWER_TOO_LARGE.");
   w.EndObject();
   w.Key("requests");  // per endpoint: count and latency quantiles in microseconds
   server_.WriteLatencyJson(&w);
   w.EndObject();
-  req.ReplyJson(200, "OK", data);
 }
 
-void ArchiveServer::WriteDamageFields(net::JsonWriter* w, const DbFile& db, uint64_t damaged_reads) const {
+void ArchiveServer::WriteDamageFields(net::StatsWriter* w, const DbFile& db, uint64_t damaged_reads) const {
   std::optional<Damage> damage = db.health().damage();
-  w->Field("file_damaged", damage.has_value());
+  w->Flag("file_damaged", damage.has_value(), "clickatron_archive_file_damaged",
+          "1 while the file served was found truncated or rewritten in place (503 ARCHIVE_FILE_DAMAGED).");
   w->Key("damage");  // null while the served file is whole
   if (!damage) {
     w->Null();
@@ -474,8 +488,10 @@ void ArchiveServer::WriteDamageFields(net::JsonWriter* w, const DbFile& db, uint
     w->Field("message", damage->what);
     w->EndObject();
   }
-  w->Field("damaged_reads", damaged_reads);
-  w->Field("damage_episodes", damage_episodes_.load(std::memory_order_relaxed));
+  w->Counter("damaged_reads", damaged_reads, "clickatron_archive_damaged_reads_total",
+             "Reads answered 503 ARCHIVE_FILE_DAMAGED.");
+  w->Counter("damage_episodes", damage_episodes_.load(std::memory_order_relaxed),
+             "clickatron_archive_damage_episodes_total", "Served files found damaged.");
 }
 
 void ArchiveServer::OnPing(net::Request& req) { req.Reply(200, "OK\n"); }

@@ -19,6 +19,8 @@
 //                         the file, its manifest's generation and last day, uptime, and
 //                         "limits" (net::Server::WriteLimitFields, max_mget_keys,
 //                         fwmatch_limit)
+//   /metrics              the same values in the Prometheus text format (net/stats_writer.h),
+//                         guarded as /stats
 //   /ping                 200 "OK\n"
 // A file truncated or rewritten in place under the server never kills it
 // (docs/archive.md#a-file-changed-under-the-server): every read is a guarded read of the
@@ -71,6 +73,7 @@
 #include "base/status.h"
 #include "net/http_server.h"
 #include "net/json.h"
+#include "net/stats_writer.h"
 #include "net/loop_waker.h"
 #include "net/request.h"
 
@@ -164,11 +167,18 @@ class ArchiveServer {
   // sent) when it is not a positive integer or is above --fwmatch-limit.
   bool FwmatchLimit(net::Request& req, const KeyParams& params, size_t* limit);
   void OnReload(net::Request& req);
-  void OnStats(net::Request& req);
+  // The loops' counters, summed.
+  struct CounterSums {
+    uint64_t get_hits = 0, get_misses = 0, mget_keys = 0, mget_hits = 0, fwmatch_lines = 0, bad_requests = 0,
+             too_many_keys = 0, answers_too_large = 0, not_modified = 0, damaged_reads = 0;
+  };
+  CounterSums SumCounters() const;
+  // /stats and /metrics (net/stats_writer.h).
+  void WriteStats(net::StatsWriter& w) const;
   void OnPing(net::Request& req);
   // /stats: file_damaged, damage (null, or since, seconds, seen_by, message),
   // damaged_reads, damage_episodes.
-  void WriteDamageFields(net::JsonWriter* w, const DbFile& db, uint64_t damaged_reads) const;
+  void WriteDamageFields(net::StatsWriter* w, const DbFile& db, uint64_t damaged_reads) const;
   void OnReloaded(const Status& s);
   // The text of a refused reload: the old file keeps being served, or stays damaged.
   std::string ReloadRefusal(const Status& s) const;

@@ -37,6 +37,9 @@ class LatencySnapshot {
   uint64_t count() const { return count_; }
   uint64_t sum_micros() const { return sum_; }
   uint64_t max_micros() const { return max_; }
+  // The values in bucket i (LatencyBucket); for exporting the whole histogram
+  // (metrics/registry.h). REQUIRES: 0 <= i < kLatencyBuckets.
+  uint64_t bucket(int i) const { return counts_[static_cast<size_t>(i)]; }
   // The smallest bucket bound b such that at least q of the values are <= b, capped at the
   // largest value recorded; 0 for an empty snapshot. REQUIRES: 0 <= q <= 1.
   uint64_t Quantile(double q) const;

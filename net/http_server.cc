@@ -24,6 +24,7 @@
 #include "net/loop_waker.h"
 #include "net/request.h"
 #include "net/server_loop.h"
+#include "net/stats_writer.h"
 
 namespace clickatron::net {
 
@@ -619,29 +620,45 @@ void Server::CountSecretRefusal(bool wrong_secret) {
   (wrong_secret ? counters_->secret_wrong : counters_->secret_missing).fetch_add(1, std::memory_order_relaxed);
 }
 
-void Server::WriteLimitFields(JsonWriter* w) const {
+void Server::WriteLimitFields(StatsWriter* w) const {
   const ServerLimits& l = options_.limits;
-  w->Field("max_connections", static_cast<uint64_t>(l.max_connections));
-  w->Field("request_timeout_ms", l.request_timeout_ms);
-  w->Field("idle_timeout_ms", l.idle_timeout_ms);
-  w->Field("max_body_bytes", static_cast<uint64_t>(options_.max_body_bytes));
-  w->Field("max_inflight_body_bytes", static_cast<uint64_t>(l.max_inflight_body_bytes));
+  w->Gauge("max_connections", uint64_t(l.max_connections), "clickatron_http_max_connections",
+           "Open connections allowed (--max-connections).");
+  w->Gauge("request_timeout_ms", l.request_timeout_ms, "clickatron_http_request_timeout_seconds",
+           "Time a whole request may take to arrive (--request-timeout-ms).", 1000);
+  w->Gauge("idle_timeout_ms", l.idle_timeout_ms, "clickatron_http_idle_timeout_seconds",
+           "Time a connection may stay idle (--idle-timeout-ms).", 1000);
+  w->Gauge("max_body_bytes", uint64_t(options_.max_body_bytes), "clickatron_http_max_body_bytes",
+           "Largest request body.");
+  w->Gauge("max_inflight_body_bytes", uint64_t(l.max_inflight_body_bytes), "clickatron_http_max_inflight_body_bytes",
+           "Request bytes being received allowed, all connections (--max-inflight-body-mb).");
   const LimitStats s = Stats();
-  w->Field("open_connections", s.open_connections);
-  w->Field("accepted_connections", s.accepted_connections);
-  w->Field("refused_connections", s.refused_connections);
-  w->Field("request_timeouts", s.request_timeouts);
-  w->Field("budget_refusals", s.budget_refusals);
-  w->Field("inflight_body_bytes", s.inflight_body_bytes);
-  w->Field("accept_errors", s.accept_errors);
-  w->Field("secret_missing", s.secret_missing);
-  w->Field("secret_wrong", s.secret_wrong);
+  w->Gauge("open_connections", s.open_connections, "clickatron_http_open_connections", "Connections open now.");
+  w->Counter("accepted_connections", s.accepted_connections, "clickatron_http_accepted_connections_total",
+             "Connections accepted.");
+  w->Counter("refused_connections", s.refused_connections, "clickatron_http_refused_connections_total",
+             "Connections refused 503 TOO_MANY_CONNECTIONS (max-connections).");
+  w->Counter("request_timeouts", s.request_timeouts, "clickatron_http_request_timeouts_total",
+             "Requests cut 408 REQUEST_TIMEOUT (request-timeout-ms).");
+  w->Counter("budget_refusals", s.budget_refusals, "clickatron_http_budget_refusals_total",
+             "Requests refused 503 BODY_BUDGET_EXCEEDED (max-inflight-body-mb).");
+  w->Gauge("inflight_body_bytes", s.inflight_body_bytes, "clickatron_http_inflight_body_bytes",
+           "Request bytes being received now, all connections.");
+  w->Counter("accept_errors", s.accept_errors, "clickatron_http_accept_errors_total",
+             "Accept errors (EMFILE, ENFILE...), each pausing accepting for 100 ms.");
+  w->Counter("secret_missing", s.secret_missing, "clickatron_http_secret_missing_total",
+             "Requests refused 401 SECRET_MISSING (no cluster secret).");
+  w->Counter("secret_wrong", s.secret_wrong, "clickatron_http_secret_wrong_total",
+             "Requests refused 403 SECRET_WRONG (another cluster secret).");
 }
 
-void Server::WriteLatencyJson(JsonWriter* w) const {
+void Server::WriteLatencyJson(StatsWriter* w) const {
   w->BeginObject();
   for (const RouteLatency& r : Latency()) {
+    auto path = w->Label("path", r.path);
     w->BeginObject(r.path);
+    w->Histogram(r.latency, "clickatron_http_request_duration_seconds",
+                 "Time from a request's dispatch to its reply handed to the connection, per route.");
     w->Field("count", r.latency.count());
     w->Field("p50_us", r.latency.Quantile(0.5));
     w->Field("p99_us", r.latency.Quantile(0.99));

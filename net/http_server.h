@@ -68,6 +68,8 @@ struct event_base;
 
 namespace clickatron::net {
 
+class StatsWriter;
+
 // The per-client cost limits (see above). Every server's main sets them from the flags of
 // config/server_limits.h.
 struct ServerLimits {
@@ -153,8 +155,9 @@ class Server {
   // route order; a route's "/x/" alias counts as "/x". Any thread.
   std::vector<RouteLatency> Latency() const;
   // Writes {"/get": {"count": n, "p50_us": .., "p99_us": .., "p999_us": .., "max_us": ..},
-  // ...} (routes with no requests included, count 0) as one JSON value.
-  void WriteLatencyJson(JsonWriter* w) const;
+  // ...} (routes with no requests included, count 0) as one JSON value; with a registry,
+  // each route's histogram as clickatron_http_request_duration_seconds{path="/get"}.
+  void WriteLatencyJson(StatsWriter* w) const;
 
   // The limits' counters, summed over loops. Any thread.
   LimitStats Stats() const;
@@ -162,8 +165,9 @@ class Server {
   void CountSecretRefusal(bool wrong_secret);
   // Writes the limits (max_connections, request_timeout_ms, idle_timeout_ms, max_body_bytes,
   // max_inflight_body_bytes) and the counters of Stats() (secret refusals included) as fields of the object the
-  // caller has open, for its /stats.
-  void WriteLimitFields(JsonWriter* w) const;
+  // caller has open, for its /stats; with a registry, as the clickatron_http_* metrics
+  // (docs/operations.md#metric-names).
+  void WriteLimitFields(StatsWriter* w) const;
 
  private:
   friend class ServerLoop;

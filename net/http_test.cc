@@ -23,6 +23,7 @@
 #include "net/http_server.h"
 #include "net/json.h"
 #include "net/loop_waker.h"
+#include "net/stats_writer.h"
 #include "net/test_server.h"
 
 namespace clickatron::net {
@@ -422,7 +423,7 @@ TEST(HttpLimits, StatsFields) {
   EXPECT_EQ(Body(Raw(t.port(), "GET /ping HTTP/1.0\r\n\r\n")), "OK");
   ASSERT_TRUE(Eventually([&] { return t.server().Stats().open_connections == 0; }));
   std::string out;
-  JsonWriter w(&out);
+  StatsWriter w(&out, nullptr);
   w.BeginObject();
   t.server().WriteLimitFields(&w);
   w.EndObject();
@@ -508,7 +509,7 @@ TEST(HttpServer, LatencyPerRoute) {
   EXPECT_EQ(l[1].latency.count(), 1u);
   EXPECT_EQ(l[2].latency.count(), 0u);
   std::string json;
-  JsonWriter w(&json);
+  StatsWriter w(&json, nullptr);
   t.server().WriteLatencyJson(&w);
   EXPECT_EQ(json.substr(0, 27), "{\"/ping\":{\"count\":3,\"p50_us");
   EXPECT_NE(json.find("\"/json\":{\"count\":0,\"p50_us\":0,\"p99_us\":0,\"p999_us\":0,\"max_us\":0}"),

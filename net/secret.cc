@@ -1,5 +1,7 @@
 #include "net/secret.h"
 
+#include <strings.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -20,9 +22,24 @@ bool SecretEquals(std::string_view expected, std::string_view given) {
   return diff == 0;
 }
 
+namespace {
+
+// The token of "Authorization: Bearer <token>" (RFC 6750; the scheme is case-insensitive),
+// or null: what a Prometheus scrape can send (docs/operations.md#prometheus).
+const char* BearerToken(Request& req) {
+  const char* value = req.Header("Authorization");
+  if (value == nullptr || strncasecmp(value, "Bearer ", 7) != 0) return nullptr;
+  value += 7;
+  while (*value == ' ') value++;
+  return value;
+}
+
+}  // namespace
+
 bool AdmitSecret(Request& req, std::string_view secret) {
   if (secret.empty()) return true;
   const char* given = req.Header(kSecretHeader);
+  if (given == nullptr) given = BearerToken(req);
   if (given == nullptr) {
     req.CountSecretRefusal(false);
     req.ReplyJsonError(401, "SECRET_MISSING", "this endpoint needs the cluster secret in the X-Clickatron-Secret header");

@@ -2,8 +2,10 @@
 // internal endpoints require (docs/operations.md#threat-model).
 //
 // A server holding a secret (non-empty) admits a guarded request only when the header
-// carries exactly that secret; otherwise it answers, before the handler does anything:
-//   401 SECRET_MISSING   no X-Clickatron-Secret header
+// carries exactly that secret — or, without that header, when "Authorization: Bearer
+// <secret>" does (the one header a Prometheus scrape can send from a file:
+// docs/operations.md#prometheus); otherwise it answers, before the handler does anything:
+//   401 SECRET_MISSING   neither header
 //   403 SECRET_WRONG     the header is there and differs from the secret
 // with the JSON error envelope (Responder::ReplyJsonError). A server with an empty secret
 // admits everything, so it may listen only on a loopback address (the dev setup):

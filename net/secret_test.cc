@@ -108,6 +108,26 @@ TEST_F(AdmitSecretTest, MissingIs401WrongIs403RightRuns) {
   EXPECT_EQ(server.server().Stats().secret_wrong, 2u);
 }
 
+// What a Prometheus scrape sends (authorization: credentials_file): the secret as a bearer token.
+TEST_F(AdmitSecretTest, ABearerTokenStandsForTheHeader) {
+  ClientOptions bearer;
+  bearer.headers.emplace_back("Authorization", "Bearer " + kSecret);
+  EXPECT_EQ(Call("/guarded", nullptr, bearer).status, 200);
+  ClientOptions lower;
+  lower.headers.emplace_back("Authorization", "bearer " + kSecret);
+  EXPECT_EQ(Call("/guarded", nullptr, lower).status, 200);
+  EXPECT_EQ(handled.load(), 2);
+  ClientOptions wrong;
+  wrong.headers.emplace_back("Authorization", "Bearer 0123456789abcdef0123456789abcdeX");
+  EXPECT_EQ(Call("/guarded", nullptr, wrong).status, 403);
+  ClientOptions basic;  // another scheme is no secret at all
+  basic.headers.emplace_back("Authorization", "Basic " + kSecret);
+  EXPECT_EQ(Call("/guarded", nullptr, basic).status, 401);
+  // The header, when both are sent, decides.
+  EXPECT_EQ(Call("/guarded", "0123456789abcdef0123456789abcdeX", bearer).status, 403);
+  EXPECT_EQ(handled.load(), 2);
+}
+
 TEST_F(AdmitSecretTest, ClientOptionsHeadersGoWithEveryRequest) {
   ClientOptions client;
   client.headers.emplace_back(kSecretHeader, kSecret);

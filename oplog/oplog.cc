@@ -464,13 +464,8 @@ Result<size_t> Oplog::RemoveExpiredSegments(int64_t now) {
 Stats Oplog::GetStats() const {
   Stats stats;
   stats.policy = options_.sync;
-  const LatencySnapshot sync = sync_latency_.Snapshot(), durable = durable_latency_.Snapshot();
-  stats.sync_p50_us = sync.Quantile(0.5);
-  stats.sync_p99_us = sync.Quantile(0.99);
-  stats.sync_max_us = sync.max_micros();
-  stats.durable_p50_us = durable.Quantile(0.5);
-  stats.durable_p99_us = durable.Quantile(0.99);
-  stats.durable_max_us = durable.max_micros();
+  stats.sync_latency = sync_latency_.Snapshot();
+  stats.durable_latency = durable_latency_.Snapshot();
   std::lock_guard<std::mutex> lock(mu_);
   stats.segments = segments_.size();
   for (const Segment& seg : segments_) {

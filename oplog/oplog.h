@@ -155,8 +155,8 @@ struct Stats {
   std::string damaged;          // why appends are refused until a restart, "" normally
   uint64_t prepared_segments = 0;   // segments written into prepared (zero-filled) files
   std::string prepare_error;        // why the last preparation did not happen, "" normally
-  uint64_t sync_p50_us = 0, sync_p99_us = 0, sync_max_us = 0;           // one fdatasync
-  uint64_t durable_p50_us = 0, durable_p99_us = 0, durable_max_us = 0;  // append to durable
+  LatencySnapshot sync_latency;     // one fdatasync, microseconds
+  LatencySnapshot durable_latency;  // append to durable, per record, microseconds
   std::vector<CursorStats> cursors;
 };
 

@@ -372,10 +372,10 @@ TEST(Oplog, StatsDescribeTheLog) {
   EXPECT_EQ(s.appends, 5u);
   EXPECT_GE(s.syncs, 1u);
   EXPECT_EQ(s.failed_records, 0u);
-  EXPECT_GT(s.sync_max_us, 0u);
-  EXPECT_LE(s.sync_p50_us, s.sync_p99_us);
-  EXPECT_LE(s.sync_p99_us, s.sync_max_us);
-  EXPECT_GE(s.durable_max_us, s.sync_p50_us);
+  EXPECT_GT(s.sync_latency.max_micros(), 0u);
+  EXPECT_LE(s.sync_latency.Quantile(0.5), s.sync_latency.Quantile(0.99));
+  EXPECT_LE(s.sync_latency.Quantile(0.99), s.sync_latency.max_micros());
+  EXPECT_GE(s.durable_latency.max_micros(), s.sync_latency.Quantile(0.5));
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "keyformat/ymdh.h"
 #include "net/json.h"
 #include "net/secret.h"
+#include "net/stats_writer.h"
 #include "realtime/export_stream.h"
 
 namespace clickatron::realtime {
@@ -166,7 +167,7 @@ Status RealtimeServer::Start() {
   server_->Handle("/export", bind(&RealtimeServer::OnExport, secret));
   server_->Handle("/close", bind(&RealtimeServer::OnClose, secret));
   server_->Handle("/release", bind(&RealtimeServer::OnRelease, secret));
-  server_->Handle("/stats", bind(&RealtimeServer::OnStats, read_secret));
+  net::HandleStats(server_.get(), read_secret, [this](net::StatsWriter& w) { WriteStats(w); });  // /stats, /metrics
   server_->Handle("/ping", bind(&RealtimeServer::OnPing, ""));
   server_->OnStop([this] { SyncAll(); });
 
@@ -666,21 +667,65 @@ void RealtimeServer::OnRelease(net::Request& req) {
   req.ReplyJson(200, "OK", out_);
 }
 
-void RealtimeServer::OnStats(net::Request& req) {
-  out_.clear();
-  net::JsonWriter w(&out_);
+void RealtimeServer::WriteStats(net::StatsWriter& w) {
   w.BeginObject();
+  WriteSlotStats(w);
+  w.Key("closed_through");  // the watermark W: every day <= W is closed (docs/formats.md)
+  if (ring_->closed_through() == kNoDay) {
+    w.Null();
+  } else {
+    w.Day(FormatDay(ring_->closed_through()), "clickatron_realtime_closed_through_timestamp_seconds",
+          "The newest closed day (every day up to it is closed), 00:00 UTC.");
+  }
+  w.Info("instance", instance_, "clickatron_realtime_instance_info", "This process's instance id.");
+  w.Info("ring", ring_->ring_id(), "clickatron_realtime_ring_info", "The data directory's ring id.");
+  w.BeginObject("sources");
+  for (const auto& [source, seq] : sources_) {
+    auto label = w.Label("source", source);
+    w.Key(source);
+    w.BeginObject();
+    w.Gauge("seq", seq.acked, "clickatron_realtime_source_seq", "Highest seq acknowledged, per source.");
+    w.Gauge("synced_seq", seq.synced, "clickatron_realtime_source_synced_seq",
+            "Highest seq whose writes are on the device, per source.");
+    if (auto lease = leases_.find(source); lease != leases_.end()) w.Field("sender", lease->second.sender);
+    w.EndObject();
+  }
+  w.EndObject();
+  WriteCounterStats(w);
+  w.BeginObject("limits");  // docs/operations.md#limits
+  server_->WriteLimitFields(&w);
+  w.Gauge("max_mget_keys", uint64_t(options_.max_mget_keys), "clickatron_realtime_max_mget_keys",
+          "Keys one /mget may ask for (--max-mget-keys).");
+  w.Gauge("fwmatch_limit", options_.fwmatch_limit, "clickatron_realtime_fwmatch_limit",
+          "Lines one /fwmatch answers at most (--fwmatch-limit).");
+  w.Counter("too_many_keys", counters_.too_many_keys, "clickatron_realtime_too_many_keys_total",
+            "/mget refused 400 TOO_MANY_KEYS.");
+  w.EndObject();
+  w.Key("latency");
+  server_->WriteLatencyJson(&w);
+  w.EndObject();
+}
+
+void RealtimeServer::WriteSlotStats(net::StatsWriter& w) {
   w.BeginArray("slots");
   for (int i = 0; i < kRingSlots; ++i) {
     const uint64_t records = ring_->Records(i);  // first: waits for a flush of this slot
     const Slot& s = ring_->slot(i);
+    auto label = w.Label("slot", std::to_string(i));
     w.BeginObject();
     w.Field("slot", i);
     w.Key("day");
-    if (s.day() == kNoDay) w.Null(); else w.String(FormatDay(s.day()));
-    w.Field("state", SlotStateName(s.state()));
-    w.Field("records", records);
-    w.Field("file_bytes", s.file_bytes());
+    if (s.day() == kNoDay) {
+      w.Null();
+    } else {
+      w.Day(FormatDay(s.day()), "clickatron_realtime_slot_day_timestamp_seconds", "The slot's day, 00:00 UTC.");
+    }
+    w.State("state", SlotStateName(s.state()),
+            {SlotStateName(SlotState::kEmpty), SlotStateName(SlotState::kOpen), SlotStateName(SlotState::kClosed),
+             SlotStateName(SlotState::kReleased)},
+            "clickatron_realtime_slot_state", "1 for the slot's state (docs/realtime.md#day-lifecycle).");
+    w.Gauge("records", records, "clickatron_realtime_slot_records", "Records of the slot.");
+    w.Gauge("file_bytes", s.file_bytes(), "clickatron_realtime_slot_file_bytes", "Bytes of the slot's database file.");
     w.BeginObject("sources");
     for (const auto& [source, seq] : ring_->marks(i)) {
       w.Key(source);
@@ -690,25 +735,15 @@ void RealtimeServer::OnStats(net::Request& req) {
     w.EndObject();
   }
   w.EndArray();
-  w.Key("closed_through");
-  if (ring_->closed_through() == kNoDay) w.Null(); else w.String(FormatDay(ring_->closed_through()));
-  w.Field("instance", instance_);
-  w.Field("ring", ring_->ring_id());
-  w.BeginObject("sources");
-  for (const auto& [source, seq] : sources_) {
-    w.Key(source);
-    w.BeginObject();
-    w.Field("seq", seq.acked);
-    w.Field("synced_seq", seq.synced);
-    if (auto lease = leases_.find(source); lease != leases_.end()) w.Field("sender", lease->second.sender);
-    w.EndObject();
-  }
-  w.EndObject();
+}
+
+void RealtimeServer::WriteCounterStats(net::StatsWriter& w) {
   const Counters& c = counters_;
   const RingStats& rs = ring_->stats();
   const FileSyncerStats fs = ring_->fsync_stats();
   w.BeginObject("counters");
-  const std::pair<const char*, uint64_t> fields[] = {
+  // Each a counter clickatron_realtime_<name>_total (docs/operations.md#metric-names).
+  const std::pair<const char*, uint64_t> counts[] = {
       {"incr_batches", c.incr_batches}, {"incr_lines", c.incr_lines},
       {"incr_applied", c.incr_applied}, {"incr_duplicate", c.incr_duplicate},
       {"incr_duplicate_batches", c.incr_duplicate_batches}, {"set_lines", c.set_lines},
@@ -721,26 +756,32 @@ void RealtimeServer::OnStats(net::Request& req) {
       {"refused_instance", c.refused_instance}, {"refused_ring", c.refused_ring}, {"refused_behind", c.refused_behind},
       {"refused_closed", c.refused_closed}, {"refused_source_in_use", c.refused_source_in_use},
       {"storage_errors", c.storage_errors + rs.storage_errors}, {"sync_errors", c.sync_errors},
-      {"syncs", rs.syncs}, {"sync_micros_max", rs.sync_micros_max},
-      {"sync_micros_avg", rs.syncs == 0 ? 0 : rs.sync_micros_total / rs.syncs},
-      {"flush_errors", rs.flush_errors}, {"durable_lag_micros_max", rs.durable_lag_micros_max},
-      {"loop_waits", rs.loop_waits}, {"loop_wait_micros_max", rs.loop_wait_micros_max},
-      {"loop_wait_micros_total", rs.loop_wait_micros_total},
-      {"pending_bytes", ring_->pending_bytes()}, {"slot_resets", rs.resets}, {"fsyncs", fs.fsyncs}, {"fsync_errors", fs.errors},
-      {"fsync_micros_max", fs.micros_max},
-      {"fsync_micros_avg", fs.fsyncs == 0 ? 0 : fs.micros_total / fs.fsyncs}};
-  for (const auto& [name, value] : fields) w.Field(name, value);
+      {"syncs", rs.syncs}};
+  for (const auto& [name, value] : counts) {
+    w.Counter(name, value, "clickatron_realtime_" + std::string(name) + "_total",
+              "The /stats counter " + std::string(name) + " (docs/api.md#realtime-stats).");
+  }
+  w.Gauge("sync_micros_max", rs.sync_micros_max, "clickatron_realtime_sync_max_seconds", "Longest commit.", 1e6);
+  w.Gauge("sync_micros_avg", rs.syncs == 0 ? 0 : rs.sync_micros_total / rs.syncs, "clickatron_realtime_sync_avg_seconds",
+          "Mean commit.", 1e6);
+  w.Counter("flush_errors", rs.flush_errors, "clickatron_realtime_flush_errors_total", "Flushes that failed.");
+  w.Gauge("durable_lag_micros_max", rs.durable_lag_micros_max, "clickatron_realtime_durable_lag_max_seconds",
+          "Longest time from an acknowledged write to its fsync.", 1e6);
+  w.Counter("loop_waits", rs.loop_waits, "clickatron_realtime_loop_waits_total", "Times the loop waited for the flusher.");
+  w.Gauge("loop_wait_micros_max", rs.loop_wait_micros_max, "clickatron_realtime_loop_wait_max_seconds",
+          "Longest wait of the loop for the flusher.", 1e6);
+  w.Counter("loop_wait_micros_total", rs.loop_wait_micros_total, "clickatron_realtime_loop_wait_seconds_total",
+            "Time the loop waited for the flusher.", 1e6);
+  w.Gauge("pending_bytes", ring_->pending_bytes(), "clickatron_realtime_pending_bytes",
+          "Acknowledged writes not yet in Tokyo Cabinet (503 FLUSH_BEHIND past --max-pending-mb).");
+  w.Counter("slot_resets", rs.resets, "clickatron_realtime_slot_resets_total", "Released slots taken by a new day.");
+  w.Counter("fsyncs", fs.fsyncs, "clickatron_realtime_fsyncs_total", "fsyncs of the slot files.");
+  w.Counter("fsync_errors", fs.errors, "clickatron_realtime_fsync_errors_total",
+            "fsyncs that failed (synced_seq stops advancing until a restart).");
+  w.Gauge("fsync_micros_max", fs.micros_max, "clickatron_realtime_fsync_max_seconds", "Longest fsync.", 1e6);
+  w.Gauge("fsync_micros_avg", fs.fsyncs == 0 ? 0 : fs.micros_total / fs.fsyncs, "clickatron_realtime_fsync_avg_seconds",
+          "Mean fsync.", 1e6);
   w.EndObject();
-  w.BeginObject("limits");  // docs/operations.md#limits
-  server_->WriteLimitFields(&w);
-  w.Field("max_mget_keys", static_cast<uint64_t>(options_.max_mget_keys));
-  w.Field("fwmatch_limit", options_.fwmatch_limit);
-  w.Field("too_many_keys", c.too_many_keys);
-  w.EndObject();
-  w.Key("latency");
-  server_->WriteLatencyJson(&w);
-  w.EndObject();
-  req.ReplyJson(200, "OK", out_);
 }
 
 void RealtimeServer::OnPing(net::Request& req) { req.Reply(200, "OK\n"); }

@@ -119,7 +119,10 @@ class RealtimeServer {
   void OnExport(net::Request& req);
   void OnClose(net::Request& req);
   void OnRelease(net::Request& req);
-  void OnStats(net::Request& req);
+  // /stats and /metrics (net/stats_writer.h): the slots, then the counters.
+  void WriteStats(net::StatsWriter& w);
+  void WriteSlotStats(net::StatsWriter& w);
+  void WriteCounterStats(net::StatsWriter& w);
   void OnPing(net::Request& req);
 
   std::optional<std::string> RingRefusal(net::Request& req);

@@ -225,8 +225,8 @@ Run OplogRun(const std::string& dir, SyncPolicy policy, double seconds, uint64_t
   run.rate = static_cast<double>(n) / Seconds(took);
   const Stats stats = (*log)->GetStats();
   run.syncs = stats.syncs;
-  run.sync_p50_us = stats.sync_p50_us;
-  run.sync_p99_us = stats.sync_p99_us;
+  run.sync_p50_us = stats.sync_latency.Quantile(0.5);
+  run.sync_p99_us = stats.sync_latency.Quantile(0.99);
   run.bytes = stats.bytes;
   run.payload_bytes = payload_bytes;
   log = clickatron::Status::Error("closed");

@@ -14,6 +14,7 @@
 
 #include "net/http_server.h"
 #include "net/json.h"
+#include "net/stats_writer.h"
 
 namespace net = clickatron::net;
 namespace po = boost::program_options;
@@ -194,7 +195,7 @@ int main(int argc, char** argv) {
 
   server.Handle("/stats", [&](net::Request& req) {
     std::string data;
-    net::JsonWriter w(&data);
+    net::StatsWriter w(&data, nullptr);
     w.BeginObject();
     w.Key("sighups");
     w.Int(sighups.load());
