@@ -44,6 +44,17 @@ void OnSigbus(int sig, siginfo_t* info, void* /*context*/) {
   if (info->si_code <= 0) raise(sig);
 }
 
+// After a jump out of the handler. SA_NODEFER keeps SIGBUS unblocked in our handler, but a
+// runtime that wraps signal handlers need not keep the flag (ThreadSanitizer's does not):
+// the jump, which restores no mask, would leave SIGBUS blocked and the next fault fatal.
+// Only on a fault, so the guarded read itself makes no system call.
+void UnblockSigbus() {
+  sigset_t bus;
+  sigemptyset(&bus);
+  sigaddset(&bus, SIGBUS);
+  pthread_sigmask(SIG_UNBLOCK, &bus, nullptr);
+}
+
 }  // namespace
 
 Status InstallMappedReadHandler() {
@@ -96,6 +107,7 @@ MappedFault RunGuarded(const char* base, size_t size, void (*call)(void*), void*
     return MappedFault{};
   }
   g.env = nullptr;
+  if (jumped == static_cast<int>(MappedFault::Kind::kSigbus)) UnblockSigbus();
   return MappedFault{static_cast<MappedFault::Kind>(jumped), static_cast<size_t>(g.at - g.lo)};
 }
 
