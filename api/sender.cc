@@ -86,12 +86,14 @@ Sender::Sender(event_base* base, net::HttpClient* client, oplog::Oplog* log,
   retry_timer_ = evtimer_new(base_, &Sender::OnTimer, this);
   persist_timer_ = event_new(base_, -1, EV_PERSIST, &Sender::OnPersistTimer, this);
   pace_timer_ = evtimer_new(base_, &Sender::OnPaceTimer, this);
+  probe_timer_ = evtimer_new(base_, &Sender::OnProbeTimer, this);
 }
 
 Sender::~Sender() {
   event_free(retry_timer_);
   event_free(persist_timer_);
   event_free(pace_timer_);
+  event_free(probe_timer_);
 }
 
 std::string Sender::Where() const {
@@ -140,6 +142,7 @@ void Sender::Stop() {
   evtimer_del(retry_timer_);
   event_del(persist_timer_);
   evtimer_del(pace_timer_);
+  evtimer_del(probe_timer_);
   AdvanceSavedCursor(/*force=*/true);
 }
 
@@ -154,7 +157,7 @@ const char* Sender::state_name() const {
 }
 
 void Sender::Kick() {
-  if (state_ != State::kIdle || pacing_) return;
+  if (state_ != State::kIdle || pacing_ || probing_) return;
   const uint64_t now = MonotonicMicros();
   const uint64_t interval_us = uint64_t(options_.min_round_interval_ms) * 1000;
   if (interval_us > 0 && last_round_us_ != 0 && now - last_round_us_ < interval_us) {
@@ -164,7 +167,10 @@ void Sender::Kick() {
     evtimer_add(pace_timer_, &tv);
     return;
   }
-  if (!BuildRound()) return;
+  if (!BuildRound()) {
+    if (state_ == State::kIdle) ProbeLater();
+    return;
+  }
   last_round_us_ = now;
   state_ = State::kSending;
   SendStep();
@@ -596,10 +602,48 @@ void Sender::RoundDone() {
   }
   if (round_start_us_ != 0 && now > round_start_us_) lag_.Record(now - round_start_us_);
   c_.rounds++;
+  probe_ms_ = 0;
   ResetRound();
   state_ = State::kIdle;
   AdvanceSavedCursor(/*force=*/false);
   Kick();
+}
+
+void Sender::ProbeLater() {
+  if (probe_armed_ || rounds_.empty()) return;
+  if (probe_ms_ == 0) probe_ms_ = options_.probe_initial_ms;
+  timeval tv{probe_ms_ / 1000, (probe_ms_ % 1000) * 1000};
+  probe_armed_ = true;
+  evtimer_add(probe_timer_, &tv);
+}
+
+void Sender::OnProbeTimer(int, short, void* arg) {
+  Sender* self = static_cast<Sender*>(arg);
+  self->probe_armed_ = false;
+  // Something to send meanwhile (its answer tells the instance), or nothing in doubt.
+  if (self->state_ != State::kIdle || self->pacing_ || self->rounds_.empty()) return;
+  self->probing_ = true;
+  self->c_.probes++;
+  net::RequestOptions request;
+  request.method = "GET";
+  request.timeout_ms = self->options_.request_timeout_ms;
+  self->client_->Request(self->to_, "/ping", std::move(request),
+                         [self](net::HttpResponse&& r) { self->OnProbeAnswer(std::move(r)); });
+}
+
+void Sender::OnProbeAnswer(net::HttpResponse&& r) {
+  probing_ = false;
+  c_.requests++;
+  if (state_ == State::kStopped) return;
+  // Down or restarted: it may have lost the rounds in doubt; they go again, as after a
+  // failed round (a shard that is down is retried with backoff).
+  if (!r.ok()) {
+    Fail(r.error, /*rewind=*/true);
+    return;
+  }
+  if (!CheckInstance(r)) return;
+  probe_ms_ = std::min(probe_ms_ * 2, options_.probe_max_ms);
+  Kick();  // records that arrived meanwhile, else the next probe
 }
 
 void Sender::Fail(const std::string& error, bool rewind) {
@@ -721,6 +765,8 @@ void Sender::WriteStatsJson(net::StatsWriter* w, uint64_t last_seq) const {
   w->Field("rounds", c_.rounds);
   w->Field("rounds_in_doubt", rounds_.size());
   w->Field("replay_pending", replay_.size());
+  w->Field("instance", instance_);
+  w->Field("probes", c_.probes);
   w->Field("shard_synced_seq", shard_synced_);
   w->Flag("waiting_slot_release", waiting_release_, "clickatron_api_realtime_slot_waiting_slot_release",
           "1 while the stream of a ring slot waits for the nightly to release it (503 SLOT_NOT_RELEASED).");

@@ -62,6 +62,12 @@
 // the flush that made it durable came after the round. (A shard that does not report is
 // trusted after cursor_lag.) A clean stop saves the delivered position. Acceptance never
 // waits for a sender.
+//
+// A stream with rounds in doubt and nothing to send asks the shard which process it is
+// (GET /ping, X-Realtime-Instance) every probe interval, doubling from probe_initial_ms to
+// probe_max_ms: a shard killed after acknowledging rounds and started again is then noticed
+// without new traffic (another instance: rewind and re-send, as above). Without it such a
+// round was lost for good when no later round of that slot came (a day's last increments).
 #pragma once
 
 #include <cstdint>
@@ -105,6 +111,8 @@ struct SenderOptions {
   int backoff_initial_ms = 10;
   int backoff_max_ms = 1000;
   int64_t cursor_lag_ms = 3000;         // for a shard that does not report its synced seq
+  int probe_initial_ms = 100;           // rounds in doubt, nothing to send: ask the shard's
+  int probe_max_ms = 2000;              // instance this often (doubling; reset by a round)
   // Rounds start at most this often: under a steady load a round then carries a few ms of
   // records instead of one sync's worth, which costs both tiers far less CPU per event
   // (see docs/benchmarks.md) for a few ms of delivery lag. 0 = no pacing.
@@ -159,6 +167,7 @@ struct StreamCounters {
   uint64_t source_in_use_refusals = 0, source_conflicts = 0;
   uint64_t requests = 0, failures = 0, rewinds = 0, skipped_records = 0;
   uint64_t restarts = 0;  // the shard's instance changed (realtime/instance.h)
+  uint64_t probes = 0;    // GET /ping sent while rounds were in doubt and nothing to send
 };
 
 class Sender {
@@ -189,7 +198,7 @@ class Sender {
   // Oplog lines of the parts this process stored as late.
   uint64_t late_records() const { return c_.late_lines; }
   const StreamCounters& counters() const { return c_; }
-  bool idle() const { return state_ == State::kIdle; }
+  bool idle() const { return state_ == State::kIdle; }  // a probe in flight included
   // "idle", "sending", "retrying" or "stopped".
   const char* state_name() const;
   size_t rounds_in_doubt() const { return rounds_.size(); }
@@ -267,6 +276,9 @@ class Sender {
   // Fail() on a conflict.
   bool CheckSourceMark(const net::HttpResponse& r);
   void RoundDone();
+  // Caught up with rounds in doubt: arms the probe timer (once).
+  void ProbeLater();
+  void OnProbeAnswer(net::HttpResponse&& r);
   void Fail(const std::string& error, bool rewind);
   void Rewind();
   void ScheduleRetry();
@@ -275,6 +287,7 @@ class Sender {
   static void OnTimer(int fd, short what, void* arg);
   static void OnPersistTimer(int fd, short what, void* arg);
   static void OnPaceTimer(int fd, short what, void* arg);
+  static void OnProbeTimer(int fd, short what, void* arg);
 
   event_base* base_;
   net::HttpClient* client_;
@@ -294,6 +307,10 @@ class Sender {
   event* persist_timer_ = nullptr;
   event* pace_timer_ = nullptr;
   bool pacing_ = false;           // pace_timer_ is armed
+  event* probe_timer_ = nullptr;
+  bool probe_armed_ = false;      // probe_timer_ is armed
+  bool probing_ = false;          // a GET /ping is in flight (no round starts meanwhile)
+  int probe_ms_ = 0;              // the next probe's delay; 0: probe_initial_ms
   uint64_t last_round_us_ = 0;    // when the last round was built
 
   State state_ = State::kIdle;

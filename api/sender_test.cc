@@ -47,12 +47,20 @@ struct Shard {
   std::string source_mark;             // X-Realtime-Source-Mark on /incr answers, "" none
   std::vector<std::string> requests;   // "/set?<query>\nbody", "/incr\nbody"
   std::vector<std::string> senders;    // X-Clickatron-Sender of each /incr ("-" none)
+  std::string instance = "00000000000000aa";  // X-Realtime-Instance of every answer
+  int pings = 0;
 
   void Setup(net::Server& server) {
+    server.Handle("/ping", [this](net::Request& req) {
+      std::lock_guard<std::mutex> lock(mu);
+      pings++;
+      req.AddHeader(realtime::kInstanceHeader, instance.c_str());
+      req.Reply(200, "OK\n");
+    });
     server.Handle("/set", [this](net::Request& req) {
       std::lock_guard<std::mutex> lock(mu);
       requests.push_back(std::string(req.path()) + "?" + std::string(req.raw_query()) + "\n" + std::string(req.body()));
-      req.AddHeader(realtime::kInstanceHeader, "00000000000000aa");
+      req.AddHeader(realtime::kInstanceHeader, instance.c_str());
       if (refuse_set && req.raw_query() == "day=" + FormatDay(kOld)) {
         req.ReplyJsonError(409, refusal, "day " + FormatDay(kOld) + " is closed");
         return;
@@ -65,7 +73,7 @@ struct Shard {
       requests.push_back("/incr\n" + body);
       const char* sender = req.Header(realtime::kSenderHeader);
       senders.push_back(sender ? sender : "-");
-      req.AddHeader(realtime::kInstanceHeader, "00000000000000aa");
+      req.AddHeader(realtime::kInstanceHeader, instance.c_str());
       if (!source_mark.empty()) req.AddHeader(realtime::kSourceMarkHeader, source_mark.c_str());
       if (source_in_use > 0) {
         source_in_use--;
@@ -138,6 +146,8 @@ class SenderTest : public ::testing::Test {
     options.backoff_max_ms = 5;
     options.min_round_interval_ms = 0;
     options.cursor_lag_ms = 3'600'000;  // rounds stay in doubt: a new sender re-sends them
+    options.probe_initial_ms = probe_ms_;
+    options.probe_max_ms = probe_ms_;
     sender_ = std::make_unique<ShardDelivery>(base_, client_.get(), log_.get(), &times_, late_.get(), 0,
                                               server_.address(), "api-1", options);
     Status s = sender_->Start(log_->last_seq());
@@ -168,6 +178,7 @@ class SenderTest : public ::testing::Test {
   }
 
   TestDir dir_;
+  int probe_ms_ = 100'000;  // no probe unless a test asks
   Shard shard_;
   net::TestServer server_{[this](net::Server& s) { shard_.Setup(s); }};
   event_base* base_ = nullptr;
@@ -358,6 +369,33 @@ TEST_F(SenderTest, ARoundIsSettledOnlyByASyncedSeqAboveEverySeqSentBeforeItsAnsw
   // Round 1 is settled (2 > 1); round 2 is not (2 was sent before its answer).
   EXPECT_NE(Stats().find("\"rounds_in_doubt\":1"), std::string::npos) << Stats();
   EXPECT_EQ(log_->cursor(Sender::CursorName(0, SlotOfDay(kNew))), 1u);
+}
+
+TEST_F(SenderTest, AnIdleStreamWithRoundsInDoubtProbesAndResendsThemToANewInstance) {
+  // The round is acknowledged and nothing follows it; the shard restarts (a new instance
+  // answers /ping). Without the probe nothing would ever re-send the round it may have lost.
+  shard_.refuse_set = false;
+  probe_ms_ = 2;
+  ASSERT_TRUE(log_->Append("0 " + std::to_string(kNew) + " u|new.c41m,7\n").ok());
+  StartSender();
+  ASSERT_TRUE(RunUntil([&] { return sender_->cursor() == 1 && sender_->idle(); }));
+  // Same instance: probes go on, nothing is re-sent, the round stays in doubt.
+  ASSERT_TRUE(RunUntil([&] {
+    std::lock_guard<std::mutex> lock(shard_.mu);
+    return shard_.pings >= 3;
+  }));
+  EXPECT_EQ(shard_.Count("/incr\nu|new.c41m,7\n"), 1u);
+  EXPECT_NE(Stats().find("\"rounds_in_doubt\":1"), std::string::npos) << Stats();
+  {
+    std::lock_guard<std::mutex> lock(shard_.mu);
+    shard_.instance = "00000000000000bb";
+  }
+  ASSERT_TRUE(RunUntil([&] { return shard_.Count("/incr\nu|new.c41m,7\n") == 2 && sender_->idle(); }));
+  const std::string stats = Stats();
+  EXPECT_NE(stats.find("\"shard_restarts\":1"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("\"rewinds\":1"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("\"instance\":\"00000000000000bb\""), std::string::npos) << stats;
+  EXPECT_EQ(sender_->delivered_records(), 2u);  // once per send; the shard skips the duplicate
 }
 
 TEST_F(SenderTest, AnUnexpected400IsRetriedAndNothingIsDropped) {

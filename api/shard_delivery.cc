@@ -152,6 +152,7 @@ void ShardDelivery::WriteSums(net::StatsWriter* w) const {
     sum.requests += c.requests;
     sum.failures += c.failures;
     sum.rewinds += c.rewinds;
+    sum.probes += c.probes;
     // One restart of the shard is seen by each stream that talks to it.
     sum.restarts = std::max(sum.restarts, c.restarts);
     in_doubt += s->rounds_in_doubt();
@@ -174,6 +175,8 @@ void ShardDelivery::WriteSums(net::StatsWriter* w) const {
   w->Counter("requests", sum.requests, "clickatron_api_realtime_requests_total", "Requests sent to the shard.");
   w->Counter("failures", sum.failures, "clickatron_api_realtime_failures_total", "Requests to the shard that failed.");
   w->Counter("rewinds", sum.rewinds, "clickatron_api_realtime_rewinds_total", "Rounds sent again (in doubt).");
+  w->Counter("probes", sum.probes, "clickatron_api_realtime_probes_total",
+             "GET /ping sent to the shard while rounds were in doubt and nothing to send (a restart is noticed).");
   w->Counter("shard_restarts", sum.restarts, "clickatron_api_realtime_shard_restarts_total",
              "Restarts of the shard seen (a new instance).");
   w->Gauge("shard_synced_seq", synced, "clickatron_api_realtime_shard_synced_seq",

@@ -784,6 +784,11 @@ void RealtimeServer::WriteCounterStats(net::StatsWriter& w) {
   w.EndObject();
 }
 
-void RealtimeServer::OnPing(net::Request& req) { req.Reply(200, "OK\n"); }
+// The instance lets a sender with rounds in doubt notice a restart without sending
+// (api/sender.h: the probe).
+void RealtimeServer::OnPing(net::Request& req) {
+  req.AddHeader(kInstanceHeader, instance_.c_str());
+  req.Reply(200, "OK\n");
+}
 
 }  // namespace clickatron::realtime

@@ -175,8 +175,18 @@ class ClockCluster:
         return get(self.rt_ports[k], "/stats").json()["data"]
 
     def delivered(self, n):
-        """API n has nothing left to deliver (every shard's backlog is 0)."""
-        return self.api_stats(n)["backlog_records"] == 0
+        """API n has nothing left to deliver: every shard's backlog is 0, and every stream
+        with rounds in doubt has heard the running instance of its shard — a shard restarted
+        after acknowledging them is noticed by the stream's probe, which re-sends them
+        (docs/api-write.md#exactly-once)."""
+        s = self.api_stats(n)
+        if s["backlog_records"] != 0:
+            return False
+        for k, shard in enumerate(s["realtime"]):
+            doubt = [slot["instance"] for slot in shard["slots"] if slot["rounds_in_doubt"]]
+            if doubt and f"realtime-{k}" in self.running and any(i != self.rt_stats(k)["instance"] for i in doubt):
+                return False
+        return True
 
     def wait_delivered(self, timeout=60):
         for n in range(len(self.api_ports)):

@@ -388,6 +388,26 @@ def test_silent_restart_of_a_shard_between_requests_loses_nothing(procs, tmp_pat
     assert rt["counters"]["refused_instance"] == 1, rt["counters"]
 
 
+def test_a_shard_that_restarts_while_the_api_stays_idle_gets_its_lost_rounds_again(procs, tmp_path):
+    # The shard acks a round and dies before its next sync (60 s away); it comes back and
+    # no other increment for it ever arrives. The stream keeps asking the shard's process
+    # while rounds are in doubt (GET /ping, X-Realtime-Instance), notices the new instance
+    # and re-sends them. (The cluster simulation's long run found this: an acknowledged
+    # increment for tomorrow, lost by a shard killed right after its ack, never counted.)
+    c = Cluster(procs, tmp_path, shards=1, rt_sync="60s")
+    ts = now()
+    assert c.batch([f"ns=u&key=idle&value={v}&ts={ts}" for v in (1, 2, 3)]).status == 200
+    wait_until(lambda: c.total("u", "idle", ts) == 6, timeout=10, what="the round applied")
+    c.wait_drained()
+    c.rt_procs[0].kill9()
+    c.start_realtime(0)
+    wait_until(lambda: c.total("u", "idle", ts) == 6, timeout=30, what="the lost round re-sent without new traffic")
+    sh = c.stats()["realtime"][0]
+    assert sh["shard_restarts"] == 1 and sh["rewinds"] == 1 and sh["probes"] >= 1, sh
+    rt = get(c.rt_ports[0], "/stats").json()["data"]
+    assert rt["instance"] == next(s["instance"] for s in sh["slots"] if s["rounds_in_doubt"]), (rt, sh)
+
+
 def test_rounds_stay_in_doubt_until_the_shard_has_synced_them(procs, tmp_path):
     # A shard that syncs every 60 s: the rounds it acked are not durable for a minute,
     # longer than any fixed lag the API could guess. The sender keeps them in doubt (its
