@@ -67,23 +67,7 @@ inline bool TakeLine(std::string_view* data, std::string_view* out) {
 
 }  // namespace
 
-// The steps below return kMore to go on parsing, kComplete or kFailed to stop there.
-HttpResponseParser::State HttpResponseParser::Parse(std::string_view* data) {
-  while (!data->empty()) {
-    State state;
-    if (phase_ == Phase::kBody || phase_ == Phase::kChunkData || phase_ == Phase::kUntilClose) {
-      state = BodyBytes(data);
-    } else {
-      std::string_view line;
-      if (!TakeLine(data, &line)) return State::kMore;
-      state = Line(line);
-    }
-    if (state != State::kMore) return state;
-  }
-  return State::kMore;
-}
-
-HttpResponseParser::State HttpResponseParser::Line(std::string_view line) {
+inline HttpResponseParser::State HttpResponseParser::Line(std::string_view line) {
   switch (phase_) {
     case Phase::kStatus: return StatusLine(line);
     case Phase::kHeaders: return HeaderLine(line);
@@ -98,7 +82,7 @@ HttpResponseParser::State HttpResponseParser::Line(std::string_view line) {
 }
 
 // "HTTP/1.1 200 OK"
-HttpResponseParser::State HttpResponseParser::StatusLine(std::string_view l) {
+inline HttpResponseParser::State HttpResponseParser::StatusLine(std::string_view l) {
   if (l.size() < 12 || l.substr(0, 7) != "HTTP/1." || l[8] != ' ') return Fail("invalid HTTP response");
   int code = 0;
   auto [end, ec] = std::from_chars(l.data() + 9, l.data() + 12, code);
@@ -112,7 +96,7 @@ HttpResponseParser::State HttpResponseParser::StatusLine(std::string_view l) {
 }
 
 // "Name: value", or the empty line that ends the headers.
-HttpResponseParser::State HttpResponseParser::HeaderLine(std::string_view l) {
+inline HttpResponseParser::State HttpResponseParser::HeaderLine(std::string_view l) {
   if (!l.empty()) {
     size_t colon = l.find(':');
     if (colon == std::string_view::npos || colon == 0) return Fail("invalid HTTP response");
@@ -131,7 +115,7 @@ HttpResponseParser::State HttpResponseParser::HeaderLine(std::string_view l) {
 }
 
 // "1a2b[;extension]": the next chunk's size in hex; 0 ends the body.
-HttpResponseParser::State HttpResponseParser::ChunkSizeLine(std::string_view l) {
+inline HttpResponseParser::State HttpResponseParser::ChunkSizeLine(std::string_view l) {
   size_t semi = l.find(';');
   std::string_view hex = l.substr(0, semi);
   while (!hex.empty() && hex.back() == ' ') hex.remove_suffix(1);
@@ -148,7 +132,7 @@ HttpResponseParser::State HttpResponseParser::ChunkSizeLine(std::string_view l) 
 }
 
 // Body bytes: a Content-Length body, a chunk's data, or everything until the close.
-HttpResponseParser::State HttpResponseParser::BodyBytes(std::string_view* data) {
+inline HttpResponseParser::State HttpResponseParser::BodyBytes(std::string_view* data) {
   if (phase_ == Phase::kUntilClose) {
     if (!Body(*data)) return State::kFailed;
     data->remove_prefix(data->size());
@@ -161,6 +145,22 @@ HttpResponseParser::State HttpResponseParser::BodyBytes(std::string_view* data) 
   if (remaining_ != 0) return State::kMore;
   if (phase_ == Phase::kBody) return State::kComplete;
   phase_ = Phase::kChunkEnd;
+  return State::kMore;
+}
+
+// The steps above return kMore to go on parsing, kComplete or kFailed to stop there.
+HttpResponseParser::State HttpResponseParser::Parse(std::string_view* data) {
+  while (!data->empty()) {
+    State state;
+    if (phase_ == Phase::kBody || phase_ == Phase::kChunkData || phase_ == Phase::kUntilClose) {
+      state = BodyBytes(data);
+    } else {
+      std::string_view line;
+      if (!TakeLine(data, &line)) return State::kMore;
+      state = Line(line);
+    }
+    if (state != State::kMore) return state;
+  }
   return State::kMore;
 }
 

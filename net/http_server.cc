@@ -387,23 +387,9 @@ void ServerLoop::OnRequest(evhttp_request* req, void* arg) {
   static_cast<ServerLoop*>(arg)->Dispatch(req);
 }
 
-// A complete request: ends its connection's receiving, reads its target, runs its route.
-void ServerLoop::Dispatch(evhttp_request* req) {
-  Request r;
-  r.req_ = req;
-  r.loop_ = this;
-  r.start_micros_ = MonotonicMicros();
-  r.conn_ = ConnectionOf(req);
-  if (r.conn_ != nullptr && !EndReceiving(r.conn_, r)) return;
-  if (!ReadTarget(req, r)) return;
-  query_.Parse(r.raw_query_);
-  r.query_ = &query_;
-  RunRoute(r);
-}
-
 // The request is complete: its deadline ends and its bytes leave the in-flight budget.
 // False when it was refused instead (503 BODY_BUDGET_EXCEEDED).
-bool ServerLoop::EndReceiving(Connection* conn, Request& r) {
+[[gnu::always_inline]] inline bool ServerLoop::EndReceiving(Connection* conn, Request& r) {
   if (conn->deadline_armed) {
     event_del(conn->timer);
     conn->deadline_armed = false;
@@ -423,7 +409,7 @@ bool ServerLoop::EndReceiving(Connection* conn, Request& r) {
 }
 
 // r's path and raw query from the request target; false after answering 414.
-bool ServerLoop::ReadTarget(evhttp_request* req, Request& r) {
+[[gnu::always_inline]] inline bool ServerLoop::ReadTarget(evhttp_request* req, Request& r) {
   const char* uri = evhttp_request_get_uri(req);
   std::string_view target = uri != nullptr ? std::string_view(uri) : std::string_view();
   if (target.size() > server_->options_.max_url_bytes) {
@@ -451,7 +437,7 @@ bool ServerLoop::ReadTarget(evhttp_request* req, Request& r) {
 
 // The first route matching r's path answers it (404 when none does); a handler that throws
 // or does not reply is logged and answered 500.
-void ServerLoop::RunRoute(Request& r) {
+[[gnu::always_inline]] inline void ServerLoop::RunRoute(Request& r) {
   const Handler* handler = nullptr;
   const auto& routes = server_->routes_;
   for (size_t i = 0; i < routes.size(); ++i) {
@@ -479,6 +465,20 @@ void ServerLoop::RunRoute(Request& r) {
                  static_cast<int>(r.path_.size()), r.path_.data());
     r.Reply(500, "internal error: no reply\n");
   }
+}
+
+// A complete request: ends its connection's receiving, reads its target, runs its route.
+void ServerLoop::Dispatch(evhttp_request* req) {
+  Request r;
+  r.req_ = req;
+  r.loop_ = this;
+  r.start_micros_ = MonotonicMicros();
+  r.conn_ = ConnectionOf(req);
+  if (r.conn_ != nullptr && !EndReceiving(r.conn_, r)) return;
+  if (!ReadTarget(req, r)) return;
+  query_.Parse(r.raw_query_);
+  r.query_ = &query_;
+  RunRoute(r);
 }
 
 // ---- Server ----

@@ -375,6 +375,77 @@ std::optional<std::string> RealtimeServer::RingRefusal(net::Request& req) {
          "procedure (docs/operations.md#replaying-an-oplog-after-losing-a-realtime-host)";
 }
 
+bool RealtimeServer::FailIncr(net::Request& req, std::string_view source, bool batch_read, int code,
+                              std::string_view status_txt, std::string_view message) {
+  AddSourceMark(req, source, batch_read);
+  ReplyError(req, code, status_txt, message);
+  return false;
+}
+
+// source, seq and the sender header checked, then the ring and the instance the sender
+// expects; false after answering.
+[[gnu::always_inline]] inline bool RealtimeServer::ReadIncrArgs(net::Request& req, IncrArgs* args) {
+  std::optional<std::string_view> source_param = req.Param("source");
+  std::optional<std::string_view> seq_text = req.Param("seq");
+  if (!source_param) return FailIncr(req, {}, false, 400, "MISSING_ARG_SOURCE", "missing argument: source");
+  if (!ValidSource(*source_param)) {
+    return FailIncr(req, {}, false, 400, "INVALID_ARG_SOURCE",
+                    "source '" + Clipped(*source_param, kShown) + "' must be 1-64 characters of A-Z a-z 0-9 _ - . :");
+  }
+  std::string_view source = args->source = *source_param;
+  if (!seq_text) return FailIncr(req, source, false, 400, "MISSING_ARG_SEQ", "missing argument: seq");
+  if (!ParseSeq(*seq_text, &args->seq)) {
+    return FailIncr(req, source, false, 400, "INVALID_ARG_SEQ",
+                    "seq '" + Clipped(*seq_text, kShown) + "' is not a non-negative 64-bit integer");
+  }
+  const char* sender = args->sender = req.Header(kSenderHeader);
+  if (!ValidSenderId(sender)) {
+    return FailIncr(req, source, false, 400, "SENDER_MISSING",
+                    sender == nullptr ? std::string("header ") + kSenderHeader + " is missing: every /incr names its sender"
+                                      : std::string("header ") + kSenderHeader + " '" + Clipped(sender, kShown) +
+                                            "' is not 16 lowercase hex digits");
+  }
+  if (std::optional<std::string> why = RingRefusal(req)) {
+    return FailIncr(req, source, false, 412, "RING_CHANGED", *why);
+  }
+  // A sender that names the instance it last talked to is refused by any other: this
+  // process may have lost batches that one acknowledged after its last sync, and applying
+  // a newer seq first would make their re-sent copies look like duplicates.
+  std::optional<std::string_view> expect = req.Param("instance");
+  if (expect && *expect != instance_) {
+    ++counters_.refused_instance;
+    return FailIncr(req, source, false, 412, "INSTANCE_CHANGED",
+                    "this shard restarted (instance " + instance_ + ", not " + Clipped(*expect, kShown) +
+                        "): re-send what the old instance acknowledged since its last sync");
+  }
+  return true;
+}
+
+// One writer per source: another sender is refused (409 SOURCE_IN_USE, false) while the
+// last one's lease runs; after it, the new sender takes the source over.
+[[gnu::always_inline]] inline bool RealtimeServer::TakeSourceLease(net::Request& req, const IncrArgs& args) {
+  const uint64_t now = MonotonicMicros();
+  std::string_view source = args.source;
+  auto lease = leases_.find(source);
+  if (lease != leases_.end() && lease->second.sender != args.sender) {
+    const uint64_t age_ms = (now - lease->second.at_micros) / 1000;
+    if (age_ms < static_cast<uint64_t>(options_.source_lease_ms)) {
+      ++counters_.refused_source_in_use;
+      return FailIncr(req, source, true, 409, "SOURCE_IN_USE",
+                      "source " + std::string(source) + " is in use by sender " + lease->second.sender +
+                          " (last write " + std::to_string(age_ms) + " ms ago, lease " +
+                          std::to_string(options_.source_lease_ms) + " ms): two senders use one source (node-id)?");
+    }
+    std::fprintf(stderr, "clickatron-realtime: source %s: sender %s takes over from %s (silent for %llu ms)\n",
+                 std::string(source).c_str(), args.sender, lease->second.sender.c_str(),
+                 static_cast<unsigned long long>(age_ms));
+  }
+  if (lease == leases_.end()) lease = leases_.emplace(std::string(source), SourceLease{}).first;
+  lease->second.sender = args.sender;
+  lease->second.at_micros = now;
+  return true;
+}
+
 // POST /incr: the request checked (IncrArgs), the batch parsed, the source's lease taken,
 // the batch applied to the ring and answered. Every answer tells the source's mark.
 void RealtimeServer::OnIncr(net::Request& req) {
@@ -416,77 +487,6 @@ void RealtimeServer::OnIncr(net::Request& req) {
   w.Field("seq", args.seq);
   w.EndObject();
   req.ReplyJson(200, "OK", out_);
-}
-
-bool RealtimeServer::FailIncr(net::Request& req, std::string_view source, bool batch_read, int code,
-                              std::string_view status_txt, std::string_view message) {
-  AddSourceMark(req, source, batch_read);
-  ReplyError(req, code, status_txt, message);
-  return false;
-}
-
-// source, seq and the sender header checked, then the ring and the instance the sender
-// expects; false after answering.
-bool RealtimeServer::ReadIncrArgs(net::Request& req, IncrArgs* args) {
-  std::optional<std::string_view> source_param = req.Param("source");
-  std::optional<std::string_view> seq_text = req.Param("seq");
-  if (!source_param) return FailIncr(req, {}, false, 400, "MISSING_ARG_SOURCE", "missing argument: source");
-  if (!ValidSource(*source_param)) {
-    return FailIncr(req, {}, false, 400, "INVALID_ARG_SOURCE",
-                    "source '" + Clipped(*source_param, kShown) + "' must be 1-64 characters of A-Z a-z 0-9 _ - . :");
-  }
-  std::string_view source = args->source = *source_param;
-  if (!seq_text) return FailIncr(req, source, false, 400, "MISSING_ARG_SEQ", "missing argument: seq");
-  if (!ParseSeq(*seq_text, &args->seq)) {
-    return FailIncr(req, source, false, 400, "INVALID_ARG_SEQ",
-                    "seq '" + Clipped(*seq_text, kShown) + "' is not a non-negative 64-bit integer");
-  }
-  const char* sender = args->sender = req.Header(kSenderHeader);
-  if (!ValidSenderId(sender)) {
-    return FailIncr(req, source, false, 400, "SENDER_MISSING",
-                    sender == nullptr ? std::string("header ") + kSenderHeader + " is missing: every /incr names its sender"
-                                      : std::string("header ") + kSenderHeader + " '" + Clipped(sender, kShown) +
-                                            "' is not 16 lowercase hex digits");
-  }
-  if (std::optional<std::string> why = RingRefusal(req)) {
-    return FailIncr(req, source, false, 412, "RING_CHANGED", *why);
-  }
-  // A sender that names the instance it last talked to is refused by any other: this
-  // process may have lost batches that one acknowledged after its last sync, and applying
-  // a newer seq first would make their re-sent copies look like duplicates.
-  std::optional<std::string_view> expect = req.Param("instance");
-  if (expect && *expect != instance_) {
-    ++counters_.refused_instance;
-    return FailIncr(req, source, false, 412, "INSTANCE_CHANGED",
-                    "this shard restarted (instance " + instance_ + ", not " + Clipped(*expect, kShown) +
-                        "): re-send what the old instance acknowledged since its last sync");
-  }
-  return true;
-}
-
-// One writer per source: another sender is refused (409 SOURCE_IN_USE, false) while the
-// last one's lease runs; after it, the new sender takes the source over.
-bool RealtimeServer::TakeSourceLease(net::Request& req, const IncrArgs& args) {
-  const uint64_t now = MonotonicMicros();
-  std::string_view source = args.source;
-  auto lease = leases_.find(source);
-  if (lease != leases_.end() && lease->second.sender != args.sender) {
-    const uint64_t age_ms = (now - lease->second.at_micros) / 1000;
-    if (age_ms < static_cast<uint64_t>(options_.source_lease_ms)) {
-      ++counters_.refused_source_in_use;
-      return FailIncr(req, source, true, 409, "SOURCE_IN_USE",
-                      "source " + std::string(source) + " is in use by sender " + lease->second.sender +
-                          " (last write " + std::to_string(age_ms) + " ms ago, lease " +
-                          std::to_string(options_.source_lease_ms) + " ms): two senders use one source (node-id)?");
-    }
-    std::fprintf(stderr, "clickatron-realtime: source %s: sender %s takes over from %s (silent for %llu ms)\n",
-                 std::string(source).c_str(), args.sender, lease->second.sender.c_str(),
-                 static_cast<unsigned long long>(age_ms));
-  }
-  if (lease == leases_.end()) lease = leases_.emplace(std::string(source), SourceLease{}).first;
-  lease->second.sender = args.sender;
-  lease->second.at_micros = now;
-  return true;
 }
 
 void RealtimeServer::OnSet(net::Request& req) {

@@ -485,20 +485,6 @@ RecordSorter::Feeder::Feeder(RecordSorter* sorter, uint64_t memory_bytes, uint32
 
 RecordSorter::Feeder::~Feeder() = default;
 
-Status RecordSorter::Feeder::Add(std::string_view line) {
-  const size_t comma = line.find(',');
-  if (comma == std::string_view::npos) return Status::Error("no ',' between key and value");
-  const std::string_view key = line.substr(0, comma), value = line.substr(comma + 1);
-  if (!ParseRealtimeKeyQuietly(key, &parsed_)) return ParseRealtimeKey(key).status();
-  Entry e;
-  if (parsed_.type == RecordType::kLookup) {
-    if (Status s = ReadLookup(key, value, &e); !s.ok()) return s;
-  } else {
-    if (Status s = ReadHour(key, value, &e); !s.ok()) return s;
-  }
-  return AddEntry(e);
-}
-
 // A lookup: its key is the archive key, its original the column, of the lookup day.
 Status RecordSorter::Feeder::ReadLookup(std::string_view key, std::string_view value, Entry* e) {
   if (value.empty()) return Status::Error("lookup '" + std::string(key) + "' has an empty original");
@@ -585,6 +571,20 @@ inline Status RecordSorter::Feeder::AddEntry(const Entry& e) {
   }
   records_++;
   return Status::OK();
+}
+
+Status RecordSorter::Feeder::Add(std::string_view line) {
+  const size_t comma = line.find(',');
+  if (comma == std::string_view::npos) return Status::Error("no ',' between key and value");
+  const std::string_view key = line.substr(0, comma), value = line.substr(comma + 1);
+  if (!ParseRealtimeKeyQuietly(key, &parsed_)) return ParseRealtimeKey(key).status();
+  Entry e;
+  if (parsed_.type == RecordType::kLookup) {
+    if (Status s = ReadLookup(key, value, &e); !s.ok()) return s;
+  } else {
+    if (Status s = ReadHour(key, value, &e); !s.ok()) return s;
+  }
+  return AddEntry(e);
 }
 
 Status RecordSorter::Feeder::SpillAndAdd(std::string_view entry_key, int64_t count) {

@@ -86,36 +86,6 @@ Status RollupWriter::AddLines(std::string_view lines, uint64_t /*records*/, uint
   return pass();
 }
 
-Status RollupWriter::Record(std::string_view key, std::string_view value, std::string_view line) {
-  // An hour record ends in `.{ymdh}`; anything else is looked at more closely.
-  const size_t dot = key.size() > kYmdhSize && key[key.size() - kYmdhSize - 1] == '.' ? key.size() - kYmdhSize - 1
-                                                                                    : key.rfind('.');
-  const std::string_view time = key.substr(dot + 1);
-  const std::string_view group = key.substr(0, dot + 1);
-  if (time.size() != kYmdhSize) {  // a rollup in an input: this merge writes its own
-    stats_.dropped++;
-    return Status::OK();
-  }
-  if (holding_ && (group != group_ || time[0] != month_[0] || time[1] != month_[1])) {
-    if (Status s = WriteHeld(); !s.ok()) return s;
-  }
-  if (!holding_) HoldMonth(group, time);
-  if (days_.empty() || days_.back().symbol != time[2]) {
-    if (Status s = FinishDay(); !s.ok()) return s;
-    streaming_ = false;
-    days_.push_back(Day{time[2], held_.size(), held_.size(), 0, 0, cols_.size(), cols_.size()});
-  }
-  if (streaming_) {
-    const uint64_t n = CountColumns(value);
-    return line.empty() ? out_->Add(key, value, n) : out_->AddLines(line, 1, n);
-  }
-  const size_t cols_before = cols_.size();
-  if (!HoldLine(key, value, line)) return ColumnsError(key, value, cols_before);
-  AddHour(time, cols_.size() - cols_before);
-  if (held_.size() <= limits_.max_held_bytes) return Status::OK();
-  return PastHeldLimit();
-}
-
 // The first hour of a month of a key: held from here on.
 inline void RollupWriter::HoldMonth(std::string_view group, std::string_view time) {
   holding_ = true;
@@ -163,6 +133,36 @@ inline void RollupWriter::AddHour(std::string_view time, uint64_t n) {
   d.hours++;
   d.hour_columns += n;
   d.col_end = cols_.size();
+}
+
+Status RollupWriter::Record(std::string_view key, std::string_view value, std::string_view line) {
+  // An hour record ends in `.{ymdh}`; anything else is looked at more closely.
+  const size_t dot = key.size() > kYmdhSize && key[key.size() - kYmdhSize - 1] == '.' ? key.size() - kYmdhSize - 1
+                                                                                    : key.rfind('.');
+  const std::string_view time = key.substr(dot + 1);
+  const std::string_view group = key.substr(0, dot + 1);
+  if (time.size() != kYmdhSize) {  // a rollup in an input: this merge writes its own
+    stats_.dropped++;
+    return Status::OK();
+  }
+  if (holding_ && (group != group_ || time[0] != month_[0] || time[1] != month_[1])) {
+    if (Status s = WriteHeld(); !s.ok()) return s;
+  }
+  if (!holding_) HoldMonth(group, time);
+  if (days_.empty() || days_.back().symbol != time[2]) {
+    if (Status s = FinishDay(); !s.ok()) return s;
+    streaming_ = false;
+    days_.push_back(Day{time[2], held_.size(), held_.size(), 0, 0, cols_.size(), cols_.size()});
+  }
+  if (streaming_) {
+    const uint64_t n = CountColumns(value);
+    return line.empty() ? out_->Add(key, value, n) : out_->AddLines(line, 1, n);
+  }
+  const size_t cols_before = cols_.size();
+  if (!HoldLine(key, value, line)) return ColumnsError(key, value, cols_before);
+  AddHour(time, cols_.size() - cols_before);
+  if (held_.size() <= limits_.max_held_bytes) return Status::OK();
+  return PastHeldLimit();
 }
 
 // Past the limit: no month rollup; the days before this one are written now.
