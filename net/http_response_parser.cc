@@ -67,7 +67,7 @@ inline bool TakeLine(std::string_view* data, std::string_view* out) {
 
 }  // namespace
 
-inline HttpResponseParser::State HttpResponseParser::Line(std::string_view line) {
+[[gnu::always_inline]] inline HttpResponseParser::State HttpResponseParser::Line(std::string_view line) {
   switch (phase_) {
     case Phase::kStatus: return StatusLine(line);
     case Phase::kHeaders: return HeaderLine(line);
@@ -82,7 +82,7 @@ inline HttpResponseParser::State HttpResponseParser::Line(std::string_view line)
 }
 
 // "HTTP/1.1 200 OK"
-inline HttpResponseParser::State HttpResponseParser::StatusLine(std::string_view l) {
+[[gnu::always_inline]] inline HttpResponseParser::State HttpResponseParser::StatusLine(std::string_view l) {
   if (l.size() < 12 || l.substr(0, 7) != "HTTP/1." || l[8] != ' ') return Fail("invalid HTTP response");
   int code = 0;
   auto [end, ec] = std::from_chars(l.data() + 9, l.data() + 12, code);
@@ -96,7 +96,7 @@ inline HttpResponseParser::State HttpResponseParser::StatusLine(std::string_view
 }
 
 // "Name: value", or the empty line that ends the headers.
-inline HttpResponseParser::State HttpResponseParser::HeaderLine(std::string_view l) {
+[[gnu::always_inline]] inline HttpResponseParser::State HttpResponseParser::HeaderLine(std::string_view l) {
   if (!l.empty()) {
     size_t colon = l.find(':');
     if (colon == std::string_view::npos || colon == 0) return Fail("invalid HTTP response");
@@ -115,7 +115,7 @@ inline HttpResponseParser::State HttpResponseParser::HeaderLine(std::string_view
 }
 
 // "1a2b[;extension]": the next chunk's size in hex; 0 ends the body.
-inline HttpResponseParser::State HttpResponseParser::ChunkSizeLine(std::string_view l) {
+[[gnu::always_inline]] inline HttpResponseParser::State HttpResponseParser::ChunkSizeLine(std::string_view l) {
   size_t semi = l.find(';');
   std::string_view hex = l.substr(0, semi);
   while (!hex.empty() && hex.back() == ' ') hex.remove_suffix(1);
@@ -132,7 +132,7 @@ inline HttpResponseParser::State HttpResponseParser::ChunkSizeLine(std::string_v
 }
 
 // Body bytes: a Content-Length body, a chunk's data, or everything until the close.
-inline HttpResponseParser::State HttpResponseParser::BodyBytes(std::string_view* data) {
+[[gnu::always_inline]] inline HttpResponseParser::State HttpResponseParser::BodyBytes(std::string_view* data) {
   if (phase_ == Phase::kUntilClose) {
     if (!Body(*data)) return State::kFailed;
     data->remove_prefix(data->size());

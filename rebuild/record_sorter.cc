@@ -500,7 +500,7 @@ Status RecordSorter::Feeder::ReadLookup(std::string_view key, std::string_view v
 
 // An hour record (parsed_): its count (kWideCount and wide_count_ past int64), its day,
 // and the archive key and column it goes to.
-inline Status RecordSorter::Feeder::ReadHour(std::string_view key, std::string_view value, Entry* e) {
+[[gnu::always_inline]] inline Status RecordSorter::Feeder::ReadHour(std::string_view key, std::string_view value, Entry* e) {
   const SorterOptions& options = sorter_->options_;
   const ParsedKey& p = parsed_;
   if (!ParseCountQuietly(value, &e->count) || e->count == kWideCount) {  // rare: a count past int64
@@ -529,7 +529,7 @@ inline Status RecordSorter::Feeder::ReadHour(std::string_view key, std::string_v
 }
 
 // The entry key (day, shard, head[.tail], '\0', column) built and added to the batch.
-inline Status RecordSorter::Feeder::AddEntry(const Entry& e) {
+[[gnu::always_inline]] inline Status RecordSorter::Feeder::AddEntry(const Entry& e) {
   const SorterOptions& options = sorter_->options_;
   // crc32 % 1 is 0: one archive shard needs no checksum (3% of an import).
   const uint32_t shard = options.shards == 1 ? 0 : ShardOf(parsed_.shard_key, options.shards);
