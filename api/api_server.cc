@@ -344,7 +344,14 @@ bool ApiServer::EncodeRequest(net::Request& req, uint64_t* events) {
            "string must be empty");
     return false;
   }
-  // Validated whole before anything is appended: one bad line rejects the batch.
+  return EncodeBody(req, body, now, events);
+}
+
+// A POST body of events, one per line, validated whole before anything is appended: one
+// bad line rejects the batch.
+bool ApiServer::EncodeBody(net::Request& req, std::string_view body, int64_t now, uint64_t* events) {
+  const uint32_t shards = uint32_t(config_.realtime.size());
+  IncrError error;
   size_t line_no = 0;
   std::string_view rest = body;
   while (!rest.empty()) {

@@ -131,6 +131,7 @@ class ApiServer {
   void AnswerRetry(net::Request& req, const IdempotencyIndex::Entry& entry, const RequestDigest& digest);
   // Parses the request's events into payload_; false after replying with the error.
   bool EncodeRequest(net::Request& req, uint64_t* events);
+  bool EncodeBody(net::Request& req, std::string_view body, int64_t now, uint64_t* events);  // its POST body
   // Appends payload_ as the request's record and answers once it is durable (at once under
   // `none`). stamp: the request's key, entered in the index with the record; null without.
   void AppendRecord(net::Request& req, uint64_t events, const IdempotencyStamp* stamp);

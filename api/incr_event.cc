@@ -42,6 +42,86 @@ bool ParseInt64(std::string_view text, int64_t* out, bool* overflow) {
 
 std::string DayText(int64_t ts) { return FormatDay(ts >= 0 ? ts / kSecondsPerDay : -1); }
 
+// Which of an increment's parameters were given, and the text of value and ts.
+struct IncrTexts {
+  bool have_ns = false, have_key = false, have_value = false, have_ts = false;
+  std::string_view value, ts;
+};
+
+// ns, key and sub into *event, value and ts into *texts; a parameter given twice, a sub
+// without its ':' or an unknown parameter fails.
+bool ReadIncrParams(const std::vector<net::QueryParam>& params, Event* event, IncrTexts* texts,
+                    IncrError* error) {
+  for (const net::QueryParam& p : params) {
+    if (p.name == "ns") {
+      if (texts->have_ns) return Fail(error, "INVALID_ARG_NS", "ns is given twice");
+      texts->have_ns = true;
+      event->ns = p.value;
+    } else if (p.name == "key") {
+      if (texts->have_key) return Fail(error, "INVALID_ARG_KEY", "key is given twice");
+      texts->have_key = true;
+      event->key = p.value;
+    } else if (p.name == "value") {
+      if (texts->have_value) return Fail(error, "INVALID_ARG_VALUE", "value is given twice");
+      texts->have_value = true;
+      texts->value = p.value;
+    } else if (p.name == "ts") {
+      if (texts->have_ts) return Fail(error, "INVALID_ARG_TS", "ts is given twice");
+      texts->have_ts = true;
+      texts->ts = p.value;
+    } else if (p.name == "sub") {
+      const size_t colon = p.value.find(':');
+      if (colon == std::string_view::npos) {
+        return Fail(error, "INVALID_ARG_SUB",
+                    "sub '" + Clipped(p.value, kShown) + "' is not <subtotal namespace>:<subkey>");
+      }
+      event->subs.push_back(SubtotalRef{p.value.substr(0, colon), p.value.substr(colon + 1)});
+    } else {
+      return Fail(error, "UNKNOWN_ARG",
+                  "unknown parameter '" + Clipped(p.name, kShown) + "' (an increment takes ns, key, value, ts, sub)");
+    }
+  }
+  return true;
+}
+
+// value (a non-zero int64) and ts (unix seconds) when given.
+bool ParseValueAndTs(const IncrTexts& texts, Event* event, IncrError* error) {
+  if (texts.have_value) {
+    bool overflow;
+    if (!ParseInt64(texts.value, &event->value, &overflow)) {
+      return Fail(error, "INVALID_ARG_VALUE",
+                  overflow ? "value '" + Clipped(texts.value, kShown) + "' does not fit in a signed 64-bit integer"
+                           : "value '" + Clipped(texts.value, kShown) + "' is not an integer");
+    }
+    if (event->value == 0) {
+      return Fail(error, "INVALID_ARG_VALUE", "value is 0; an increment must change the count");
+    }
+  }
+  if (texts.have_ts) {
+    bool overflow;
+    if (!ParseInt64(texts.ts, &event->ts, &overflow)) {
+      return Fail(error, "INVALID_ARG_TS", "ts '" + Clipped(texts.ts, kShown) + "' is not an integer (unix seconds)");
+    }
+  }
+  return true;
+}
+
+// ts within the window the realtime ring holds at now (yesterday through tomorrow, UTC).
+bool CheckTsWindow(int64_t ts, int64_t now, IncrError* error) {
+  const TsWindow window = TsWindowAt(now);
+  if (ts < window.first) {
+    return Fail(error, "TS_TOO_OLD",
+                "ts " + std::to_string(ts) + " is before yesterday 00:00 UTC (" +
+                    DayText(window.first) + "); history goes through clickatron-rebuild import");
+  }
+  if (ts > window.last) {
+    return Fail(error, "TS_IN_FUTURE",
+                "ts " + std::to_string(ts) + " is after tomorrow 23:59:59 UTC (" +
+                    DayText(window.last) + ")");
+  }
+  return true;
+}
+
 }  // namespace
 
 TsWindow TsWindowAt(int64_t now) {
@@ -69,73 +149,17 @@ bool ParseIncrEvent(const std::vector<net::QueryParam>& params, int64_t now, Eve
   event->value = 1;
   event->ts = now;
   event->subs.clear();
-  bool have_ns = false, have_key = false, have_value = false, have_ts = false;
-  std::string_view value_text, ts_text;
-  for (const net::QueryParam& p : params) {
-    if (p.name == "ns") {
-      if (have_ns) return Fail(error, "INVALID_ARG_NS", "ns is given twice");
-      have_ns = true;
-      event->ns = p.value;
-    } else if (p.name == "key") {
-      if (have_key) return Fail(error, "INVALID_ARG_KEY", "key is given twice");
-      have_key = true;
-      event->key = p.value;
-    } else if (p.name == "value") {
-      if (have_value) return Fail(error, "INVALID_ARG_VALUE", "value is given twice");
-      have_value = true;
-      value_text = p.value;
-    } else if (p.name == "ts") {
-      if (have_ts) return Fail(error, "INVALID_ARG_TS", "ts is given twice");
-      have_ts = true;
-      ts_text = p.value;
-    } else if (p.name == "sub") {
-      const size_t colon = p.value.find(':');
-      if (colon == std::string_view::npos) {
-        return Fail(error, "INVALID_ARG_SUB",
-                    "sub '" + Clipped(p.value, kShown) + "' is not <subtotal namespace>:<subkey>");
-      }
-      event->subs.push_back(SubtotalRef{p.value.substr(0, colon), p.value.substr(colon + 1)});
-    } else {
-      return Fail(error, "UNKNOWN_ARG",
-                  "unknown parameter '" + Clipped(p.name, kShown) + "' (an increment takes ns, key, value, ts, sub)");
-    }
-  }
-  if (!have_ns || event->ns.empty()) return Fail(error, "MISSING_ARG_NS", "ns is required");
-  if (!have_key || event->key.empty()) return Fail(error, "MISSING_ARG_KEY", "key is required");
+  IncrTexts texts;
+  if (!ReadIncrParams(params, event, &texts, error)) return false;
+  if (!texts.have_ns || event->ns.empty()) return Fail(error, "MISSING_ARG_NS", "ns is required");
+  if (!texts.have_key || event->key.empty()) return Fail(error, "MISSING_ARG_KEY", "key is required");
   if (Status s = ValidateNamespace(event->ns, "ns"); !s.ok()) {
     return Fail(error, "INVALID_ARG_NS", s.message());
   }
   if (Status s = ValidateUserKey(event->key, "key"); !s.ok()) {
     return Fail(error, "INVALID_ARG_KEY", s.message());
   }
-  if (have_value) {
-    bool overflow;
-    if (!ParseInt64(value_text, &event->value, &overflow)) {
-      return Fail(error, "INVALID_ARG_VALUE",
-                  overflow ? "value '" + Clipped(value_text, kShown) + "' does not fit in a signed 64-bit integer"
-                           : "value '" + Clipped(value_text, kShown) + "' is not an integer");
-    }
-    if (event->value == 0) {
-      return Fail(error, "INVALID_ARG_VALUE", "value is 0; an increment must change the count");
-    }
-  }
-  if (have_ts) {
-    bool overflow;
-    if (!ParseInt64(ts_text, &event->ts, &overflow)) {
-      return Fail(error, "INVALID_ARG_TS", "ts '" + Clipped(ts_text, kShown) + "' is not an integer (unix seconds)");
-    }
-  }
-  const TsWindow window = TsWindowAt(now);
-  if (event->ts < window.first) {
-    return Fail(error, "TS_TOO_OLD",
-                "ts " + std::to_string(event->ts) + " is before yesterday 00:00 UTC (" +
-                    DayText(window.first) + "); history goes through clickatron-rebuild import");
-  }
-  if (event->ts > window.last) {
-    return Fail(error, "TS_IN_FUTURE",
-                "ts " + std::to_string(event->ts) + " is after tomorrow 23:59:59 UTC (" +
-                    DayText(window.last) + ")");
-  }
+  if (!ParseValueAndTs(texts, event, error) || !CheckTsWindow(event->ts, now, error)) return false;
   EventError event_error;
   if (!ValidateEvent(*event, &event_error)) {
     return Fail(error, "INVALID_ARG_" + Upper(event_error.param), event_error.message);

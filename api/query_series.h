@@ -47,7 +47,11 @@ class SeriesSum {
   const std::string& overflow() const { return overflow_; }
 
  private:
+  struct HourDecoder;
   void Add(size_t bucket, Int128 n);
+  // AddArchiveTotal's columns from where its fast parser stopped (query_series.cc).
+  Status AddArchiveColumns(std::string_view rest, std::string_view first, std::string_view last,
+                           HourDecoder* hours, size_t bucket);
 
   const std::vector<Bucket>& buckets_;
   int64_t watermark_;

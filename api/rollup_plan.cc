@@ -62,6 +62,35 @@ Result<HourRange> PeriodOfToken(std::string_view token) {
   return r;
 }
 
+namespace {
+
+// The rollup period (month, else day token) an hour of the archive range falls in whole,
+// or "" when neither lies inside it. The tests are made once per month and once per day,
+// not per hour.
+struct RollupPeriods {
+  explicit RollupPeriods(HourRange archive) : archive(archive) {}
+  std::string_view Of(std::string_view hour) {
+    const std::string_view m = hour.substr(0, kMonthTokenSize), d = hour.substr(0, kDayTokenSize);
+    if (m != month) {
+      month = m;
+      Result<HourRange> p = PeriodOfToken(m);
+      month_inside = p.ok() && Inside(archive, p.value());
+    }
+    if (month_inside) return m;
+    if (d != day) {
+      day = d;
+      Result<HourRange> p = PeriodOfToken(d);
+      day_inside = p.ok() && Inside(archive, p.value());
+    }
+    return day_inside ? d : std::string_view();
+  }
+  HourRange archive;
+  std::string month, day;
+  bool month_inside = false, day_inside = false;
+};
+
+}  // namespace
+
 Status PlanSubtotalRecords(std::string_view total_value, HourRange range, int64_t w, bool use_rollups,
                            std::vector<PlannedRecord>* plan) {
   plan->clear();
@@ -70,9 +99,7 @@ Status PlanSubtotalRecords(std::string_view total_value, HourRange range, int64_
   Result<Ymdh> first = EncodeYmdh(archive.start);
   Result<Ymdh> last = EncodeYmdh(archive.end - kSecondsPerHour);
   if (!first.ok() || !last.ok()) return Status::OK();  // unreachable: the range is clamped
-  // The period tests are made once per month and once per day, not per hour.
-  std::string month, day;
-  bool month_inside = false, day_inside = false;
+  RollupPeriods periods(archive);
   // The rollup record being filled (an index into *plan) and where its columns start.
   size_t open = SIZE_MAX, open_from = 0;
   auto close = [&](size_t at) {
@@ -93,30 +120,14 @@ Status PlanSubtotalRecords(std::string_view total_value, HourRange range, int64_
       break;
     }
     std::string_view m = column.name.substr(0, kMonthTokenSize);
-    if (open != SIZE_MAX && month_inside && m == month && PlausibleHour(column.name)) {
+    if (open != SIZE_MAX && periods.month_inside && m == periods.month && PlausibleHour(column.name)) {
       MarkRollupHour(column.name, &(*plan)[open].index_hours);
       continue;  // one more hour of the open month
     }
     Result<int64_t> hour = DecodeYmdh(column.name);
     if (!hour.ok()) return Status::Error("archive total column '" + std::string(column.name) + "' is not YMDH");
     if (use_rollups) {
-      std::string_view d = column.name.substr(0, kDayTokenSize);
-      if (m != month) {
-        month = m;
-        Result<HourRange> p = PeriodOfToken(m);
-        month_inside = p.ok() && Inside(archive, p.value());
-      }
-      std::string_view period;
-      if (month_inside) {
-        period = m;
-      } else {
-        if (d != day) {
-          day = d;
-          Result<HourRange> p = PeriodOfToken(d);
-          day_inside = p.ok() && Inside(archive, p.value());
-        }
-        if (day_inside) period = d;
-      }
+      const std::string_view period = periods.Of(column.name);
       if (!period.empty()) {
         if (open == SIZE_MAX || (*plan)[open].token != period) {
           close(offset_of(column.name));

@@ -59,6 +59,41 @@ bool ValidMethod(const std::string& m) {
   return m == "GET" || m == "POST" || m == "HEAD" || m == "PUT" || m == "DELETE";
 }
 
+// *out = the request head and body: the client's headers, then the request's, a Host
+// header unless one was given, Content-Length when there is a body (or POST/PUT).
+void AppendRequest(const std::vector<std::pair<std::string, std::string>>& client_headers,
+                   const RequestOptions& options, std::string_view path_and_query,
+                   const std::string& host, std::string* out) {
+  out->clear();
+  out->reserve(path_and_query.size() + host.size() + 64 + options.body.size());
+  *out += options.method;
+  *out += ' ';
+  *out += path_and_query;
+  *out += " HTTP/1.1\r\n";
+  bool has_host = false;
+  for (const auto* headers : {&client_headers, &options.headers}) {
+    for (const auto& [name, value] : *headers) {
+      has_host = has_host || EqualsNoCase(name, "Host");
+      *out += name;
+      *out += ": ";
+      *out += value;
+      *out += "\r\n";
+    }
+  }
+  if (!has_host) {
+    *out += "Host: ";
+    *out += host;
+    *out += "\r\n";
+  }
+  if (!options.body.empty() || options.method == "POST" || options.method == "PUT") {
+    *out += "Content-Length: ";
+    *out += std::to_string(options.body.size());
+    *out += "\r\n";
+  }
+  *out += "\r\n";
+  *out += options.body;
+}
+
 }  // namespace
 
 struct HttpClient::Pool {
@@ -88,6 +123,7 @@ struct HttpClient::Conn {
   Conn* next = nullptr;
 
   static void OnReadable(int fd, short what, void* arg);
+  bool ParseBuffered(Call* call, size_t n);  // the step of OnReadable past a recv into buf
   static void OnWritable(int fd, short what, void* arg);
   void Close();
   bool Flush();  // writes out; false after failing the call
@@ -233,19 +269,7 @@ Status HttpClient::Connect(Pool* pool, Conn** out) {
 
 void HttpClient::Request(const HostPort& to, std::string_view path_and_query,
                          RequestOptions options, ResponseCallback callback) {
-  auto* call = new Call();
-  call->client = this;
-  call->pool = PoolFor(to);
-  call->callback = std::move(callback);
-  call->parser.Start(options.method == "HEAD", options_.max_response_bytes,
-                     std::move(options.on_chunk));
-  call->timeout_ms = options.timeout_ms;
-  call->timer = event_new(base_, -1, 0, &Call::OnTimer, call);
-  call->next = calls_;
-  if (calls_ != nullptr) calls_->prev = call;
-  calls_ = call;
-  ++in_flight_;
-
+  Call* call = NewCall(to, options, std::move(callback));
   Pool* pool = call->pool;
   if (!ValidMethod(options.method) || path_and_query.empty() || path_and_query[0] != '/') {
     call->Fail(pool->label + ": " +
@@ -254,52 +278,10 @@ void HttpClient::Request(const HostPort& to, std::string_view path_and_query,
                     : "unsupported method '" + options.method + "'"));
     return;
   }
-
-  Conn* conn = nullptr;
-  if (!pool->idle.empty()) {
-    conn = pool->idle.back();
-    pool->idle.pop_back();
-  } else {
-    Status s = Connect(pool, &conn);
-    if (!s.ok()) {
-      call->Fail(pool->label + ": " + s.message());
-      return;
-    }
-    call->fresh = true;
-  }
-  call->conn = conn;
-  conn->call = call;
-
-  std::string& out = conn->out;
-  out.clear();
+  if (!TakeConnection(call)) return;
+  Conn* conn = call->conn;
   conn->out_done = 0;
-  out.reserve(path_and_query.size() + pool->label.size() + 64 + options.body.size());
-  out += options.method;
-  out += ' ';
-  out += path_and_query;
-  out += " HTTP/1.1\r\n";
-  bool has_host = false;
-  for (const auto* headers : {&options_.headers, &options.headers}) {
-    for (const auto& [name, value] : *headers) {
-      has_host = has_host || EqualsNoCase(name, "Host");
-      out += name;
-      out += ": ";
-      out += value;
-      out += "\r\n";
-    }
-  }
-  if (!has_host) {
-    out += "Host: ";
-    out += pool->label;
-    out += "\r\n";
-  }
-  if (!options.body.empty() || options.method == "POST" || options.method == "PUT") {
-    out += "Content-Length: ";
-    out += std::to_string(options.body.size());
-    out += "\r\n";
-  }
-  out += "\r\n";
-  out += options.body;
+  AppendRequest(options_.headers, options, path_and_query, pool->label, &conn->out);
 
   uint64_t now = MonotonicMicros();
   conn->last_io_micros = now;
@@ -315,6 +297,45 @@ void HttpClient::Request(const HostPort& to, std::string_view path_and_query,
   } else {
     conn->Flush();  // a failure is called back through the timer, never from here
   }
+}
+
+// A call in calls_ with its parser started and its timer created (not armed).
+HttpClient::Call* HttpClient::NewCall(const HostPort& to, RequestOptions& options,
+                                      ResponseCallback callback) {
+  auto* call = new Call();
+  call->client = this;
+  call->pool = PoolFor(to);
+  call->callback = std::move(callback);
+  call->parser.Start(options.method == "HEAD", options_.max_response_bytes,
+                     std::move(options.on_chunk));
+  call->timeout_ms = options.timeout_ms;
+  call->timer = event_new(base_, -1, 0, &Call::OnTimer, call);
+  call->next = calls_;
+  if (calls_ != nullptr) calls_->prev = call;
+  calls_ = call;
+  ++in_flight_;
+  return call;
+}
+
+// Gives the call an idle pooled connection, else a new one (fresh); false after failing
+// the call when connecting failed.
+bool HttpClient::TakeConnection(Call* call) {
+  Pool* pool = call->pool;
+  Conn* conn = nullptr;
+  if (!pool->idle.empty()) {
+    conn = pool->idle.back();
+    pool->idle.pop_back();
+  } else {
+    Status s = Connect(pool, &conn);
+    if (!s.ok()) {
+      call->Fail(pool->label + ": " + s.message());
+      return false;
+    }
+    call->fresh = true;
+  }
+  call->conn = conn;
+  conn->call = call;
+  return true;
 }
 
 void HttpClient::Call::ArmTimer(uint64_t now) {
@@ -491,28 +512,35 @@ void HttpClient::Conn::OnReadable(int, short, void* arg) {
         call->Finish(false);
         return;
       }
-    } else {
-      conn->buf_end += static_cast<size_t>(n);
-      std::string_view data(conn->buf.get() + conn->buf_start, conn->buf_end - conn->buf_start);
-      size_t before = data.size();
-      if (!call->Parse(&data)) return;
-      conn->buf_start += before - data.size();
-      if (conn->buf_start == conn->buf_end) {
-        conn->buf_start = conn->buf_end = 0;
-      } else if (conn->buf_end == kReadBufferBytes) {
-        if (conn->buf_start == 0) {  // a head or chunk line that fills the whole buffer
-          call->Fail(conn->pool->label + ": invalid HTTP response");
-          return;
-        }
-        std::memmove(conn->buf.get(), conn->buf.get() + conn->buf_start, conn->buf_end - conn->buf_start);
-        conn->buf_end -= conn->buf_start;
-        conn->buf_start = 0;
-      }
+    } else if (!conn->ParseBuffered(call, static_cast<size_t>(n))) {
+      return;
     }
     // A short read took everything the socket had: wait for the next readable event
     // instead of asking again just to hear EAGAIN.
     if (!filled) return;
   }
+}
+
+// n bytes were received into buf: what the call's parser takes is consumed, the rest kept
+// at the front of buf. False once the call is finished (or failed).
+bool HttpClient::Conn::ParseBuffered(Call* call, size_t n) {
+  buf_end += n;
+  std::string_view data(buf.get() + buf_start, buf_end - buf_start);
+  size_t before = data.size();
+  if (!call->Parse(&data)) return false;
+  buf_start += before - data.size();
+  if (buf_start == buf_end) {
+    buf_start = buf_end = 0;
+  } else if (buf_end == kReadBufferBytes) {
+    if (buf_start == 0) {  // a head or chunk line that fills the whole buffer
+      call->Fail(pool->label + ": invalid HTTP response");
+      return false;
+    }
+    std::memmove(buf.get(), buf.get() + buf_start, buf_end - buf_start);
+    buf_end -= buf_start;
+    buf_start = 0;
+  }
+  return true;
 }
 
 // ---- response parsing (http_response_parser.h) ----

@@ -111,6 +111,8 @@ class HttpClient {
   friend struct Call;
   Pool* PoolFor(const HostPort& to);
   Status Connect(Pool* pool, Conn** out);
+  Call* NewCall(const HostPort& to, RequestOptions& options, ResponseCallback callback);
+  bool TakeConnection(Call* call);
   static void OnReap(int fd, short what, void* arg);
 
   event_base* base_;

@@ -54,100 +54,112 @@ HttpResponseParser::State HttpResponseParser::Fail(std::string text) {
   return State::kFailed;
 }
 
+namespace {
+
+// One CRLF (or LF) line from the front of *data, if complete.
+inline bool TakeLine(std::string_view* data, std::string_view* out) {
+  size_t nl = data->find('\n');
+  if (nl == std::string_view::npos) return false;
+  *out = data->substr(0, nl > 0 && (*data)[nl - 1] == '\r' ? nl - 1 : nl);
+  data->remove_prefix(nl + 1);
+  return true;
+}
+
+}  // namespace
+
+[[gnu::always_inline]] inline HttpResponseParser::State HttpResponseParser::Line(std::string_view line) {
+  switch (phase_) {
+    case Phase::kStatus: return StatusLine(line);
+    case Phase::kHeaders: return HeaderLine(line);
+    case Phase::kChunkSize: return ChunkSizeLine(line);
+    case Phase::kChunkEnd:
+      if (!line.empty()) return Fail("invalid HTTP response");
+      phase_ = Phase::kChunkSize;
+      return State::kMore;
+    case Phase::kTrailers: return line.empty() ? State::kComplete : State::kMore;
+    default: return State::kMore;  // body phases take bytes, not lines (BodyBytes)
+  }
+}
+
+// "HTTP/1.1 200 OK"
+[[gnu::always_inline]] inline HttpResponseParser::State HttpResponseParser::StatusLine(std::string_view l) {
+  if (l.size() < 12 || l.substr(0, 7) != "HTTP/1." || l[8] != ' ') return Fail("invalid HTTP response");
+  int code = 0;
+  auto [end, ec] = std::from_chars(l.data() + 9, l.data() + 12, code);
+  if (ec != std::errc() || end != l.data() + 12 || code < 100) return Fail("invalid HTTP response");
+  response_.status = code;
+  response_.headers.clear();
+  response_.headers.reserve(8);  // one allocation for a backend's usual 3-6 headers
+  keep_alive_ = l[7] == '1';  // HTTP/1.1 keeps the connection unless told otherwise
+  phase_ = Phase::kHeaders;
+  return State::kMore;
+}
+
+// "Name: value", or the empty line that ends the headers.
+[[gnu::always_inline]] inline HttpResponseParser::State HttpResponseParser::HeaderLine(std::string_view l) {
+  if (!l.empty()) {
+    size_t colon = l.find(':');
+    if (colon == std::string_view::npos || colon == 0) return Fail("invalid HTTP response");
+    std::string_view value = l.substr(colon + 1);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+    while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+    response_.headers.emplace_back(l.substr(0, colon), value);
+    return State::kMore;
+  }
+  if (response_.status < 200 && response_.status != 101) {  // interim (100 Continue)
+    phase_ = Phase::kStatus;
+    return State::kMore;
+  }
+  if (StartBody() == State::kFailed) return State::kFailed;
+  return phase_ == Phase::kStatus ? State::kComplete : State::kMore;  // kStatus: no body
+}
+
+// "1a2b[;extension]": the next chunk's size in hex; 0 ends the body.
+[[gnu::always_inline]] inline HttpResponseParser::State HttpResponseParser::ChunkSizeLine(std::string_view l) {
+  size_t semi = l.find(';');
+  std::string_view hex = l.substr(0, semi);
+  while (!hex.empty() && hex.back() == ' ') hex.remove_suffix(1);
+  uint64_t size = 0;
+  auto [end, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), size, 16);
+  if (hex.empty() || ec != std::errc() || end != hex.data() + hex.size()) return Fail("invalid HTTP response");
+  if (size == 0) {
+    phase_ = Phase::kTrailers;
+  } else {
+    remaining_ = size;
+    phase_ = Phase::kChunkData;
+  }
+  return State::kMore;
+}
+
+// Body bytes: a Content-Length body, a chunk's data, or everything until the close.
+[[gnu::always_inline]] inline HttpResponseParser::State HttpResponseParser::BodyBytes(std::string_view* data) {
+  if (phase_ == Phase::kUntilClose) {
+    if (!Body(*data)) return State::kFailed;
+    data->remove_prefix(data->size());
+    return State::kMore;
+  }
+  size_t take = static_cast<size_t>(std::min<uint64_t>(remaining_, data->size()));
+  if (!Body(data->substr(0, take))) return State::kFailed;
+  data->remove_prefix(take);
+  remaining_ -= take;
+  if (remaining_ != 0) return State::kMore;
+  if (phase_ == Phase::kBody) return State::kComplete;
+  phase_ = Phase::kChunkEnd;
+  return State::kMore;
+}
+
+// The steps above return kMore to go on parsing, kComplete or kFailed to stop there.
 HttpResponseParser::State HttpResponseParser::Parse(std::string_view* data) {
-  auto invalid = [&] { return Fail("invalid HTTP response"); };
-  auto line = [data](std::string_view* out) {  // one CRLF (or LF) line, if complete
-    size_t nl = data->find('\n');
-    if (nl == std::string_view::npos) return false;
-    *out = data->substr(0, nl > 0 && (*data)[nl - 1] == '\r' ? nl - 1 : nl);
-    data->remove_prefix(nl + 1);
-    return true;
-  };
   while (!data->empty()) {
-    std::string_view l;
-    switch (phase_) {
-      case Phase::kStatus: {
-        if (!line(&l)) return State::kMore;
-        // "HTTP/1.1 200 OK"
-        if (l.size() < 12 || l.substr(0, 7) != "HTTP/1." || l[8] != ' ') return invalid();
-        int code = 0;
-        auto [end, ec] = std::from_chars(l.data() + 9, l.data() + 12, code);
-        if (ec != std::errc() || end != l.data() + 12 || code < 100) return invalid();
-        response_.status = code;
-        response_.headers.clear();
-        response_.headers.reserve(8);  // one allocation for a backend's usual 3-6 headers
-        keep_alive_ = l[7] == '1';  // HTTP/1.1 keeps the connection unless told otherwise
-        phase_ = Phase::kHeaders;
-        break;
-      }
-      case Phase::kHeaders: {
-        if (!line(&l)) return State::kMore;
-        if (!l.empty()) {
-          size_t colon = l.find(':');
-          if (colon == std::string_view::npos || colon == 0) return invalid();
-          std::string_view value = l.substr(colon + 1);
-          while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
-          while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
-          response_.headers.emplace_back(l.substr(0, colon), value);
-          break;
-        }
-        if (response_.status < 200 && response_.status != 101) {  // interim (100 Continue)
-          phase_ = Phase::kStatus;
-          break;
-        }
-        if (StartBody() == State::kFailed) return State::kFailed;
-        if (phase_ == Phase::kStatus) return State::kComplete;  // no body
-        break;
-      }
-      case Phase::kBody: {
-        size_t take = static_cast<size_t>(std::min<uint64_t>(remaining_, data->size()));
-        if (!Body(data->substr(0, take))) return State::kFailed;
-        data->remove_prefix(take);
-        remaining_ -= take;
-        if (remaining_ == 0) return State::kComplete;
-        break;
-      }
-      case Phase::kUntilClose: {
-        if (!Body(*data)) return State::kFailed;
-        data->remove_prefix(data->size());
-        break;
-      }
-      case Phase::kChunkSize: {
-        if (!line(&l)) return State::kMore;
-        size_t semi = l.find(';');
-        std::string_view hex = l.substr(0, semi);
-        while (!hex.empty() && hex.back() == ' ') hex.remove_suffix(1);
-        uint64_t size = 0;
-        auto [end, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), size, 16);
-        if (hex.empty() || ec != std::errc() || end != hex.data() + hex.size()) return invalid();
-        if (size == 0) {
-          phase_ = Phase::kTrailers;
-        } else {
-          remaining_ = size;
-          phase_ = Phase::kChunkData;
-        }
-        break;
-      }
-      case Phase::kChunkData: {
-        size_t take = static_cast<size_t>(std::min<uint64_t>(remaining_, data->size()));
-        if (!Body(data->substr(0, take))) return State::kFailed;
-        data->remove_prefix(take);
-        remaining_ -= take;
-        if (remaining_ == 0) phase_ = Phase::kChunkEnd;
-        break;
-      }
-      case Phase::kChunkEnd: {
-        if (!line(&l)) return State::kMore;
-        if (!l.empty()) return invalid();
-        phase_ = Phase::kChunkSize;
-        break;
-      }
-      case Phase::kTrailers: {
-        if (!line(&l)) return State::kMore;
-        if (l.empty()) return State::kComplete;
-        break;
-      }
+    State state;
+    if (phase_ == Phase::kBody || phase_ == Phase::kChunkData || phase_ == Phase::kUntilClose) {
+      state = BodyBytes(data);
+    } else {
+      std::string_view line;
+      if (!TakeLine(data, &line)) return State::kMore;
+      state = Line(line);
     }
+    if (state != State::kMore) return state;
   }
   return State::kMore;
 }

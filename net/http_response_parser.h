@@ -68,6 +68,12 @@ class HttpResponseParser {
  private:
   enum class Phase { kStatus, kHeaders, kBody, kChunkSize, kChunkData, kChunkEnd, kTrailers, kUntilClose };
 
+  // The steps of Parse, one per phase; each returns kMore to go on.
+  State Line(std::string_view line);
+  State StatusLine(std::string_view line);
+  State HeaderLine(std::string_view line);
+  State ChunkSizeLine(std::string_view line);
+  State BodyBytes(std::string_view* data);
   State Fail(std::string text);
   State StartBody();
   bool Body(std::string_view bytes);  // false after Fail

@@ -387,41 +387,35 @@ void ServerLoop::OnRequest(evhttp_request* req, void* arg) {
   static_cast<ServerLoop*>(arg)->Dispatch(req);
 }
 
-void ServerLoop::Dispatch(evhttp_request* req) {
-  Request r;
-  r.req_ = req;
-  r.loop_ = this;
-  r.start_micros_ = MonotonicMicros();
-
-  // The request is complete: its deadline ends and its bytes leave the in-flight budget.
-  Connection* conn = ConnectionOf(req);
-  r.conn_ = conn;
-  if (conn != nullptr) {
-    if (conn->deadline_armed) {
-      event_del(conn->timer);
-      conn->deadline_armed = false;
-    }
-    Release(conn);
-    conn->received = 0;
-    conn->discarding = false;
-    if (conn->cut == Connection::Cut::kBudget) {
-      // Its last read completed it and pushed the total over: answered here instead.
-      event_del(conn->timer);
-      conn->cut = Connection::Cut::kNone;
-      server_->counters_->budget_refusals.fetch_add(1, std::memory_order_relaxed);
-      r.AddHeader("Connection", "close");
-      r.ReplyJsonError(503, "BODY_BUDGET_EXCEEDED",
-                       "the server is receiving too many request bytes; retry later");
-      return;
-    }
+// The request is complete: its deadline ends and its bytes leave the in-flight budget.
+// False when it was refused instead (503 BODY_BUDGET_EXCEEDED).
+[[gnu::always_inline]] inline bool ServerLoop::EndReceiving(Connection* conn, Request& r) {
+  if (conn->deadline_armed) {
+    event_del(conn->timer);
+    conn->deadline_armed = false;
   }
+  Release(conn);
+  conn->received = 0;
+  conn->discarding = false;
+  if (conn->cut != Connection::Cut::kBudget) return true;
+  // Its last read completed it and pushed the total over: answered here instead.
+  event_del(conn->timer);
+  conn->cut = Connection::Cut::kNone;
+  server_->counters_->budget_refusals.fetch_add(1, std::memory_order_relaxed);
+  r.AddHeader("Connection", "close");
+  r.ReplyJsonError(503, "BODY_BUDGET_EXCEEDED",
+                   "the server is receiving too many request bytes; retry later");
+  return false;
+}
 
+// r's path and raw query from the request target; false after answering 414.
+[[gnu::always_inline]] inline bool ServerLoop::ReadTarget(evhttp_request* req, Request& r) {
   const char* uri = evhttp_request_get_uri(req);
   std::string_view target = uri != nullptr ? std::string_view(uri) : std::string_view();
   if (target.size() > server_->options_.max_url_bytes) {
     r.Reply(414, "URL longer than " + std::to_string(server_->options_.max_url_bytes) +
                      " bytes\n");
-    return;
+    return false;
   }
   if (!target.empty() && target[0] == '/') {
     size_t hash = target.find('#');
@@ -438,9 +432,12 @@ void ServerLoop::Dispatch(evhttp_request* req) {
     r.path_ = path != nullptr ? std::string_view(path) : std::string_view();
     r.raw_query_ = query != nullptr ? std::string_view(query) : std::string_view();
   }
-  query_.Parse(r.raw_query_);
-  r.query_ = &query_;
+  return true;
+}
 
+// The first route matching r's path answers it (404 when none does); a handler that throws
+// or does not reply is logged and answered 500.
+[[gnu::always_inline]] inline void ServerLoop::RunRoute(Request& r) {
   const Handler* handler = nullptr;
   const auto& routes = server_->routes_;
   for (size_t i = 0; i < routes.size(); ++i) {
@@ -468,6 +465,20 @@ void ServerLoop::Dispatch(evhttp_request* req) {
                  static_cast<int>(r.path_.size()), r.path_.data());
     r.Reply(500, "internal error: no reply\n");
   }
+}
+
+// A complete request: ends its connection's receiving, reads its target, runs its route.
+void ServerLoop::Dispatch(evhttp_request* req) {
+  Request r;
+  r.req_ = req;
+  r.loop_ = this;
+  r.start_micros_ = MonotonicMicros();
+  r.conn_ = ConnectionOf(req);
+  if (r.conn_ != nullptr && !EndReceiving(r.conn_, r)) return;
+  if (!ReadTarget(req, r)) return;
+  query_.Parse(r.raw_query_);
+  r.query_ = &query_;
+  RunRoute(r);
 }
 
 // ---- Server ----

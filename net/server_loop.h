@@ -94,6 +94,10 @@ class ServerLoop {
   static void OnAcceptError(evconnlistener* listener, void* arg);
   static void OnAcceptResume(int fd, short what, void* arg);
   void Dispatch(evhttp_request* req);
+  // The steps of Dispatch, in order; the first two return false once they have answered.
+  bool EndReceiving(Connection* conn, Request& r);
+  bool ReadTarget(evhttp_request* req, Request& r);
+  void RunRoute(Request& r);
   void Shutdown();
   void Adopt(Connection* conn);
   // Answers `status` on the raw socket (best effort) and closes the connection.

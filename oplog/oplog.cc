@@ -71,6 +71,22 @@ Result<std::unique_ptr<Oplog>> Oplog::Open(const std::string& dir, Options optio
   return log;
 }
 
+// A segment's bad tail: a write cut short by a crash in the newest segment (nothing after
+// it was ever acknowledged: dropped and told in recovery_), damage in any other.
+Status Oplog::DropTornTail(const SegmentFile& file, const SegmentScan& scan, bool newest) {
+  const std::string where = file.path + " at offset " + std::to_string(scan.valid_bytes);
+  if (!newest) {
+    return Status::Error("oplog segment " + where + " is corrupt: " + scan.tail_problem +
+                         " (only the newest segment may end in a torn record)");
+  }
+  recovery_.dropped_bytes = scan.tail_bytes;
+  recovery_.dropped_records = scan.tail_records;
+  recovery_.message = "cut " + std::to_string(recovery_.dropped_bytes) + " bytes (" +
+                      std::to_string(scan.tail_records) + (scan.tail_records == 1 ? " record: " : " records: ") +
+                      scan.tail_problem + ") off " + where;
+  return Status::OK();
+}
+
 Status Oplog::Recover() {
   Result<std::vector<SegmentFile>> files = ListSegments(dir_);
   if (!files.ok()) return files.status();
@@ -81,18 +97,7 @@ Status Oplog::Recover() {
     Result<SegmentScan> scan = ScanSegment(file, last, nullptr);
     if (!scan.ok()) return scan.status();
     if (!scan->tail_problem.empty()) {
-      const std::string where = file.path + " at offset " + std::to_string(scan->valid_bytes);
-      if (!newest) {
-        return Status::Error("oplog segment " + where + " is corrupt: " + scan->tail_problem +
-                             " (only the newest segment may end in a torn record)");
-      }
-      // A write cut short by a crash: nothing after it was ever acknowledged.
-      recovery_.dropped_bytes = scan->tail_bytes;
-      recovery_.dropped_records = scan->tail_records;
-      recovery_.message = "cut " + std::to_string(recovery_.dropped_bytes) + " bytes (" +
-                          std::to_string(scan->tail_records) +
-                          (scan->tail_records == 1 ? " record: " : " records: ") +
-                          scan->tail_problem + ") off " + where;
+      if (Status s = DropTornTail(file, *scan, newest); !s.ok()) return s;
     }
     // The bad tail, and the zeros a crash left after the records of a segment written into
     // a prepared file (no record was ever there): every segment the log opens from now on

@@ -79,6 +79,9 @@
 
 namespace clickatron::oplog {
 
+struct SegmentFile;  // segment.h
+struct SegmentScan;
+
 class Reader;
 
 enum class SyncPolicy { kAlways, kBatch, kNone };
@@ -219,6 +222,7 @@ class Oplog {
 
   Oplog(std::string dir, Options options);
   Status Recover();
+  Status DropTornTail(const SegmentFile& file, const SegmentScan& scan, bool newest);  // a step of Recover
   void SyncLoop();
   // Writes (and syncs) frames first..last, reporting the outcome.
   void WriteBatch(std::string_view frames, uint64_t first, uint64_t last, uint64_t since_us);

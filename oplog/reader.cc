@@ -116,6 +116,23 @@ Status Reader::BatchBody(const Frame& frame, std::string_view* body) {
   return Status::OK();
 }
 
+// buf_ = the chunk bytes of the segment at offset_, which has limit readable bytes.
+Status Reader::ReadChunk(size_t chunk, uint64_t limit) {
+  buf_.resize(chunk);
+  size_t got = 0;
+  while (got < chunk) {
+    const ssize_t n = pread(fd_, buf_.data() + got, chunk - got, static_cast<off_t>(offset_ + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus("read", path_);
+    if (n == 0) {
+      return Status::Error("oplog segment " + path_ + " is shorter than its " +
+                           std::to_string(limit) + " readable bytes");
+    }
+    got += static_cast<size_t>(n);
+  }
+  return Status::OK();
+}
+
 Status Reader::ReadSegment(uint64_t after, size_t max_records, size_t max_bytes,
                            std::vector<Record>* out, bool* at_end, bool* newest) {
   uint64_t limit = 0;
@@ -131,18 +148,7 @@ Status Reader::ReadSegment(uint64_t after, size_t max_records, size_t max_bytes,
   // Views handed out point into buf_, so buf_ is refilled only while *out is empty.
   while (offset_ < limit && out->empty()) {
     const size_t chunk = static_cast<size_t>(std::min<uint64_t>(limit - offset_, want));
-    buf_.resize(chunk);
-    size_t got = 0;
-    while (got < chunk) {
-      const ssize_t n = pread(fd_, buf_.data() + got, chunk - got, static_cast<off_t>(offset_ + got));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return ErrnoStatus("read", path_);
-      if (n == 0) {
-        return Status::Error("oplog segment " + path_ + " is shorter than its " +
-                             std::to_string(limit) + " readable bytes");
-      }
-      got += static_cast<size_t>(n);
-    }
+    if (Status s = ReadChunk(chunk, limit); !s.ok()) return s;
     std::string_view bytes(buf_.data(), chunk);
     Frame frame;
     while (!bytes.empty()) {

@@ -61,6 +61,7 @@ class Reader {
   // readable bytes and *newest when more may still be written to it.
   Status ReadSegment(uint64_t after, size_t max_records, size_t max_bytes,
                      std::vector<Record>* out, bool* at_end, bool* newest);
+  Status ReadChunk(size_t chunk, uint64_t limit);  // buf_ = chunk bytes at offset_
   // The decompressed body of the batch frame at offset_ (kept in bodies_).
   Status BatchBody(const Frame& frame, std::string_view* body);
   // "oplog segment PATH at offset N is damaged: what"

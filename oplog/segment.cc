@@ -95,6 +95,40 @@ Result<std::vector<SegmentFile>> ListSegments(const std::string& dir) {
   return segments;
 }
 
+namespace {
+
+// The end of a segment at `at`, where no good frame starts: zeros to the end are the
+// unwritten rest of a prepared file (padding). Anything else is a bad tail (a write cut
+// short, perhaps into such zeros), or damage when whole records after `last` follow it.
+Status ReadEnd(const SegmentFile& seg, std::string_view bytes, size_t at, FrameState state,
+               const Frame& frame, uint64_t last, SegmentScan* scan) {
+  size_t end = EndOfNonZero(bytes, at);
+  if (end == at) {
+    scan->padding_bytes = bytes.size() - at;
+    return Status::OK();
+  }
+  // The bad frame's own zero bytes are part of the tail, not padding: as far as its
+  // length says (to the end of the file when the length itself is cut short).
+  size_t extent = 0;
+  if (state == FrameState::kShort || state == FrameState::kBadChecksum) {
+    extent = frame.size == 0 ? bytes.size() - at : frame.size;  // 0: length itself cut
+  }
+  end = std::max(end, std::min(bytes.size(), at + extent));
+  scan->padding_bytes = bytes.size() - end;
+  std::string problem = FrameStateText(state);
+  if (frame.seq != 0) problem += " (seq " + std::to_string(frame.seq) + ")";
+  if (WholeRecordFollows(bytes, at + 1, end, last)) {
+    return Status::Error("oplog segment " + Where(seg, at) + " is corrupt: " + problem +
+                         ", and whole records follow it");
+  }
+  scan->tail_problem = std::move(problem);
+  scan->tail_bytes = end - at;
+  scan->tail_records = CountTailFrames(bytes.substr(at, end - at));
+  return Status::OK();
+}
+
+}  // namespace
+
 Result<SegmentScan> ScanSegmentBytes(
     const SegmentFile& seg, std::string_view bytes, uint64_t after_seq,
     const std::function<void(uint64_t seq, std::string_view payload, uint64_t offset)>& visit) {
@@ -107,30 +141,7 @@ Result<SegmentScan> ScanSegmentBytes(
   while (at < bytes.size()) {
     const FrameState state = DecodeLogFrame(bytes.substr(at), &frame);
     if (state != FrameState::kOk) {
-      // Zeros to the end are the unwritten rest of a prepared file. Anything else is a bad
-      // tail (a write cut short, perhaps into such zeros) or damage.
-      size_t end = EndOfNonZero(bytes, at);
-      if (end == at) {
-        scan.padding_bytes = bytes.size() - at;
-        break;
-      }
-      // The bad frame's own zero bytes are part of the tail, not padding: as far as its
-      // length says (to the end of the file when the length itself is cut short).
-      size_t extent = 0;
-      if (state == FrameState::kShort || state == FrameState::kBadChecksum) {
-        extent = frame.size == 0 ? bytes.size() - at : frame.size;  // 0: length itself cut
-      }
-      end = std::max(end, std::min(bytes.size(), at + extent));
-      scan.padding_bytes = bytes.size() - end;
-      std::string problem = FrameStateText(state);
-      if (frame.seq != 0) problem += " (seq " + std::to_string(frame.seq) + ")";
-      if (WholeRecordFollows(bytes, at + 1, end, last)) {
-        return Status::Error("oplog segment " + Where(seg, at) + " is corrupt: " + problem +
-                             ", and whole records follow it");
-      }
-      scan.tail_problem = std::move(problem);
-      scan.tail_bytes = end - at;
-      scan.tail_records = CountTailFrames(bytes.substr(at, end - at));
+      if (Status s = ReadEnd(seg, bytes, at, state, frame, last, &scan); !s.ok()) return s;
       break;
     }
     auto take = [&](uint64_t seq, std::string_view payload) {

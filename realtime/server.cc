@@ -116,6 +116,22 @@ Status RealtimeServer::Start() {
   // New at every start: what a sender compares to notice that the shard restarted (and
   // may have lost what it acked since its last sync).
   instance_ = RandomId64();
+  if (Status s = CheckOptions(); !s.ok()) return s;
+  Result<std::unique_ptr<Ring>> ring = Ring::Open(options_.data_dir, options_.slot, options_.max_pending_bytes);
+  if (!ring.ok()) return ring.status();
+  ring_ = std::move(ring).value();
+  LoadSourceMarks();
+  AddRoutes();
+  clickatron::Status ls = server_->Listen();
+  if (!ls.ok()) return Status::Error(ls.message());
+  AddLoopEvents();
+  std::fprintf(stderr, "clickatron-realtime: listening on %s:%u, data in %s, sync every %gs\n",
+               options_.address.c_str(), static_cast<unsigned>(server_->port()),
+               options_.data_dir.c_str(), options_.sync_interval_seconds);
+  return Status::OK();
+}
+
+Status RealtimeServer::CheckOptions() const {
   if (Status s = net::CheckListenSecret(options_.address, options_.secret); !s.ok()) return s;
   if (options_.require_secret_for_reads && options_.secret.empty()) {
     return Status::Error("SECRET_REQUIRED: require-secret-for-reads is set but no secret-file names the cluster secret");
@@ -130,9 +146,11 @@ Status RealtimeServer::Start() {
   if (options_.source_lease_ms < 0 || options_.source_lease_ms > 86'400'000) {
     return Status::Error("--source-lease-ms must be between 0 and 86400000");
   }
-  Result<std::unique_ptr<Ring>> ring = Ring::Open(options_.data_dir, options_.slot, options_.max_pending_bytes);
-  if (!ring.ok()) return ring.status();
-  ring_ = std::move(ring).value();
+  return Status::OK();
+}
+
+// Each source's seq as the slots' marks left it (all of it synced), and the ring logged.
+void RealtimeServer::LoadSourceMarks() {
   for (int i = 0; i < kRingSlots; ++i) {
     const Slot& s = ring_->slot(i);
     for (const auto& [source, seq] : s.marks()) {
@@ -148,9 +166,11 @@ Status RealtimeServer::Start() {
   if (ring_->closed_through() != kNoDay) {
     std::fprintf(stderr, "clickatron-realtime: closed through %s\n", FormatDay(ring_->closed_through()).c_str());
   }
+}
 
-  // The routes that change state or read a whole day need the cluster secret; the reads
-  // too with require_secret_for_reads (net/secret.h). /ping stays open for health checks.
+// The routes that change state or read a whole day need the cluster secret; the reads
+// too with require_secret_for_reads (net/secret.h). /ping stays open for health checks.
+void RealtimeServer::AddRoutes() {
   const std::string_view read_secret = options_.require_secret_for_reads ? std::string_view(options_.secret) : "";
   auto bind = [this](void (RealtimeServer::*fn)(net::Request&), std::string_view secret) {
     return [this, fn, secret](net::Request& req) {
@@ -170,9 +190,10 @@ Status RealtimeServer::Start() {
   net::HandleStats(server_.get(), read_secret, [this](net::StatsWriter& w) { WriteStats(w); });  // /stats, /metrics
   server_->Handle("/ping", bind(&RealtimeServer::OnPing, ""));
   server_->OnStop([this] { SyncAll(); });
+}
 
-  clickatron::Status ls = server_->Listen();
-  if (!ls.ok()) return Status::Error(ls.message());
+// On the first loop: the sync timer, and the ring's flushed and fsynced notifications.
+void RealtimeServer::AddLoopEvents() {
   sync_timer_ = event_new(server_->base(0), -1, EV_PERSIST, &RealtimeServer::OnSyncTimer, this);
   double whole = std::floor(options_.sync_interval_seconds);
   timeval tv{static_cast<time_t>(whole),
@@ -188,10 +209,6 @@ Status RealtimeServer::Start() {
                                &RealtimeServer::OnFsynced, this);
     event_add(fsynced_event_, nullptr);
   }
-  std::fprintf(stderr, "clickatron-realtime: listening on %s:%u, data in %s, sync every %gs\n",
-               options_.address.c_str(), static_cast<unsigned>(server_->port()),
-               options_.data_dir.c_str(), options_.sync_interval_seconds);
-  return Status::OK();
 }
 
 Status RealtimeServer::Run() {
@@ -358,86 +375,108 @@ std::optional<std::string> RealtimeServer::RingRefusal(net::Request& req) {
          "procedure (docs/operations.md#replaying-an-oplog-after-losing-a-realtime-host)";
 }
 
-void RealtimeServer::OnIncr(net::Request& req) {
-  req.AddHeader(kInstanceHeader, instance_.c_str());
-  req.AddHeader(kRingHeader, ring_->ring_id().c_str());
-  std::string_view source;  // once valid: every answer tells its mark
-  bool batch_read = false;
-  auto fail = [&](int code, std::string_view status_txt, std::string_view message) {
-    AddSourceMark(req, source, batch_read);
-    ReplyError(req, code, status_txt, message);
-  };
-  if (req.method() != net::Method::kPost || !req.query().status().ok()) {
-    AddSourceMark(req, source, batch_read);  // no source read yet: -1
-    if (RequirePost(req)) CheckQuery(req);
-    return;
-  }
+bool RealtimeServer::FailIncr(net::Request& req, std::string_view source, bool batch_read, int code,
+                              std::string_view status_txt, std::string_view message) {
+  AddSourceMark(req, source, batch_read);
+  ReplyError(req, code, status_txt, message);
+  return false;
+}
+
+// source, seq and the sender header checked, then the ring and the instance the sender
+// expects; false after answering.
+[[gnu::always_inline]] inline bool RealtimeServer::ReadIncrArgs(net::Request& req, IncrArgs* args) {
   std::optional<std::string_view> source_param = req.Param("source");
   std::optional<std::string_view> seq_text = req.Param("seq");
-  if (!source_param) return fail(400, "MISSING_ARG_SOURCE", "missing argument: source");
+  if (!source_param) return FailIncr(req, {}, false, 400, "MISSING_ARG_SOURCE", "missing argument: source");
   if (!ValidSource(*source_param)) {
-    return fail(400, "INVALID_ARG_SOURCE",
-                "source '" + Clipped(*source_param, kShown) + "' must be 1-64 characters of A-Z a-z 0-9 _ - . :");
+    return FailIncr(req, {}, false, 400, "INVALID_ARG_SOURCE",
+                    "source '" + Clipped(*source_param, kShown) + "' must be 1-64 characters of A-Z a-z 0-9 _ - . :");
   }
-  source = *source_param;
-  if (!seq_text) return fail(400, "MISSING_ARG_SEQ", "missing argument: seq");
-  int64_t seq;
-  if (!ParseSeq(*seq_text, &seq)) {
-    return fail(400, "INVALID_ARG_SEQ", "seq '" + Clipped(*seq_text, kShown) + "' is not a non-negative 64-bit integer");
+  std::string_view source = args->source = *source_param;
+  if (!seq_text) return FailIncr(req, source, false, 400, "MISSING_ARG_SEQ", "missing argument: seq");
+  if (!ParseSeq(*seq_text, &args->seq)) {
+    return FailIncr(req, source, false, 400, "INVALID_ARG_SEQ",
+                    "seq '" + Clipped(*seq_text, kShown) + "' is not a non-negative 64-bit integer");
   }
-  const char* sender = req.Header(kSenderHeader);
+  const char* sender = args->sender = req.Header(kSenderHeader);
   if (!ValidSenderId(sender)) {
-    return fail(400, "SENDER_MISSING",
-                sender == nullptr ? std::string("header ") + kSenderHeader + " is missing: every /incr names its sender"
-                                  : std::string("header ") + kSenderHeader + " '" + Clipped(sender, kShown) +
-                                        "' is not 16 lowercase hex digits");
+    return FailIncr(req, source, false, 400, "SENDER_MISSING",
+                    sender == nullptr ? std::string("header ") + kSenderHeader + " is missing: every /incr names its sender"
+                                      : std::string("header ") + kSenderHeader + " '" + Clipped(sender, kShown) +
+                                            "' is not 16 lowercase hex digits");
   }
-  if (std::optional<std::string> why = RingRefusal(req)) return fail(412, "RING_CHANGED", *why);
+  if (std::optional<std::string> why = RingRefusal(req)) {
+    return FailIncr(req, source, false, 412, "RING_CHANGED", *why);
+  }
   // A sender that names the instance it last talked to is refused by any other: this
   // process may have lost batches that one acknowledged after its last sync, and applying
   // a newer seq first would make their re-sent copies look like duplicates.
   std::optional<std::string_view> expect = req.Param("instance");
   if (expect && *expect != instance_) {
     ++counters_.refused_instance;
-    return fail(412, "INSTANCE_CHANGED",
-                "this shard restarted (instance " + instance_ + ", not " + Clipped(*expect, kShown) +
-                    "): re-send what the old instance acknowledged since its last sync");
+    return FailIncr(req, source, false, 412, "INSTANCE_CHANGED",
+                    "this shard restarted (instance " + instance_ + ", not " + Clipped(*expect, kShown) +
+                        "): re-send what the old instance acknowledged since its last sync");
   }
-  ShrinkAfter keep_lines(&incr_lines_, kKeepLines);
-  Status parsed = ParseIncrBatch(req.body(), &incr_lines_);
-  if (!parsed.ok()) return fail(400, "INVALID_LINE", parsed.message());
-  batch_read = true;
-  // One writer per source: another sender is refused while the last one's lease runs.
+  return true;
+}
+
+// One writer per source: another sender is refused (409 SOURCE_IN_USE, false) while the
+// last one's lease runs; after it, the new sender takes the source over.
+[[gnu::always_inline]] inline bool RealtimeServer::TakeSourceLease(net::Request& req, const IncrArgs& args) {
   const uint64_t now = MonotonicMicros();
+  std::string_view source = args.source;
   auto lease = leases_.find(source);
-  if (lease != leases_.end() && lease->second.sender != sender) {
+  if (lease != leases_.end() && lease->second.sender != args.sender) {
     const uint64_t age_ms = (now - lease->second.at_micros) / 1000;
     if (age_ms < static_cast<uint64_t>(options_.source_lease_ms)) {
       ++counters_.refused_source_in_use;
-      return fail(409, "SOURCE_IN_USE",
-                  "source " + std::string(source) + " is in use by sender " + lease->second.sender +
-                      " (last write " + std::to_string(age_ms) + " ms ago, lease " +
-                      std::to_string(options_.source_lease_ms) + " ms): two senders use one source (node-id)?");
+      return FailIncr(req, source, true, 409, "SOURCE_IN_USE",
+                      "source " + std::string(source) + " is in use by sender " + lease->second.sender +
+                          " (last write " + std::to_string(age_ms) + " ms ago, lease " +
+                          std::to_string(options_.source_lease_ms) + " ms): two senders use one source (node-id)?");
     }
     std::fprintf(stderr, "clickatron-realtime: source %s: sender %s takes over from %s (silent for %llu ms)\n",
-                 std::string(source).c_str(), sender, lease->second.sender.c_str(),
+                 std::string(source).c_str(), args.sender, lease->second.sender.c_str(),
                  static_cast<unsigned long long>(age_ms));
   }
   if (lease == leases_.end()) lease = leases_.emplace(std::string(source), SourceLease{}).first;
-  lease->second.sender = sender;
+  lease->second.sender = args.sender;
   lease->second.at_micros = now;
+  return true;
+}
+
+// POST /incr: the request checked (IncrArgs), the batch parsed, the source's lease taken,
+// the batch applied to the ring and answered. Every answer tells the source's mark.
+void RealtimeServer::OnIncr(net::Request& req) {
+  req.AddHeader(kInstanceHeader, instance_.c_str());
+  req.AddHeader(kRingHeader, ring_->ring_id().c_str());
+  if (req.method() != net::Method::kPost || !req.query().status().ok()) {
+    AddSourceMark(req, std::string_view(), false);  // no source read yet: -1
+    if (RequirePost(req)) CheckQuery(req);
+    return;
+  }
+  IncrArgs args;
+  if (!ReadIncrArgs(req, &args)) return;
+  ShrinkAfter keep_lines(&incr_lines_, kKeepLines);
+  Status parsed = ParseIncrBatch(req.body(), &incr_lines_);
+  if (!parsed.ok()) {
+    FailIncr(req, args.source, false, 400, "INVALID_LINE", parsed.message());
+    return;
+  }
+  if (!TakeSourceLease(req, args)) return;
 
   ++counters_.incr_batches;
   counters_.incr_lines += incr_lines_.size();
-  WriteOutcome o = ring_->Incr(&incr_lines_, source, seq);
-  AddSourceMark(req, source, batch_read);
+  WriteOutcome o = ring_->Incr(&incr_lines_, args.source, args.seq);
+  AddSourceMark(req, args.source, true);
   if (!o.ok()) return ReplyRefusal(req, o);
   counters_.incr_applied += o.applied;
   counters_.incr_duplicate += o.duplicate;
   if (o.duplicate > 0 && o.applied == 0) ++counters_.incr_duplicate_batches;
-  auto it = sources_.find(source);
-  if (it == sources_.end()) it = sources_.emplace(std::string(source), SourceSeq{}).first;
-  it->second.acked = std::max(it->second.acked, seq);
+  auto it = sources_.find(args.source);
+  if (it == sources_.end()) it = sources_.emplace(std::string(args.source), SourceSeq{}).first;
+  it->second.acked = std::max(it->second.acked, args.seq);
   req.AddHeader(kSyncedSeqHeader, std::to_string(it->second.synced).c_str());
 
   out_.clear();
@@ -445,7 +484,7 @@ void RealtimeServer::OnIncr(net::Request& req) {
   w.BeginObject();
   w.Field("applied", o.applied);
   w.Field("duplicate", o.duplicate);
-  w.Field("seq", seq);
+  w.Field("seq", args.seq);
   w.EndObject();
   req.ReplyJson(200, "OK", out_);
 }

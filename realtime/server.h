@@ -109,7 +109,25 @@ class RealtimeServer {
     uint64_t at_micros = 0;
   };
 
+  // The steps of Start, in order.
+  Status CheckOptions() const;
+  void LoadSourceMarks();
+  void AddRoutes();
+  void AddLoopEvents();
+
+  // The arguments of an /incr once checked: views into the request.
+  struct IncrArgs {
+    std::string_view source;
+    int64_t seq = 0;
+    const char* sender = nullptr;  // X-Clickatron-Sender, 16 lowercase hex digits
+  };
+
   void OnIncr(net::Request& req);
+  // The steps of OnIncr; each answers (with the source's mark) and returns false on a refusal.
+  bool ReadIncrArgs(net::Request& req, IncrArgs* args);
+  bool TakeSourceLease(net::Request& req, const IncrArgs& args);
+  bool FailIncr(net::Request& req, std::string_view source, bool batch_read, int code,
+                std::string_view status_txt, std::string_view message);  // false
   void OnSet(net::Request& req);
   void OnGet(net::Request& req);
   void OnMget(net::Request& req);

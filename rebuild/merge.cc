@@ -146,6 +146,89 @@ Status MergeOnePiece(const Options& options, WorkDir* work, const std::vector<Se
   return Status::OK();
 }
 
+// Every shard merged into tmp/, or moved there from pieces/ where `merge --shard` left it
+// (*taken counts those).
+Status MergeShards(const Options& options, const std::vector<SegmentInfo>& segments, const std::string& pieces,
+                   const std::string& tmp, Progress* progress, std::vector<ShardMerge>* merges, size_t* taken) {
+  const uint32_t shards = options.archive_shards;
+  std::atomic<size_t> moved{0};
+  // Jobs beyond one per shard read the inputs ahead.
+  const unsigned read_threads = std::max<unsigned>(1, options.jobs / std::min<uint32_t>(shards, options.jobs));
+  Status result = RunTasks(shards, options.jobs, [&](size_t k) -> Status {
+    const std::string path = tmp + "/" + MergedFileName(uint32_t(k));
+    if (std::optional<ShardMerge> piece = ReadPiece(pieces, uint32_t(k))) {
+      (*merges)[k] = std::move(*piece);
+      ++moved;
+      return RenameDurable(PiecePath(pieces, uint32_t(k)), path);
+    }
+    return MergeShard(segments, uint32_t(k), path, read_threads, progress, &(*merges)[k]);
+  });
+  *taken = moved;
+  return result;
+}
+
+// What the shard files hold together, for the summary line.
+struct MergeTotals {
+  uint64_t records = 0, bytes = 0, columns = 0;
+  RollupStats rolled;
+};
+
+// info's files and collision count from the shards' merges; their records read counted.
+MergeTotals SumShards(const std::vector<ShardMerge>& merges, MergedInfo* info, Progress* progress) {
+  MergeTotals t;
+  info->files.resize(merges.size());
+  for (size_t k = 0; k < merges.size(); ++k) {
+    const ShardMerge& m = merges[k];
+    info->files[k] = m.file;
+    t.rolled.days += m.rollups.days;
+    t.rolled.months += m.rollups.months;
+    t.rolled.limited += m.rollups.limited;
+    info->collisions += m.stats.collisions;
+    t.records += m.file.records;
+    t.bytes += m.file.bytes;
+    t.columns += m.file.columns;
+    progress->Add(m.stats.records_in, 0);
+  }
+  return t;
+}
+
+// tmp's collisions.txt (when there were any) and merged.info, synced.
+Status WriteMergedDir(const std::string& tmp, const std::vector<ShardMerge>& merges, const MergedInfo& info) {
+  std::string text;
+  for (const ShardMerge& m : merges) {
+    for (const std::string& c : m.collisions) text += c + "\n";
+  }
+  if (!text.empty()) {
+    if (Status s = WriteFileAtomic(tmp + "/collisions.txt", text); !s.ok()) return s;
+  }
+  if (Status s = WriteMergedInfo(tmp, info); !s.ok()) return s;
+  return SyncDir(tmp);
+}
+
+// Swap: merged → merged.old-<id>, tmp → merged, drop the old one and merge --shard's pieces.
+Status SwapInMerged(WorkDir* work, const std::string& tmp) {
+  const std::string merged = work->Path("merged");
+  const std::string old = work->Path("merged.old-" + WorkDir::NewId());
+  if (Exists(merged)) {
+    if (Status s = RenameDurable(merged, old); !s.ok()) return s;
+  }
+  if (Status s = RenameDurable(tmp, merged); !s.ok()) return s;
+  if (Status s = RemoveAll(old); !s.ok()) return s;
+  return RemoveAll(work->Path("merging"));
+}
+
+std::string MergeSummary(size_t segments, const MergedInfo& info, const MergeTotals& t, size_t taken) {
+  std::string text = std::to_string(segments) + " segment(s) → " + std::to_string(info.shards) +
+                     " shard file(s): " + std::to_string(t.records) + " records, " + HumanBytes(t.bytes) +
+                     ", " + std::to_string(t.columns) + " data points (rollups: " + std::to_string(t.rolled.days) +
+                     " day, " + std::to_string(t.rolled.months) + " month" +
+                     (t.rolled.limited ? ", " + std::to_string(t.rolled.limited) + " left out at a limit" : "") +
+                     "), last day " + info.last_day;
+  if (info.collisions) text += ", " + std::to_string(info.collisions) + " HASH COLLISION(S) (see merged/collisions.txt)";
+  if (taken) text += ", " + std::to_string(taken) + " shard(s) merged by merge --shard";
+  return text;
+}
+
 }  // namespace
 
 std::string SegmentSetFingerprint(const std::vector<SegmentInfo>& segments) {
@@ -185,6 +268,13 @@ Status RunMerge(const Options& options, WorkDir* work) {
 
   const std::string tmp = work->Path("merged.tmp-" + WorkDir::NewId());
   if (Status s = MakeDirs(tmp); !s.ok()) return s;
+  std::vector<ShardMerge> merges(shards);
+  size_t taken = 0;
+  Status result = MergeShards(options, *segments, work->Path("merging/" + inputs), tmp, &progress, &merges, &taken);
+  if (!result.ok()) {
+    RemoveAll(tmp);
+    return result;
+  }
   MergedInfo info;
   info.inputs = inputs;
   info.shards = shards;
@@ -192,73 +282,11 @@ Status RunMerge(const Options& options, WorkDir* work) {
   info.exports = ExportsOf(*segments);
   info.late = LateMarks(*segments);
   info.rollups = true;  // every rollup written carries its mask (docs/formats.md#rollup-records)
-  info.files.resize(shards);
-  std::vector<ShardMerge> merges(shards);
-  std::vector<MergeStats> stats(shards);
-  std::vector<RollupStats> rollups(shards);
-  const std::string pieces = work->Path("merging/" + inputs);
-  std::atomic<size_t> taken{0};
-  // Jobs beyond one per shard read the inputs ahead.
-  const unsigned read_threads = std::max<unsigned>(1, options.jobs / std::min<uint32_t>(shards, options.jobs));
-  Status result = RunTasks(shards, options.jobs, [&](size_t k) -> Status {
-    const std::string path = tmp + "/" + MergedFileName(uint32_t(k));
-    if (std::optional<ShardMerge> piece = ReadPiece(pieces, uint32_t(k))) {
-      merges[k] = std::move(*piece);
-      ++taken;
-      return RenameDurable(PiecePath(pieces, uint32_t(k)), path);
-    }
-    return MergeShard(*segments, uint32_t(k), path, read_threads, &progress, &merges[k]);
-  });
-  if (!result.ok()) {
-    RemoveAll(tmp);
-    return result;
-  }
-  std::vector<std::string> collisions;
-  for (uint32_t k = 0; k < shards; ++k) {
-    info.files[k] = merges[k].file;
-    stats[k] = merges[k].stats;
-    rollups[k] = merges[k].rollups;
-    collisions.insert(collisions.end(), merges[k].collisions.begin(), merges[k].collisions.end());
-  }
-  uint64_t records = 0, bytes = 0, columns = 0;
-  RollupStats rolled;
-  for (uint32_t k = 0; k < shards; ++k) {
-    rolled.days += rollups[k].days;
-    rolled.months += rollups[k].months;
-    rolled.limited += rollups[k].limited;
-    info.collisions += stats[k].collisions;
-    records += info.files[k].records;
-    bytes += info.files[k].bytes;
-    columns += info.files[k].columns;
-    progress.Add(stats[k].records_in, 0);
-  }
+  MergeTotals totals = SumShards(merges, &info, &progress);
   if (progress.bytes() < total_in) progress.Add(0, total_in - progress.bytes());
-  if (!collisions.empty()) {
-    std::string text;
-    for (const std::string& c : collisions) text += c + "\n";
-    if (Status s = WriteFileAtomic(tmp + "/collisions.txt", text); !s.ok()) return s;
-  }
-  if (Status s = WriteMergedInfo(tmp, info); !s.ok()) return s;
-  if (Status s = SyncDir(tmp); !s.ok()) return s;
-  // Swap: merged → merged.old-<id>, tmp → merged, drop the old one.
-  const std::string merged = work->Path("merged");
-  const std::string old = work->Path("merged.old-" + WorkDir::NewId());
-  if (Exists(merged)) {
-    if (Status s = RenameDurable(merged, old); !s.ok()) return s;
-  }
-  if (Status s = RenameDurable(tmp, merged); !s.ok()) return s;
-  if (Status s = RemoveAll(old); !s.ok()) return s;
-  if (Status s = RemoveAll(work->Path("merging")); !s.ok()) return s;
-
-  std::string text = std::to_string(segments->size()) + " segment(s) → " + std::to_string(shards) +
-                     " shard file(s): " + std::to_string(records) + " records, " + HumanBytes(bytes) +
-                     ", " + std::to_string(columns) + " data points (rollups: " + std::to_string(rolled.days) +
-                     " day, " + std::to_string(rolled.months) + " month" +
-                     (rolled.limited ? ", " + std::to_string(rolled.limited) + " left out at a limit" : "") +
-                     "), last day " + info.last_day;
-  if (info.collisions) text += ", " + std::to_string(info.collisions) + " HASH COLLISION(S) (see merged/collisions.txt)";
-  if (taken) text += ", " + std::to_string(taken) + " shard(s) merged by merge --shard";
-  progress.Summary(text);
+  if (Status s = WriteMergedDir(tmp, merges, info); !s.ok()) return s;
+  if (Status s = SwapInMerged(work, tmp); !s.ok()) return s;
+  progress.Summary(MergeSummary(segments->size(), info, totals, taken));
   return Status::OK();
 }
 

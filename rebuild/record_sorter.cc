@@ -485,52 +485,55 @@ RecordSorter::Feeder::Feeder(RecordSorter* sorter, uint64_t memory_bytes, uint32
 
 RecordSorter::Feeder::~Feeder() = default;
 
-Status RecordSorter::Feeder::Add(std::string_view line) {
-  const SorterOptions& options = sorter_->options_;
-  const size_t comma = line.find(',');
-  if (comma == std::string_view::npos) return Status::Error("no ',' between key and value");
-  const std::string_view key = line.substr(0, comma), value = line.substr(comma + 1);
-  ParsedKey& p = parsed_;
-  if (!ParseRealtimeKeyQuietly(key, &p)) return ParseRealtimeKey(key).status();
-  Day day;
-  std::string_view archive_head, archive_tail, column;
-  int64_t count = 0;
-  if (p.type == RecordType::kLookup) {
-    if (value.empty()) return Status::Error("lookup '" + std::string(key) + "' has an empty original");
-    if (Result<std::string> u = UnescapeLookupValue(value); !u.ok()) {
-      return Status::Error("lookup '" + std::string(key) + "': " + u.status().message());
-    }
-    day = options.lookup_day;
-    archive_head = key;
-    column = value;
-    has_lookups_ = true;
-  } else {
-    if (!ParseCountQuietly(value, &count) || count == kWideCount) {  // rare: a count past int64
-      if (!ParseInt128(value, &wide_count_)) {
-        return Status::Error("count '" + Clipped(value, 40) + "' of '" + std::string(key) + "' is not a signed 128-bit integer");
-      }
-      count = kWideCount;
-    }
-    const int64_t d = p.hour / kSecondsPerDay;
-    day = Day(d);
-    if (options.only_day != 0 && day != options.only_day) {
-      return Status::Error("record '" + std::string(key) + "' is of day " + FormatDay(d) +
-                           ", not " + FormatDay(options.only_day));
-    }
-    day_bits_[day >> 6] |= uint64_t(1) << (day & 63);
-    if (p.type == RecordType::kTotal) {
-      archive_head = p.shard_key;  // {ns}|{key}
-      column = p.ymdh;
-    } else {
-      // {subns}.{ns}|{key} . {ymdh}: the realtime key without its ".{subkey}".
-      archive_head = key.substr(0, size_t(p.subkey.data() - key.data()) - 1);
-      archive_tail = p.ymdh;
-      column = p.subkey;
-    }
+// A lookup: its key is the archive key, its original the column, of the lookup day.
+Status RecordSorter::Feeder::ReadLookup(std::string_view key, std::string_view value, Entry* e) {
+  if (value.empty()) return Status::Error("lookup '" + std::string(key) + "' has an empty original");
+  if (Result<std::string> u = UnescapeLookupValue(value); !u.ok()) {
+    return Status::Error("lookup '" + std::string(key) + "': " + u.status().message());
   }
+  e->day = sorter_->options_.lookup_day;
+  e->head = key;
+  e->column = value;
+  has_lookups_ = true;
+  return Status::OK();
+}
+
+// An hour record (parsed_): its count (kWideCount and wide_count_ past int64), its day,
+// and the archive key and column it goes to.
+[[gnu::always_inline]] inline Status RecordSorter::Feeder::ReadHour(std::string_view key, std::string_view value, Entry* e) {
+  const SorterOptions& options = sorter_->options_;
+  const ParsedKey& p = parsed_;
+  if (!ParseCountQuietly(value, &e->count) || e->count == kWideCount) {  // rare: a count past int64
+    if (!ParseInt128(value, &wide_count_)) {
+      return Status::Error("count '" + Clipped(value, 40) + "' of '" + std::string(key) + "' is not a signed 128-bit integer");
+    }
+    e->count = kWideCount;
+  }
+  const int64_t d = p.hour / kSecondsPerDay;
+  e->day = Day(d);
+  if (options.only_day != 0 && e->day != options.only_day) {
+    return Status::Error("record '" + std::string(key) + "' is of day " + FormatDay(d) +
+                         ", not " + FormatDay(options.only_day));
+  }
+  day_bits_[e->day >> 6] |= uint64_t(1) << (e->day & 63);
+  if (p.type == RecordType::kTotal) {
+    e->head = p.shard_key;  // {ns}|{key}
+    e->column = p.ymdh;
+  } else {
+    // {subns}.{ns}|{key} . {ymdh}: the realtime key without its ".{subkey}".
+    e->head = key.substr(0, size_t(p.subkey.data() - key.data()) - 1);
+    e->tail = p.ymdh;
+    e->column = p.subkey;
+  }
+  return Status::OK();
+}
+
+// The entry key (day, shard, head[.tail], '\0', column) built and added to the batch.
+[[gnu::always_inline]] inline Status RecordSorter::Feeder::AddEntry(const Entry& e) {
+  const SorterOptions& options = sorter_->options_;
   // crc32 % 1 is 0: one archive shard needs no checksum (3% of an import).
-  const uint32_t shard = options.shards == 1 ? 0 : ShardOf(p.shard_key, options.shards);
-  const size_t size = 4 + archive_head.size() + (archive_tail.empty() ? 0 : 1 + archive_tail.size()) + 1 + column.size();
+  const uint32_t shard = options.shards == 1 ? 0 : ShardOf(parsed_.shard_key, options.shards);
+  const size_t size = 4 + e.head.size() + (e.tail.empty() ? 0 : 1 + e.tail.size()) + 1 + e.column.size();
   if (size > kMaxEntryKey) return Status::Error("record is too long");
   // Built on the stack unless it is long (a lookup's original): resizing a string
   // zero-filled it first. Zero padded to the inline bytes, which Batch::Add loads whole.
@@ -544,30 +547,44 @@ Status RecordSorter::Feeder::Add(std::string_view line) {
     std::memset(stack_key + size, 0, kInlineKeyBytes);
   }
   char* w = entry_key;
-  *w++ = char(day >> 8);
-  *w++ = char(day);
+  *w++ = char(e.day >> 8);
+  *w++ = char(e.day);
   *w++ = char(shard >> 8);
   *w++ = char(shard);
-  std::memcpy(w, archive_head.data(), archive_head.size());
-  w += archive_head.size();
-  if (!archive_tail.empty()) {
+  std::memcpy(w, e.head.data(), e.head.size());
+  w += e.head.size();
+  if (!e.tail.empty()) {
     *w++ = '.';
-    std::memcpy(w, archive_tail.data(), archive_tail.size());
-    w += archive_tail.size();
+    std::memcpy(w, e.tail.data(), e.tail.size());
+    w += e.tail.size();
   }
   *w++ = '\0';
-  std::memcpy(w, column.data(), column.size());
+  std::memcpy(w, e.column.data(), e.column.size());
   if (Status s = batch_->Map(); !s.ok()) {
     io_error_ = true;
     return s;
   }
   const std::string_view whole(entry_key, size);
-  if (count == kWideCount) return AddWide(whole);
-  if (!batch_->Add(whole, count)) {
-    if (Status s = SpillAndAdd(whole, count); !s.ok()) return s;
+  if (e.count == kWideCount) return AddWide(whole);
+  if (!batch_->Add(whole, e.count)) {
+    if (Status s = SpillAndAdd(whole, e.count); !s.ok()) return s;
   }
   records_++;
   return Status::OK();
+}
+
+Status RecordSorter::Feeder::Add(std::string_view line) {
+  const size_t comma = line.find(',');
+  if (comma == std::string_view::npos) return Status::Error("no ',' between key and value");
+  const std::string_view key = line.substr(0, comma), value = line.substr(comma + 1);
+  if (!ParseRealtimeKeyQuietly(key, &parsed_)) return ParseRealtimeKey(key).status();
+  Entry e;
+  if (parsed_.type == RecordType::kLookup) {
+    if (Status s = ReadLookup(key, value, &e); !s.ok()) return s;
+  } else {
+    if (Status s = ReadHour(key, value, &e); !s.ok()) return s;
+  }
+  return AddEntry(e);
 }
 
 Status RecordSorter::Feeder::SpillAndAdd(std::string_view entry_key, int64_t count) {
@@ -861,6 +878,84 @@ Status AssembleBlock(std::string_view block, LineAssembler* assembler) {
 // K-way merge of sorted sources; equal keys summed. The sources sit in a binary min-heap by
 // (key, index) whose top is re-sifted in place as it moves on: one sift a record, where a
 // pop and a push were two.
+// The sources being merged, by their current record: a binary min-heap, equal keys by
+// source index, the least on top.
+class RecordSorter::SourceHeap {
+ public:
+  // Every source that has a record, in heap order.
+  Status Fill(std::vector<std::unique_ptr<Source>>& sources) {
+    for (size_t i = 0; i < sources.size(); ++i) {
+      sources[i]->index = uint32_t(i);
+      if (sources[i]->Next()) heap_.push_back(sources[i].get());
+      else if (Status s = sources[i]->status(); !s.ok()) return s;
+    }
+    for (size_t i = heap_.size() / 2; i-- > 0;) SiftDown(i);
+    return Status::OK();
+  }
+  bool empty() const { return heap_.empty(); }
+  const Source& top() const { return *heap_[0]; }
+
+  // Another source holding the top's key holds the least key, so one of the top's
+  // children does too.
+  bool TopShared() const {
+    return (heap_.size() > 1 && Source::Compare(*heap_[1], *heap_[0]) == 0) ||
+           (heap_.size() > 2 && Source::Compare(*heap_[2], *heap_[0]) == 0);
+  }
+
+  // The top moves on: sifted down again, or replaced by the last source at its end.
+  Status AdvanceTop() {
+    if (!heap_[0]->Next()) {
+      if (Status s = heap_[0]->status(); !s.ok()) return s;
+      heap_[0] = heap_.back();
+      heap_.pop_back();
+      if (heap_.empty()) return Status::OK();
+    }
+    SiftDown(0);
+    return Status::OK();
+  }
+
+  // The top's key (copied to *key: its source moves on) summed over every source holding
+  // it, each advanced past it. REQUIRES: !empty().
+  Status SumTop(std::string* key, Int128* sum) {
+    key->assign(top().key);
+    current_.key = *key;
+    std::copy(top().k, top().k + 3, current_.k);
+    *sum = top().count;
+    bool overflow = false;
+    if (Status s = AdvanceTop(); !s.ok()) return s;
+    while (!heap_.empty() && Source::Compare(*heap_[0], current_) == 0) {
+      overflow |= !AddInt128(sum, heap_[0]->count);
+      if (Status s = AdvanceTop(); !s.ok()) return s;
+    }
+    if (!overflow) return Status::OK();
+    return Status::Error("the counts of one record leave 128 bits (day " +
+                         DayName(Day((uint8_t((*key)[0]) << 8) | uint8_t((*key)[1]))) + ", key " +
+                         key->substr(4, key->find('\0', 4) - 4) + ")");
+  }
+
+ private:
+  static bool Less(const Source* a, const Source* b) {
+    const int c = Source::Compare(*a, *b);
+    return c != 0 ? c < 0 : a->index < b->index;
+  }
+  void SiftDown(size_t i) {
+    const size_t n = heap_.size();
+    Source* const moving = heap_[i];
+    for (size_t child; (child = 2 * i + 1) < n; i = child) {
+      if (child + 1 < n && Less(heap_[child + 1], heap_[child])) ++child;
+      if (!Less(heap_[child], moving)) break;
+      heap_[i] = heap_[child];
+    }
+    heap_[i] = moving;
+  }
+
+  std::vector<Source*> heap_;
+  // The record being summed: a copy of its key and its prefix words.
+  struct Held final : Source {
+    bool Next() override { return false; }
+  } current_;
+};
+
 Status RecordSorter::MergeSources(std::vector<std::unique_ptr<Source>>* all, MergedSink* out) {
   std::vector<std::unique_ptr<Source>>& sources = *all;
   if (sources.size() == 1) {  // one sorted source, keys already summed: no merge
@@ -870,70 +965,19 @@ Status RecordSorter::MergeSources(std::vector<std::unique_ptr<Source>>* all, Mer
     }
     return only.status();
   }
-  std::vector<Source*> heap;
-  for (size_t i = 0; i < sources.size(); ++i) {
-    sources[i]->index = uint32_t(i);
-    if (sources[i]->Next()) heap.push_back(sources[i].get());
-    else if (Status s = sources[i]->status(); !s.ok()) return s;
-  }
-  auto less = [](const Source* a, const Source* b) {
-    const int c = Source::Compare(*a, *b);
-    return c != 0 ? c < 0 : a->index < b->index;
-  };
-  auto sift_down = [&heap, &less](size_t i) {
-    const size_t n = heap.size();
-    Source* const moving = heap[i];
-    for (size_t child; (child = 2 * i + 1) < n; i = child) {
-      if (child + 1 < n && less(heap[child + 1], heap[child])) ++child;
-      if (!less(heap[child], moving)) break;
-      heap[i] = heap[child];
-    }
-    heap[i] = moving;
-  };
-  for (size_t i = heap.size() / 2; i-- > 0;) sift_down(i);
-  // The top moves on: sifted down again, or replaced by the last source at its end.
-  auto advance_top = [&]() -> Status {
-    if (!heap[0]->Next()) {
-      if (Status s = heap[0]->status(); !s.ok()) return s;
-      heap[0] = heap.back();
-      heap.pop_back();
-      if (heap.empty()) return Status::OK();
-    }
-    sift_down(0);
-    return Status::OK();
-  };
-  // The record being summed: a copy of its key (its source moves on) and its prefix.
-  struct Held final : Source {
-    bool Next() override { return false; }
-  } current;
+  SourceHeap heap;
+  if (Status s = heap.Fill(sources); !s.ok()) return s;
   std::string key;
   while (!heap.empty()) {
-    const Source& top = *heap[0];
-    // Another source holding the top's key holds the least key, so one of the top's
-    // children does too. The common case, a key in one source only, goes out before its
-    // source moves on: no copy of the key.
-    const bool shared = (heap.size() > 1 && Source::Compare(*heap[1], top) == 0) ||
-                        (heap.size() > 2 && Source::Compare(*heap[2], top) == 0);
-    if (!shared) {
-      if (Status s = out->Add(top.key, top.count); !s.ok()) return s;
-      if (Status s = advance_top(); !s.ok()) return s;
+    // The common case, a key in one source only, goes out before its source moves on: no
+    // copy of the key.
+    if (!heap.TopShared()) {
+      if (Status s = out->Add(heap.top().key, heap.top().count); !s.ok()) return s;
+      if (Status s = heap.AdvanceTop(); !s.ok()) return s;
       continue;
     }
-    key.assign(top.key);
-    current.key = key;
-    std::copy(top.k, top.k + 3, current.k);
-    Int128 sum = top.count;
-    bool overflow = false;
-    if (Status s = advance_top(); !s.ok()) return s;
-    while (!heap.empty() && Source::Compare(*heap[0], current) == 0) {
-      overflow |= !AddInt128(&sum, heap[0]->count);
-      if (Status s = advance_top(); !s.ok()) return s;
-    }
-    if (overflow) {
-      return Status::Error("the counts of one record leave 128 bits (day " +
-                           DayName(Day((uint8_t(key[0]) << 8) | uint8_t(key[1]))) + ", key " +
-                           key.substr(4, key.find('\0', 4) - 4) + ")");
-    }
+    Int128 sum = 0;
+    if (Status s = heap.SumTop(&key, &sum); !s.ok()) return s;
     if (Status s = out->Add(key, sum); !s.ok()) return s;
   }
   return Status::OK();

@@ -117,6 +117,7 @@ class RecordSorter {
   class Source;
   class MemorySource;
   class RunSource;
+  class SourceHeap;
   std::string NewRunPath();
   static Status MergeSources(std::vector<std::unique_ptr<Source>>* sources, MergedSink* out);
 
@@ -142,6 +143,16 @@ class RecordSorter::Feeder {
 
  private:
   friend class RecordSorter;
+  // What a line becomes: the parts of its entry key (docs/rebuild.md) and its count.
+  struct Entry {
+    Day day = 0;
+    std::string_view head, tail, column;  // the archive key is head[.tail]
+    int64_t count = 0;
+  };
+  // The steps of Add(): the line read as a lookup or an hour record, then kept.
+  Status ReadLookup(std::string_view key, std::string_view value, Entry* e);
+  Status ReadHour(std::string_view key, std::string_view value, Entry* e);
+  Status AddEntry(const Entry& e);
   Status Spill();
   // The rare ends of Add(), out of its way: a full batch spilled, then the entry added; an
   // entry whose count (wide_count_) is kept beside it (docs/rebuild.md#counts).

@@ -62,6 +62,44 @@ Result<int64_t> LeaseLeft(const Options& options, const std::string& through) {
   return wait_ms;
 }
 
+// POST /release of each planned (day, shard), the shards in parallel; (*released)[n]: the
+// days shard n released (a 404, nothing to release, is no error).
+Status ReleaseDays(const Options& options, const ReleasePlan& plan, std::vector<std::vector<std::string>>* released) {
+  std::vector<std::vector<std::string>> days(options.realtime.size());
+  for (const DayShard& p : plan.release) days[p.shard].push_back(FormatDay(p.day));
+  return RunTasks(options.realtime.size(), options.jobs, [&](size_t n) -> Status {
+    for (const std::string& day : days[n]) {
+      Result<HttpResult> r = HttpCall(options.realtime[n], "POST", "/release?day=" + day, options.timeout_ms);
+      if (!r.ok()) return r.status();
+      if (r->status == 200) {
+        (*released)[n].push_back(day);
+      } else if (r->status != 404) {
+        return Status::Error(RealtimeShardName(options, n) + " refused to release " + day + ": HTTP " +
+                             std::to_string(r->status) + " " + ClippedLine(r->body, 200));
+      }
+    }
+    return Status::OK();
+  });
+}
+
+std::string ReleaseSummary(const std::vector<std::vector<std::string>>& released, const ReleasePlan& plan,
+                           const std::string& through, const std::string& live, const std::string& last_day) {
+  std::string text;
+  size_t count = 0;
+  for (size_t n = 0; n < released.size(); ++n) {
+    for (const std::string& d : released[n]) {
+      text += (count++ ? ", " : "") + d + "@" + std::to_string(n);
+    }
+  }
+  std::string left;
+  if (!plan.open.empty()) left += "; left open (the nightly closes them): " + FormatDayShards(plan.open);
+  if (!plan.unmerged.empty()) {
+    left += "; left closed, not in the live generation yet (the nightly adds them): " + FormatDayShards(plan.unmerged);
+  }
+  return "released " + std::to_string(count) + " slot(s) through " + through +
+         (count ? " (" + text + ")" : "") + "; archive generation " + live + " holds through " + last_day + left;
+}
+
 }  // namespace
 
 Status RunRelease(const Options& options, WorkDir* work) {
@@ -100,37 +138,8 @@ Status RunRelease(const Options& options, WorkDir* work) {
   if (!cluster.ok()) return cluster.status();
   const ReleasePlan plan = PlanRelease(options.through, (*manifest)->exports, *cluster);
   std::vector<std::vector<std::string>> released(options.realtime.size());
-  std::vector<std::vector<std::string>> days(options.realtime.size());
-  for (const DayShard& p : plan.release) days[p.shard].push_back(FormatDay(p.day));
-  Status result = RunTasks(options.realtime.size(), options.jobs, [&](size_t n) -> Status {
-    for (const std::string& day : days[n]) {
-      Result<HttpResult> r = HttpCall(options.realtime[n], "POST", "/release?day=" + day, options.timeout_ms);
-      if (!r.ok()) return r.status();
-      if (r->status == 200) {
-        released[n].push_back(day);
-      } else if (r->status != 404) {
-        return Status::Error(RealtimeShardName(options, n) + " refused to release " + day + ": HTTP " +
-                             std::to_string(r->status) + " " + ClippedLine(r->body, 200));
-      }
-    }
-    return Status::OK();
-  });
-  if (!result.ok()) return result;
-  std::string text;
-  size_t count = 0;
-  for (size_t n = 0; n < released.size(); ++n) {
-    for (const std::string& d : released[n]) {
-      text += (count++ ? ", " : "") + d + "@" + std::to_string(n);
-    }
-  }
-  std::string left;
-  if (!plan.open.empty()) left += "; left open (the nightly closes them): " + FormatDayShards(plan.open);
-  if (!plan.unmerged.empty()) {
-    left += "; left closed, not in the live generation yet (the nightly adds them): " + FormatDayShards(plan.unmerged);
-  }
-  progress.Summary("released " + std::to_string(count) + " slot(s) through " + through +
-                   (count ? " (" + text + ")" : "") + "; archive generation " + live + " holds through " + last_day +
-                   left);
+  if (Status s = ReleaseDays(options, plan, &released); !s.ok()) return s;
+  progress.Summary(ReleaseSummary(released, plan, through, live, last_day));
   return Status::OK();
 }
 

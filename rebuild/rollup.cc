@@ -86,6 +86,55 @@ Status RollupWriter::AddLines(std::string_view lines, uint64_t /*records*/, uint
   return pass();
 }
 
+// The first hour of a month of a key: held from here on.
+inline void RollupWriter::HoldMonth(std::string_view group, std::string_view time) {
+  holding_ = true;
+  month_ok_ = true;
+  streaming_ = false;
+  group_.clear();  // then append: assign() called the out-of-line _M_replace once a month of a key (docs/benchmarks.md)
+  group_.append(group);
+  month_[0] = time[0];
+  month_[1] = time[1];
+}
+
+// The line appended to held_ and its columns to cols_; false when they are malformed.
+inline bool RollupWriter::HoldLine(std::string_view key, std::string_view value, std::string_view line) {
+  const size_t value_at = held_.size() + key.size() + 1;
+  if (line.empty()) {
+    held_.append(key).append(1, ',').append(value).append(1, '\n');
+  } else {
+    held_.append(line);
+  }
+  return ParseColumns(value_at, value.size());
+}
+
+// The error of a malformed value, from a ColumnReader (which says what is wrong); the
+// columns parsed before it dropped.
+Status RollupWriter::ColumnsError(std::string_view key, std::string_view value, size_t cols_before) {
+  cols_.resize(cols_before);
+  ColumnReader reader(value);
+  Column c;
+  while (reader.Next(&c)) {
+  }
+  const Status why = reader.status().ok() ? Status::Error("malformed columns") : reader.status();
+  return why.Prefixed("key '" + Clipped(key, 200) + "': ");
+}
+
+// The hour just held (its n columns) counted in its day.
+inline void RollupWriter::AddHour(std::string_view time, uint64_t n) {
+  Day& d = days_.back();
+  int day_of_month = 0, hour = 0;
+  if (!RollupDayAndHour(time, &day_of_month, &hour)) {
+    d.ok = false;  // no rollup can name this hour (the merge checks tokens before)
+  } else {
+    d.mask |= uint32_t(1) << hour;
+  }
+  d.line_end = held_.size();
+  d.hours++;
+  d.hour_columns += n;
+  d.col_end = cols_.size();
+}
+
 Status RollupWriter::Record(std::string_view key, std::string_view value, std::string_view line) {
   // An hour record ends in `.{ymdh}`; anything else is looked at more closely.
   const size_t dot = key.size() > kYmdhSize && key[key.size() - kYmdhSize - 1] == '.' ? key.size() - kYmdhSize - 1
@@ -99,15 +148,7 @@ Status RollupWriter::Record(std::string_view key, std::string_view value, std::s
   if (holding_ && (group != group_ || time[0] != month_[0] || time[1] != month_[1])) {
     if (Status s = WriteHeld(); !s.ok()) return s;
   }
-  if (!holding_) {
-    holding_ = true;
-    month_ok_ = true;
-    streaming_ = false;
-    group_.clear();  // then append: assign() called the out-of-line _M_replace once a month of a key (docs/benchmarks.md)
-    group_.append(group);
-    month_[0] = time[0];
-    month_[1] = time[1];
-  }
+  if (!holding_) HoldMonth(group, time);
   if (days_.empty() || days_.back().symbol != time[2]) {
     if (Status s = FinishDay(); !s.ok()) return s;
     streaming_ = false;
@@ -117,36 +158,15 @@ Status RollupWriter::Record(std::string_view key, std::string_view value, std::s
     const uint64_t n = CountColumns(value);
     return line.empty() ? out_->Add(key, value, n) : out_->AddLines(line, 1, n);
   }
-  const size_t value_at = held_.size() + key.size() + 1;
-  if (line.empty()) {
-    held_.append(key).append(1, ',').append(value).append(1, '\n');
-  } else {
-    held_.append(line);
-  }
   const size_t cols_before = cols_.size();
-  if (!ParseColumns(value_at, value.size())) {
-    cols_.resize(cols_before);
-    ColumnReader reader(value);  // says what is wrong
-    Column c;
-    while (reader.Next(&c)) {
-    }
-    const Status why = reader.status().ok() ? Status::Error("malformed columns") : reader.status();
-    return why.Prefixed("key '" + Clipped(key, 200) + "': ");
-  }
-  const uint64_t n = cols_.size() - cols_before;
-  Day& d = days_.back();
-  int day_of_month = 0, hour = 0;
-  if (!RollupDayAndHour(time, &day_of_month, &hour)) {
-    d.ok = false;  // no rollup can name this hour (the merge checks tokens before)
-  } else {
-    d.mask |= uint32_t(1) << hour;
-  }
-  d.line_end = held_.size();
-  d.hours++;
-  d.hour_columns += n;
-  d.col_end = cols_.size();
+  if (!HoldLine(key, value, line)) return ColumnsError(key, value, cols_before);
+  AddHour(time, cols_.size() - cols_before);
   if (held_.size() <= limits_.max_held_bytes) return Status::OK();
-  // Past the limit: no month rollup; the days before this one are written now.
+  return PastHeldLimit();
+}
+
+// Past the limit: no month rollup; the days before this one are written now.
+Status RollupWriter::PastHeldLimit() {
   if (month_ok_) {
     month_ok_ = false;
     stats_.limited++;
@@ -181,7 +201,9 @@ Status RollupWriter::Record(std::string_view key, std::string_view value, std::s
 // `name:count name:count …` of held_ bytes [at, at + size) appended to cols_; false when it
 // is malformed (the caller finds out why with a ColumnReader). Loops rather than memchr and
 // from_chars: names and counts are a few bytes long. A count past int64 goes in as 0 and
-// makes the day (days_.back()) wide: it is summed by SumExactly.
+// makes the day (days_.back()) wide: it is summed by SumExactly. One function (61 lines):
+// the merge's hottest loop keeps p in a register throughout; a helper taking p by pointer
+// put it in memory (docs/benchmarks.md, "Fewer instructions a record").
 bool RollupWriter::ParseColumns(size_t at, size_t size) {
   const char* p = held_.data() + at;
   const char* const end = p + size;

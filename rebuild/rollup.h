@@ -84,6 +84,12 @@ class RollupWriter : public RecordWriter {
   };
   // One subtotal line (line: key,value\n as read, or empty when only key and value are).
   Status Record(std::string_view key, std::string_view value, std::string_view line);
+  // The steps of Record (rollup.cc).
+  void HoldMonth(std::string_view group, std::string_view time);
+  bool HoldLine(std::string_view key, std::string_view value, std::string_view line);
+  [[gnu::noinline, gnu::cold]] Status ColumnsError(std::string_view key, std::string_view value, size_t cols_before);
+  void AddHour(std::string_view time, uint64_t n);
+  [[gnu::noinline]] Status PastHeldLimit();
   Status FinishDay();                    // sums the last day (and writes it if no month)
   Status WriteDay(const Day& day);       // its rollup (if due) and its hours
   Status WriteHeld();                    // the month rollup (if due) and every day

@@ -134,115 +134,156 @@ class Input {
   size_t pos_ = 0;
 };
 
+// The k-way merge of MergeSegments: a min-heap of the inputs by their current key, a key
+// found in one input copied through (CopyRun), equal keys merged (MergeEqualKeys).
+class SegmentMerger {
+ public:
+  SegmentMerger(RecordWriter* out, MergeStats* stats,
+                const std::function<void(const std::string&)>& on_collision,
+                const std::function<void(uint64_t bytes_in)>& on_progress)
+      : out_(out), stats_(stats), on_collision_(on_collision), on_progress_(on_progress),
+        heap_(InputGreater{&in_}) {}
+
+  Status Open(const std::vector<std::string>& inputs, unsigned threads) {
+    const bool read_ahead = threads > 1 && inputs.size() <= kMaxReadAheadInputs;
+    // Read buffers within ~96 MiB however many inputs (each holds about three).
+    const size_t buffer = std::clamp<size_t>((96 << 20) / 3 / std::max<size_t>(1, inputs.size()), 256 << 10, 4 << 20);
+    for (const std::string& path : inputs) {
+      auto input = std::make_unique<Input>();
+      if (Status s = input->Open(path, buffer, read_ahead, !out_->counts_columns_itself()); !s.ok()) return s;
+      in_.push_back(std::move(input));
+    }
+    for (size_t i = 0; i < in_.size(); ++i) {
+      if (Status s = Advance(i); !s.ok()) return s;
+    }
+    return Status::OK();
+  }
+
+  Status Run() {
+    while (!heap_.empty()) {
+      const size_t first = heap_.top();
+      heap_.pop();
+      Status s = heap_.empty() || in_[heap_.top()]->key != in_[first]->key ? CopyRun(first) : MergeEqualKeys(first);
+      if (!s.ok()) return s;
+      if (on_progress_ && ++since_progress_ >= 65536) ReportProgress();
+    }
+    return Status::OK();
+  }
+
+ private:
+  // Min-heap order by key; equal keys by input order, so the earliest input comes first.
+  struct InputGreater {
+    const std::vector<std::unique_ptr<Input>>* in;
+    bool operator()(size_t a, size_t b) const {
+      const int c = CompareKeys((*in)[a]->key, (*in)[b]->key);
+      return c != 0 ? c > 0 : a > b;
+    }
+  };
+
+  // Input i's next record into the heap (none at its end).
+  Status Advance(size_t i) {
+    Input& x = *in_[i];
+    if (x.Next()) {
+      stats_->records_in++;
+      stats_->bytes_in += x.key.size() + x.value.size() + 2;
+      heap_.push(i);
+      return Status::OK();
+    }
+    return x.status();
+  }
+
+  // The common case: a key found in one input only is copied as it is — with the input's
+  // next lines too while they come before every other input's next key, written as one
+  // piece when they lie back to back.
+  Status CopyRun(size_t first) {
+    Input& x = *in_[first];
+    std::string_view span = x.line;
+    uint64_t records = 1, columns = x.columns;
+    auto flush = [&]() -> Status {
+      Status s = records == 0 ? Status::OK() : out_->AddLines(span, records, columns);
+      span = std::string_view();
+      records = columns = 0;
+      return s;
+    };
+    for (;;) {
+      if (x.MayMoveOn()) {
+        if (Status s = flush(); !s.ok()) return s;
+      }
+      if (!x.Next()) {
+        if (Status s = x.status(); !s.ok()) return s;
+        break;
+      }
+      stats_->records_in++;
+      stats_->bytes_in += x.line.size();
+      if (!heap_.empty() && CompareKeys(x.key, in_[heap_.top()]->key) >= 0) {
+        heap_.push(first);
+        break;
+      }
+      if (records > 0 && span.data() + span.size() != x.line.data()) {
+        if (Status s = flush(); !s.ok()) return s;
+      }
+      span = records == 0 ? x.line : std::string_view(span.data(), span.size() + x.line.size());
+      records++;
+      columns += x.columns;
+      ++since_progress_;
+    }
+    return flush();
+  }
+
+  // A key in more than one input: its columns summed (a lookup: the first value kept, a
+  // different one counted and reported as a hash collision).
+  Status MergeEqualKeys(size_t first) {
+    key_.assign(in_[first]->key);
+    value_.assign(in_[first]->value);
+    const bool lookup = key_.starts_with(kLookupPrefix);
+    if (Status s = Advance(first); !s.ok()) return s;
+    while (!heap_.empty() && in_[heap_.top()]->key == key_) {
+      const size_t i = heap_.top();
+      heap_.pop();
+      Input& x = *in_[i];
+      if (lookup) {
+        if (x.value != value_) {
+          stats_->collisions++;
+          if (on_collision_) {
+            on_collision_("hash collision: " + key_ + " is both '" + value_ + "' (kept) and '" +
+                          std::string(x.value) + "' (in " + x.path() + ")");
+          }
+        }
+      } else if (Status s = MergeColumnsInto(&value_, x.value, &scratch_); !s.ok()) {
+        return s.Prefixed("key '" + key_ + "' in " + x.path() + ": ");
+      }
+      if (Status s = Advance(i); !s.ok()) return s;
+    }
+    if (value_.empty()) return Status::OK();
+    const uint64_t columns = lookup || out_->counts_columns_itself() ? 0 : CountColumns(value_);
+    return out_->Add(key_, value_, columns);
+  }
+
+  void ReportProgress() {
+    since_progress_ = 0;
+    uint64_t bytes = 0;
+    for (const auto& x : in_) bytes += x->bytes_read();
+    on_progress_(bytes);
+  }
+
+  RecordWriter* out_;
+  MergeStats* stats_;
+  const std::function<void(const std::string&)>& on_collision_;
+  const std::function<void(uint64_t bytes_in)>& on_progress_;
+  std::vector<std::unique_ptr<Input>> in_;
+  std::priority_queue<size_t, std::vector<size_t>, InputGreater> heap_;
+  std::string key_, value_, scratch_;  // the key being merged and its summed value
+  uint64_t since_progress_ = 0;
+};
+
 }  // namespace
 
 Status MergeSegments(const std::vector<std::string>& inputs, RecordWriter* out,
                      MergeStats* stats, const std::function<void(const std::string&)>& on_collision,
                      const std::function<void(uint64_t bytes_in)>& on_progress, unsigned threads) {
-  const bool read_ahead = threads > 1 && inputs.size() <= kMaxReadAheadInputs;
-  // Read buffers within ~96 MiB however many inputs (each holds about three).
-  const size_t buffer = std::clamp<size_t>((96 << 20) / 3 / std::max<size_t>(1, inputs.size()), 256 << 10, 4 << 20);
-  std::vector<std::unique_ptr<Input>> in;
-  for (const std::string& path : inputs) {
-    auto input = std::make_unique<Input>();
-    if (Status s = input->Open(path, buffer, read_ahead, !out->counts_columns_itself()); !s.ok()) return s;
-    in.push_back(std::move(input));
-  }
-  // Min-heap by key; equal keys by input order, so the earliest input comes first.
-  auto greater = [&in](size_t a, size_t b) {
-    const int c = CompareKeys(in[a]->key, in[b]->key);
-    return c != 0 ? c > 0 : a > b;
-  };
-  std::priority_queue<size_t, std::vector<size_t>, decltype(greater)> heap(greater);
-  auto advance = [&](size_t i) -> Status {
-    Input& x = *in[i];
-    if (x.Next()) {
-      stats->records_in++;
-      stats->bytes_in += x.key.size() + x.value.size() + 2;
-      heap.push(i);
-      return Status::OK();
-    }
-    return x.status();
-  };
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (Status s = advance(i); !s.ok()) return s;
-  }
-  std::string key, value, scratch;
-  uint64_t since_progress = 0;
-  while (!heap.empty()) {
-    const size_t first = heap.top();
-    heap.pop();
-    // The common case: a key found in one input only is copied as it is — with the
-    // input's next lines too while they come before every other input's next key, written
-    // as one piece when they lie back to back.
-    if (heap.empty() || in[heap.top()]->key != in[first]->key) {
-      Input& x = *in[first];
-      std::string_view span = x.line;
-      uint64_t records = 1, columns = x.columns;
-      auto flush = [&]() -> Status {
-        Status s = records == 0 ? Status::OK() : out->AddLines(span, records, columns);
-        span = std::string_view();
-        records = columns = 0;
-        return s;
-      };
-      for (;;) {
-        if (x.MayMoveOn()) {
-          if (Status s = flush(); !s.ok()) return s;
-        }
-        if (!x.Next()) {
-          if (Status s = x.status(); !s.ok()) return s;
-          break;
-        }
-        stats->records_in++;
-        stats->bytes_in += x.line.size();
-        if (!heap.empty() && CompareKeys(x.key, in[heap.top()]->key) >= 0) {
-          heap.push(first);
-          break;
-        }
-        if (records > 0 && span.data() + span.size() != x.line.data()) {
-          if (Status s = flush(); !s.ok()) return s;
-        }
-        span = records == 0 ? x.line : std::string_view(span.data(), span.size() + x.line.size());
-        records++;
-        columns += x.columns;
-        ++since_progress;
-      }
-      if (Status s = flush(); !s.ok()) return s;
-    } else {
-      key.assign(in[first]->key);
-      value.assign(in[first]->value);
-      const bool lookup = key.starts_with(kLookupPrefix);
-      if (Status s = advance(first); !s.ok()) return s;
-      while (!heap.empty() && in[heap.top()]->key == key) {
-        const size_t i = heap.top();
-        heap.pop();
-        Input& x = *in[i];
-        if (lookup) {
-          if (x.value != value) {
-            stats->collisions++;
-            if (on_collision) {
-              on_collision("hash collision: " + key + " is both '" + value + "' (kept) and '" +
-                           std::string(x.value) + "' (in " + x.path() + ")");
-            }
-          }
-        } else if (Status s = MergeColumnsInto(&value, x.value, &scratch); !s.ok()) {
-          return s.Prefixed("key '" + key + "' in " + x.path() + ": ");
-        }
-        if (Status s = advance(i); !s.ok()) return s;
-      }
-      if (!value.empty()) {
-        const uint64_t columns = lookup || out->counts_columns_itself() ? 0 : CountColumns(value);
-        if (Status s = out->Add(key, value, columns); !s.ok()) return s;
-      }
-    }
-    if (on_progress && ++since_progress >= 65536) {
-      since_progress = 0;
-      uint64_t bytes = 0;
-      for (const auto& x : in) bytes += x->bytes_read();
-      on_progress(bytes);
-    }
-  }
-  return Status::OK();
+  SegmentMerger merger(out, stats, on_collision, on_progress);
+  if (Status s = merger.Open(inputs, threads); !s.ok()) return s;
+  return merger.Run();
 }
 
 }  // namespace clickatron::rebuild

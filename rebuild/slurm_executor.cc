@@ -444,6 +444,45 @@ Day LastCoveredAfter(const std::string& covered_before, Day last) {
   return before.ok() ? std::max<Day>(Day(*before), last) : last;
 }
 
+// The jobs of days[done, end): each day's exports (after the previous group's release)
+// and segment, the late records with the last group, then compact, the shards' merges,
+// publish and release. Returns the job the next group waits for (its release, or its
+// publish when it releases nothing).
+size_t AddNightGroup(Graph* graph, const Options& options, const std::vector<Day>& days, size_t done, size_t end,
+                     Day through, const std::string& covered_before, std::optional<size_t> previous_release) {
+  const Day group_last = end > done ? days[end - 1] : through;
+  const std::string g = std::to_string(done / size_t(kRingSlots));
+  std::vector<size_t> after_previous;
+  if (previous_release) after_previous.push_back(*previous_release);
+  std::vector<size_t> before_compact;
+  for (size_t i = done; i < end; ++i) {
+    const std::string day = FormatDay(days[i]);
+    std::vector<size_t> exports;
+    for (size_t n = 0; n < options.realtime.size(); ++n) {
+      exports.push_back(graph->Add("export-" + day + "-" + std::to_string(n), "export",
+                                   {{"export", "--day", day, "--shard", std::to_string(n)}}, after_previous));
+    }
+    before_compact.push_back(graph->Add("segment-" + day, "segment", {{"segment", "--day", day}}, exports));
+  }
+  if (end == days.size()) {
+    before_compact.push_back(
+        graph->Add("late-" + g, "late", {{"late", "--through", FormatDay(through)}}, after_previous));
+  }
+  const size_t compact =
+      graph->Add("compact-" + g, "compact", {{"compact", "--before", FormatDay(group_last)}}, before_compact);
+  std::vector<size_t> merges;
+  for (uint32_t k = 0; k < options.archive_shards; ++k) {
+    merges.push_back(graph->Add("merge-" + g + "-" + std::to_string(k), "merge",
+                                {{"merge", "--shard", std::to_string(k)}}, {compact}));
+  }
+  const size_t publish = graph->Add("publish-" + g, "publish", {{"merge"}, {"publish"}}, merges);
+  // The local nightly releases through min(group's last day, the published last_day):
+  // the published last day is the newest covered day, known here in advance.
+  const Day release_through = std::min(group_last, LastCoveredAfter(covered_before, end > 0 ? days[end - 1] : 0));
+  if (release_through == 0) return publish;
+  return graph->Add("release-" + g, "release", {{"release", "--through", FormatDay(release_through)}}, {publish});
+}
+
 }  // namespace
 
 Status RunNightlyOnSlurm(const Options& options, WorkDir* work, const std::vector<Day>& days, Day through) {
@@ -463,44 +502,10 @@ Status RunNightlyOnSlurm(const Options& options, WorkDir* work, const std::vecto
   Graph graph(options, *bin, *root, *config, run);
   std::optional<size_t> previous_release;
   size_t done = 0;
-  do {
+  do {  // a ring's worth of days at a time: the ring holds no more open days
     const size_t end = std::min(days.size(), done + size_t(kRingSlots));
-    const Day group_last = end > done ? days[end - 1] : through;
-    const std::string g = std::to_string(done / size_t(kRingSlots));
-    std::vector<size_t> after_previous;
-    if (previous_release) after_previous.push_back(*previous_release);
-    std::vector<size_t> before_compact;
-    for (size_t i = done; i < end; ++i) {
-      const std::string day = FormatDay(days[i]);
-      std::vector<size_t> exports;
-      for (size_t n = 0; n < options.realtime.size(); ++n) {
-        exports.push_back(graph.Add("export-" + day + "-" + std::to_string(n), "export",
-                                    {{"export", "--day", day, "--shard", std::to_string(n)}}, after_previous));
-      }
-      before_compact.push_back(graph.Add("segment-" + day, "segment", {{"segment", "--day", day}}, exports));
-    }
+    previous_release = AddNightGroup(&graph, options, days, done, end, through, covered_before, previous_release);
     done = end;
-    if (done == days.size()) {
-      before_compact.push_back(
-          graph.Add("late-" + g, "late", {{"late", "--through", FormatDay(through)}}, after_previous));
-    }
-    const size_t compact =
-        graph.Add("compact-" + g, "compact", {{"compact", "--before", FormatDay(group_last)}}, before_compact);
-    std::vector<size_t> merges;
-    for (uint32_t k = 0; k < options.archive_shards; ++k) {
-      merges.push_back(graph.Add("merge-" + g + "-" + std::to_string(k), "merge",
-                                 {{"merge", "--shard", std::to_string(k)}}, {compact}));
-    }
-    const size_t publish = graph.Add("publish-" + g, "publish", {{"merge"}, {"publish"}}, merges);
-    // The local nightly releases through min(group's last day, the published last_day):
-    // the published last day is the newest covered day, known here in advance.
-    const Day release_through = std::min(group_last, LastCoveredAfter(covered_before, end > 0 ? days[end - 1] : 0));
-    if (release_through != 0) {
-      previous_release = graph.Add("release-" + g, "release", {{"release", "--through", FormatDay(release_through)}},
-                                   {publish});
-    } else {
-      previous_release = publish;
-    }
   } while (done < days.size());
 
   if (Status s = work->ShareLock(); !s.ok()) return s;

@@ -40,6 +40,20 @@ uint32_t ChunkOfLine(std::string_view line, uint32_t chunks) {
 
 std::string ChunkPath(const std::string& dir, uint32_t i) { return dir + "/chunk-" + std::to_string(i) + ".csv"; }
 
+// Each chunk synced and renamed into place, then out/DONE with their line counts (which
+// sum to *total).
+Status FinishChunks(const std::string& out, std::vector<FileWriter>* writers, const std::vector<uint64_t>& lines,
+                    uint64_t* total) {
+  KeyValueText done;
+  for (uint32_t i = 0; i < writers->size(); ++i) {
+    if (Status s = (*writers)[i].SyncAndClose(); !s.ok()) return s;
+    if (Status s = RenameDurable(ChunkPath(out, i) + ".tmp", ChunkPath(out, i)); !s.ok()) return s;
+    done.Add("chunk." + std::to_string(i) + ".lines", std::to_string(lines[i]));
+    *total += lines[i];
+  }
+  return WriteFileAtomic(out + "/DONE", done.Format());
+}
+
 }  // namespace
 
 Status RunSplit(const Options& options, WorkDir* work) {
@@ -94,15 +108,8 @@ Status RunSplit(const Options& options, WorkDir* work) {
   if (!read.ok()) return read;
   add(carry);
   if (!write_error.ok()) return write_error;
-  KeyValueText done;
   uint64_t total = 0;
-  for (uint32_t i = 0; i < chunks; ++i) {
-    if (Status s = writers[i].SyncAndClose(); !s.ok()) return s;
-    if (Status s = RenameDurable(ChunkPath(out, i) + ".tmp", ChunkPath(out, i)); !s.ok()) return s;
-    done.Add("chunk." + std::to_string(i) + ".lines", std::to_string(lines[i]));
-    total += lines[i];
-  }
-  if (Status s = WriteFileAtomic(out + "/DONE", done.Format()); !s.ok()) return s;
+  if (Status s = FinishChunks(out, &writers, lines, &total); !s.ok()) return s;
   progress.Add(total, 0);
   progress.Summary(std::to_string(total) + " lines → " + std::to_string(chunks) + " chunk(s) in " + out);
   return Status::OK();
