@@ -16,7 +16,7 @@
 // one a live answer of the same query named) asks the cache first; a hit is delivered on the
 // next turn of the loop (never inside FetchArchive), exactly as a live answer would be. A
 // /get without one (a query's first request) is answered from the cache too while the
-// shard's generation is within its lease (archive/served_generation.h); otherwise it goes to
+// shard's generation is within its lease (wire/generation.h); otherwise it goes to
 // a replica — that is how a query learns which generation is served, and that a shard is
 // down — with `If-None-Match` when the cache holds its path under the shard's last known
 // generation: a 304 naming that generation makes the cached bytes the answer (a 5-year index
