@@ -178,7 +178,9 @@ struct LookupCall : std::enable_shared_from_this<LookupCall> {
 
   void OnAnswer(bool archive, BackendAnswer&& a) {
     if (!a.ok) {
-      if (error.ok()) error = Status::Error(a.error);
+      if (error.ok()) {
+        error = Status::Error(archive ? StatusCode::kArchiveUnavailable : StatusCode::kRealtimeUnavailable, a.error);
+      }
     } else {
       LineWalker lines(a.body);
       std::string_view key, value;

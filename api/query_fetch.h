@@ -131,7 +131,8 @@ void FetchRealtime(QueryState* s, size_t shard, std::string path, BackendCallbac
 void FetchRealtimeHours(QueryState* s, size_t shard, std::string prefix, HourRange span, BackendCallback done);
 
 // Resolves hashes (12-character lookup hashes) to their originals. done gets an error (a
-// shard down) or the found ones; hashes with no record are simply absent.
+// shard down: StatusCode::kArchiveUnavailable or kRealtimeUnavailable names its tier) or the
+// found ones; hashes with no record are simply absent.
 using LookupCallback =
     std::function<void(Status, std::unordered_map<std::string, std::string>&&)>;
 void ResolveLookups(QueryState* s, std::vector<std::string> hashes, LookupCallback done);

@@ -239,7 +239,7 @@ class LeaderboardRun : public std::enable_shared_from_this<LeaderboardRun> {
     auto self = shared_from_this();
     ResolveLookups(s_, std::move(unknown), [self](Status st, std::unordered_map<std::string, std::string>&& found) {
       if (!st.ok()) {
-        const bool archive = st.message().rfind("archive", 0) == 0;
+        const bool archive = st.code() == StatusCode::kArchiveUnavailable;
         return ReplyQueryError(self->s_, self->reply_.get(), BackendUnavailable(archive, st.message()));
       }
       for (auto& [hash, original] : found) self->shown_.emplace(hash, std::move(original));

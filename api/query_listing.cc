@@ -211,7 +211,7 @@ class KeysRun : public std::enable_shared_from_this<KeysRun> {
     ResolveLookups(s_, std::move(unknown),
                    [self](Status st, std::unordered_map<std::string, std::string>&& found) {
                      if (!st.ok()) {
-                       const bool archive = st.message().rfind("archive", 0) == 0;
+                       const bool archive = st.code() == StatusCode::kArchiveUnavailable;
                        return ReplyQueryError(self->s_, self->reply_.get(), BackendUnavailable(archive, st.message()));
                      }
                      for (auto& [hash, original] : found) self->shown_.emplace(hash, std::move(original));

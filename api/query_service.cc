@@ -50,10 +50,11 @@ QueryError SumOverflow(const std::string& what) {
   return QueryError{500, wire::kSumOverflow, "the sum of " + what + " leaves 128 bits"};
 }
 
-// A failed backend call: the message starts with the tier ("archive shard 1 ...").
-QueryError BackendDown(const std::string& message) {
-  return Unavailable(message.rfind("realtime", 0) == 0 ? wire::kRealtimeUnavailable : wire::kArchiveUnavailable,
-                     message);
+// A failed backend call: its code names the tier (ResolveLookups).
+QueryError BackendDown(const Status& st) {
+  return Unavailable(st.code() == StatusCode::kRealtimeUnavailable ? wire::kRealtimeUnavailable
+                                                                  : wire::kArchiveUnavailable,
+                     st.message());
 }
 
 QueryError BadBackend(const std::string& message) {
@@ -441,7 +442,7 @@ class BreakdownRun final : public ReadRun {
     auto self = SharedThis();
     ResolveLookups(s_, std::move(unknown),
                    [self](Status st, std::unordered_map<std::string, std::string>&& found) {
-                     if (!st.ok()) return self->Fail(BackendDown(st.message()));
+                     if (!st.ok()) return self->Fail(BackendDown(st));
                      for (auto& [hash, original] : found) self->shown_.emplace(hash, std::move(original));
                      self->Reply();
                    });
@@ -539,7 +540,7 @@ void HandleLookup(QueryState* s, net::Request& r) {
   std::string h(*hash);
   ResolveLookups(s, {h}, [s, reply, h, write](Status st, std::unordered_map<std::string, std::string>&& found) {
     if (!st.ok()) {
-      return ReplyError(s, reply.get(), BackendDown(st.message()));
+      return ReplyError(s, reply.get(), BackendDown(st));
     }
     auto it = found.find(h);
     if (it == found.end()) {

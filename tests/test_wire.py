@@ -1,7 +1,7 @@
 """docs/wire.md and wire/ list the same protocol: every header name of wire/headers.h and every
-refusal name of wire/refusals.h is a row of the page's tables and every row is one of them;
-no other production file spells one of those names as a string, and api/ and rebuild/
-include no server's headers. No
+refusal name of wire/refusals.h is a row of the page's tables and every row is one of them,
+StatusCode (base/status.h) matches the page's status codes; no other production file spells
+one of those names as a string, and api/ and rebuild/ include no server's headers. No
 binaries: a reader's check of the text."""
 import os
 import re
@@ -65,6 +65,13 @@ def test_refusals_table_is_wire_refusals_h():
     names = table_names("Refusals")
     assert len(names) == len(set(names)), names
     assert sorted(names) == sorted(constants("refusals.h").values())
+
+
+def test_status_codes_table_is_status_code():
+    with open(os.path.join(ROOT, "base", "status.h"), encoding="utf-8") as f:
+        enum = re.search(r"enum class StatusCode[^{]*\{(.*?)\};", f.read(), re.S).group(1)
+    codes = re.findall(r"^\s*(k\w+)", enum, re.M)
+    assert codes and sorted(table_names("Status codes")) == sorted(codes)
 
 
 def test_no_production_file_but_wire_spells_a_protocol_name():
