@@ -30,6 +30,8 @@
 #include "net/secret.h"
 #include "net/stats_writer.h"
 #include "oplog/identity.h"
+#include "wire/headers.h"
+#include "wire/refusals.h"
 
 namespace clickatron {
 namespace {
@@ -46,7 +48,7 @@ void ReplyAccepted(net::Responder& r, uint64_t events) {
 }
 
 void ReplyReplayed(net::Responder& r, uint64_t events) {
-  r.AddHeader(kIdempotentReplayedHeader, "true");
+  r.AddHeader(wire::kIdempotentReplayedHeader, "true");
   ReplyAccepted(r, events);
 }
 
@@ -130,7 +132,7 @@ Status ApiServer::Init() {
   // second at 32 connections, docs/benchmarks.md "api: read path").
   client_options.max_idle_per_host = 256;
   // Every request to a realtime or archive server carries the cluster secret (net/secret.h).
-  if (!config_.secret.empty()) client_options.headers.emplace_back(net::kSecretHeader, config_.secret);
+  if (!config_.secret.empty()) client_options.headers.emplace_back(wire::kSecretHeader, config_.secret);
   client_ = std::make_unique<net::HttpClient>(base, client_options);
   QueryOptions query_options;
   query_options.max_backend_requests = config_.query_max_backend_requests;
@@ -389,7 +391,7 @@ bool ApiServer::EncodeBody(net::Request& req, std::string_view body, int64_t now
 void ApiServer::OnIncr(net::Request& req) {
   if (!net::RequireMethod(req, {net::Method::kGet, net::Method::kPost})) {
     rejected_events_++;
-    rejected_["METHOD_NOT_ALLOWED"]++;
+    rejected_[wire::kMethodNotAllowed]++;
     return;
   }
   if (!identity_.conflict.empty()) {
@@ -399,7 +401,7 @@ void ApiServer::OnIncr(net::Request& req) {
            "(clickatron-oplog fork or adopt: docs/operations.md#a-copied-oplog-directory)");
     return;
   }
-  if (const char* key = req.Header(kIdempotencyKeyHeader)) {
+  if (const char* key = req.Header(wire::kIdempotencyKeyHeader)) {
     OnKeyedIncr(req, key);
     return;
   }
@@ -414,7 +416,7 @@ void ApiServer::OnKeyedIncr(net::Request& req, const char* key_header) {
     Reject(req, 400, "INVALID_IDEMPOTENCY_KEY", key.status().message());
     return;
   }
-  if (HeaderCount(req, kIdempotencyKeyHeader) > 1) {
+  if (HeaderCount(req, wire::kIdempotencyKeyHeader) > 1) {
     Reject(req, 400, "INVALID_IDEMPOTENCY_KEY", "Idempotency-Key is given twice; a request has one key");
     return;
   }
@@ -460,7 +462,7 @@ void ApiServer::AnswerRetry(net::Request& req, const IdempotencyIndex::Entry& en
   auto it = std::lower_bound(pending_.begin(), pending_.end(), entry.seq,
                              [](const Pending& p, uint64_t seq) { return p.seq < seq; });
   if (it == pending_.end() || it->seq != entry.seq) {
-    ReplyError(req, 500, "INTERNAL_ERROR", "an in-flight Idempotency-Key without its request");
+    ReplyError(req, 500, wire::kInternalError, "an in-flight Idempotency-Key without its request");
     return;
   }
   waited_requests_++;
@@ -692,32 +694,32 @@ bool ApiServer::ReadLateId(net::Request& req, std::string_view name, bool requir
   std::string upper(name);
   for (char& c : upper) c = char(std::toupper(static_cast<unsigned char>(c)));
   if (!req.query().status().ok()) {
-    ReplyError(req, 400, req.query().bad_param() == name ? "INVALID_ARG_" + upper : "UNKNOWN_ARG",
+    ReplyError(req, 400, req.query().bad_param() == name ? wire::kInvalidArgPrefix + upper : wire::kUnknownArg,
                req.query().status().message());
     return false;
   }
   std::optional<std::string_view> value;
   for (const net::QueryParam& p : req.params()) {
     if (p.name != name) {
-      ReplyError(req, 400, "UNKNOWN_ARG",
+      ReplyError(req, 400, wire::kUnknownArg,
                  "unknown parameter '" + std::string(p.name) + "' (" + std::string(req.path()) + " takes " +
                      std::string(name) + ")");
       return false;
     }
     if (value) {
-      ReplyError(req, 400, "INVALID_ARG_" + upper, std::string(name) + " given twice");
+      ReplyError(req, 400, wire::kInvalidArgPrefix + upper, std::string(name) + " given twice");
       return false;
     }
     value = p.value;
   }
   if (!value) {
-    if (required) ReplyError(req, 400, "MISSING_ARG_" + upper, "missing argument: " + std::string(name));
+    if (required) ReplyError(req, 400, wire::kMissingArgPrefix + upper, "missing argument: " + std::string(name));
     return !required;
   }
   uint64_t v = 0;
   const auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), v);
   if (value->empty() || ec != std::errc() || end != value->data() + value->size()) {
-    ReplyError(req, 400, "INVALID_ARG_" + upper,
+    ReplyError(req, 400, wire::kInvalidArgPrefix + upper,
                std::string(name) + " '" + std::string(*value) + "' is not a late entry id (an integer >= 0)");
     return false;
   }
@@ -749,9 +751,9 @@ void ApiServer::OnLate(net::Request& req) {
     ReplyError(req, 500, "LATE_STORE_ERROR", s.message());
     return;
   }
-  req.AddHeader("X-Late-First", std::to_string(answer.first).c_str());
-  req.AddHeader("X-Late-Last", std::to_string(answer.last).c_str());
-  if (answer.more) req.AddHeader("X-Late-More", "1");
+  req.AddHeader(wire::kLateFirstHeader, std::to_string(answer.first).c_str());
+  req.AddHeader(wire::kLateLastHeader, std::to_string(answer.last).c_str());
+  if (answer.more) req.AddHeader(wire::kLateMoreHeader, "1");
   req.Reply(200, answer.body);
 }
 

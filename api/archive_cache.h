@@ -9,7 +9,7 @@
 // lru_cache.h).
 //
 // Which generation is served is learnt only from live answers. A shard's generation is
-// "fresh" for confirm_us after a live answer named it (the lease, archive/served_generation.h):
+// "fresh" for confirm_us after a live answer named it (the lease, wire/generation.h):
 // then a query's first archive request (a total record, a breakdown's index) is answered from
 // the cache when it holds it, and the read plan may skip the archive for a range wholly after
 // W. Otherwise that request goes to a replica — conditionally, when the cache holds its answer

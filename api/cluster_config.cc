@@ -4,6 +4,7 @@
 #include "config/server_limits.h"
 #include "keyformat/stored_key.h"
 #include "net/secret.h"
+#include "wire/generation.h"
 
 namespace clickatron {
 
@@ -109,10 +110,10 @@ Status ValidateClusterConfig(const ClusterConfig& config) {
   if (config.idempotency_mb < 1 || config.idempotency_mb > 65536) {
     return Status::Error("idempotency-mb must be between 1 and 65536");
   }
-  if (config.archive_lease_ms > static_cast<uint32_t>(archive::kGenerationConfirmMs)) {
+  if (config.archive_lease_ms > static_cast<uint32_t>(wire::kGenerationConfirmMs)) {
     // Longer than the release waits out: a day could leave realtime while a query still
-    // takes the generation before it as served (archive/served_generation.h).
-    return Status::Error("archive-lease-ms must be between 0 and " + std::to_string(archive::kGenerationConfirmMs));
+    // takes the generation before it as served (wire/generation.h).
+    return Status::Error("archive-lease-ms must be between 0 and " + std::to_string(wire::kGenerationConfirmMs));
   }
   return Status::OK();
 }

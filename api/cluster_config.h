@@ -19,10 +19,10 @@
 #include <utility>
 #include <vector>
 
-#include "archive/served_generation.h"
 #include "base/status.h"
 #include "config/cluster_layout.h"
 #include "net/http_server.h"
+#include "wire/generation.h"
 
 namespace clickatron {
 
@@ -40,7 +40,7 @@ struct ClusterConfig : config::ClusterLayout {  // realtime and archive shards
   uint32_t query_cache_mb = 64;
   // How long a generation a live archive answer named is taken as served without asking
   // (QueryOptions::archive_cache_confirm_ms): 0 to archive::kGenerationConfirmMs.
-  uint32_t archive_lease_ms = archive::kGenerationConfirmMs;
+  uint32_t archive_lease_ms = wire::kGenerationConfirmMs;
   // MiB the idempotency index may hold (IdempotencyIndex, docs/api-write.md#safe-retries):
   // a UUID key is charged 228 bytes, so 64 MiB holds some 290,000 keys a day.
   uint32_t idempotency_mb = 64;

@@ -11,6 +11,7 @@
 
 #include "api/query_params.h"
 #include "api/query_service.h"
+#include "wire/refusals.h"
 
 namespace clickatron {
 
@@ -35,7 +36,7 @@ class Fanout {
 
  private:
   bool TooLarge(const char* what, size_t bound) {
-    Fail(QueryError{400, "QUERY_TOO_LARGE",
+    Fail(QueryError{400, wire::kQueryTooLarge,
                     "the query needs more than " + std::to_string(bound) + " " + what +
                         " from the backends; ask for a smaller limit or a shorter range"});
     return false;

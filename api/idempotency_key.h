@@ -27,9 +27,6 @@
 
 namespace clickatron {
 
-inline constexpr char kIdempotencyKeyHeader[] = "Idempotency-Key";
-// On the answer to a retry answered from the index: "true".
-inline constexpr char kIdempotentReplayedHeader[] = "Idempotent-Replayed";
 inline constexpr size_t kMaxIdempotencyKey = 255;
 
 // The key a header value names, a view into it; an error naming the problem otherwise

@@ -5,6 +5,7 @@
 #include "base/clip.h"
 #include "keyformat/stored_key.h"
 #include "keyformat/ymdh.h"
+#include "wire/refusals.h"
 
 namespace clickatron {
 namespace {
@@ -58,7 +59,7 @@ bool ReadIncrParams(const std::vector<net::QueryParam>& params, Event* event, In
       texts->have_ns = true;
       event->ns = p.value;
     } else if (p.name == "key") {
-      if (texts->have_key) return Fail(error, "INVALID_ARG_KEY", "key is given twice");
+      if (texts->have_key) return Fail(error, wire::kInvalidArgKey, "key is given twice");
       texts->have_key = true;
       event->key = p.value;
     } else if (p.name == "value") {
@@ -66,7 +67,7 @@ bool ReadIncrParams(const std::vector<net::QueryParam>& params, Event* event, In
       texts->have_value = true;
       texts->value = p.value;
     } else if (p.name == "ts") {
-      if (texts->have_ts) return Fail(error, "INVALID_ARG_TS", "ts is given twice");
+      if (texts->have_ts) return Fail(error, wire::kInvalidArgTs, "ts is given twice");
       texts->have_ts = true;
       texts->ts = p.value;
     } else if (p.name == "sub") {
@@ -77,7 +78,7 @@ bool ReadIncrParams(const std::vector<net::QueryParam>& params, Event* event, In
       }
       event->subs.push_back(SubtotalRef{p.value.substr(0, colon), p.value.substr(colon + 1)});
     } else {
-      return Fail(error, "UNKNOWN_ARG",
+      return Fail(error, wire::kUnknownArg,
                   "unknown parameter '" + Clipped(p.name, kShown) + "' (an increment takes ns, key, value, ts, sub)");
     }
   }
@@ -100,7 +101,7 @@ bool ParseValueAndTs(const IncrTexts& texts, Event* event, IncrError* error) {
   if (texts.have_ts) {
     bool overflow;
     if (!ParseInt64(texts.ts, &event->ts, &overflow)) {
-      return Fail(error, "INVALID_ARG_TS", "ts '" + Clipped(texts.ts, kShown) + "' is not an integer (unix seconds)");
+      return Fail(error, wire::kInvalidArgTs, "ts '" + Clipped(texts.ts, kShown) + "' is not an integer (unix seconds)");
     }
   }
   return true;
@@ -134,9 +135,9 @@ IncrError QueryDecodeError(std::string_view bad_param, std::string_view message)
   e.code = 400;
   if (bad_param == "ns" || bad_param == "key" || bad_param == "value" || bad_param == "ts" ||
       bad_param == "sub") {
-    e.status_txt = "INVALID_ARG_" + Upper(bad_param);
+    e.status_txt = wire::kInvalidArgPrefix + Upper(bad_param);
   } else {
-    e.status_txt = "UNKNOWN_ARG";
+    e.status_txt = wire::kUnknownArg;
   }
   e.message = std::string(message);
   return e;
@@ -152,17 +153,17 @@ bool ParseIncrEvent(const std::vector<net::QueryParam>& params, int64_t now, Eve
   IncrTexts texts;
   if (!ReadIncrParams(params, event, &texts, error)) return false;
   if (!texts.have_ns || event->ns.empty()) return Fail(error, "MISSING_ARG_NS", "ns is required");
-  if (!texts.have_key || event->key.empty()) return Fail(error, "MISSING_ARG_KEY", "key is required");
+  if (!texts.have_key || event->key.empty()) return Fail(error, wire::kMissingArgKey, "key is required");
   if (Status s = ValidateNamespace(event->ns, "ns"); !s.ok()) {
     return Fail(error, "INVALID_ARG_NS", s.message());
   }
   if (Status s = ValidateUserKey(event->key, "key"); !s.ok()) {
-    return Fail(error, "INVALID_ARG_KEY", s.message());
+    return Fail(error, wire::kInvalidArgKey, s.message());
   }
   if (!ParseValueAndTs(texts, event, error) || !CheckTsWindow(event->ts, now, error)) return false;
   EventError event_error;
   if (!ValidateEvent(*event, &event_error)) {
-    return Fail(error, "INVALID_ARG_" + Upper(event_error.param), event_error.message);
+    return Fail(error, wire::kInvalidArgPrefix + Upper(event_error.param), event_error.message);
   }
   return true;
 }

@@ -28,7 +28,7 @@ namespace clickatron {
 
 struct IncrError {
   int code = 400;
-  std::string status_txt;  // "INVALID_ARG_TS"
+  std::string status_txt;  // a refusal name: INVALID_ARG_TS, TS_TOO_OLD, …
   std::string message;     // "ts 99 is before yesterday 00:00 UTC (2026-11-21)"
 };
 

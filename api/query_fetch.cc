@@ -9,13 +9,12 @@
 #include <utility>
 
 #include "api/query_plan.h"
-#include "archive/archive_server.h"
-#include "archive/served_generation.h"
 #include "base/latency.h"
 #include "keyformat/records.h"
 #include "keyformat/shard.h"
 #include "net/http_client.h"
-#include "realtime/instance.h"
+#include "wire/generation.h"
+#include "wire/headers.h"
 
 namespace clickatron {
 
@@ -46,7 +45,7 @@ struct ArchiveCall : std::enable_shared_from_this<ArchiveCall> {
   // Its answer is kept: a pinned request (asked again under its generation, from the cache)
   // or a /get (a query's live first request: asked again with If-None-Match).
   bool cache_answer = false;
-  // The cached answer a live /get asks the replica to confirm (archive/served_generation.h): a 304 naming
+  // The cached answer a live /get asks the replica to confirm (wire/generation.h): a 304 naming
   // held_generation makes it the answer without its bytes crossing the network again.
   std::optional<CachedArchiveAnswer> held;
   std::string held_generation;
@@ -73,7 +72,7 @@ struct ArchiveCall : std::enable_shared_from_this<ArchiveCall> {
     }
     net::RequestOptions conditional;
     conditional.timeout_ms = s->options.archive_timeout_ms;
-    conditional.headers.emplace_back(archive::kIfNoneMatchHeader, archive::GenerationEtag(held_generation));
+    conditional.headers.emplace_back(wire::kIfNoneMatchHeader, wire::GenerationEtag(held_generation));
     s->client->Request(replicas[replica], path, std::move(conditional), std::move(on_response));
   }
 
@@ -83,7 +82,7 @@ struct ArchiveCall : std::enable_shared_from_this<ArchiveCall> {
     Result<int64_t> w = kNoArchiveDays;
     if (!r.ok()) {
       problem = r.error;
-    } else if (std::optional<std::string_view> cap = r.Header(archive::kFwmatchLimitHeader);
+    } else if (std::optional<std::string_view> cap = r.Header(wire::kFwmatchLimitHeader);
                r.status == 400 && cap) {
       // The limit asked for is above this replica's cap: an answer, not a failover.
       BackendAnswer refused;
@@ -93,12 +92,12 @@ struct ArchiveCall : std::enable_shared_from_this<ArchiveCall> {
       if (ec != std::errc() || end != cap->data() + cap->size()) refused.fwmatch_limit = 0;
       done(std::move(refused));
       return;
-    } else if (r.status == 304 && (!held || r.Header(kGenerationHeader) != held_generation)) {
+    } else if (r.status == 304 && (!held || r.Header(wire::kGenerationHeader) != held_generation)) {
       problem = from.ToString() + ": answered 304 for an answer of another generation";
       held.reset();  // the next replica is asked for the whole answer
     } else if (r.status != 200 && r.status != 404 && r.status != 304) {
       problem = from.ToString() + ": answered HTTP " + std::to_string(r.status);
-    } else if (w = ParseWatermark(r.Header(kWatermarkHeader)); !w.ok()) {
+    } else if (w = ParseWatermark(r.Header(wire::kLastDayHeader)); !w.ok()) {
       problem = from.ToString() + ": " + w.status().message();
     }
     if (!problem.empty()) {
@@ -124,9 +123,9 @@ struct ArchiveCall : std::enable_shared_from_this<ArchiveCall> {
     if (is_get && !a.body.empty() && a.body.back() == '\n') a.body.remove_suffix(1);  // value + "\n"
     a.watermark = w.value();
     a.replica = replica;
-    a.more = r.Header(realtime::kFwmatchMoreHeader).has_value();  // the same header on both tiers
-    a.rollups = r.Header(kRollupsHeader).has_value();
-    if (std::optional<std::string_view> g = r.Header(kGenerationHeader); g.has_value() && !g->empty()) {
+    a.more = r.Header(wire::kFwmatchMoreHeader).has_value();  // the same header on both tiers
+    a.rollups = r.Header(wire::kRollupsHeader).has_value();
+    if (std::optional<std::string_view> g = r.Header(wire::kGenerationHeader); g.has_value() && !g->empty()) {
       a.generation = std::string(*g);
       const int64_t now = static_cast<int64_t>(MonotonicMicros());
       s->archive_cache.Confirm(shard, a.generation, now);
@@ -179,7 +178,9 @@ struct LookupCall : std::enable_shared_from_this<LookupCall> {
 
   void OnAnswer(bool archive, BackendAnswer&& a) {
     if (!a.ok) {
-      if (error.ok()) error = Status::Error(a.error);
+      if (error.ok()) {
+        error = Status::Error(archive ? StatusCode::kArchiveUnavailable : StatusCode::kRealtimeUnavailable, a.error);
+      }
     } else {
       LineWalker lines(a.body);
       std::string_view key, value;
@@ -255,7 +256,7 @@ void FetchArchive(QueryState* s, size_t shard, std::string path, int first_repli
   if (AnswerFromCache(s, shard, path, pinned_generation, &done)) return;
   const bool is_get = path.compare(0, 5, "/get?") == 0;
   // A live /get whose answer the cache holds under the generation the shard's last live
-  // answer named: within that generation's lease (archive/served_generation.h) the answer is
+  // answer named: within that generation's lease (wire/generation.h) the answer is
   // taken as it is; after it, the replica is asked to confirm it (If-None-Match).
   const std::string* known = nullptr;
   const CachedArchiveAnswer* held = nullptr;
@@ -300,8 +301,8 @@ void FetchRealtime(QueryState* s, size_t shard, std::string path, BackendCallbac
                      a.status = r.status;
                      a.body = SharedBody(std::move(r.body));
                      if (is_get && !a.body.empty() && a.body.back() == '\n') a.body.remove_suffix(1);
-                     a.more = r.Header(realtime::kFwmatchMoreHeader).has_value();
-                     if (std::optional<std::string_view> after = r.Header(realtime::kFwsumAfterHeader)) {
+                     a.more = r.Header(wire::kFwmatchMoreHeader).has_value();
+                     if (std::optional<std::string_view> after = r.Header(wire::kFwsumAfterHeader)) {
                        a.after.assign(*after);
                      }
                    } else {

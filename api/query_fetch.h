@@ -16,7 +16,7 @@
 // one a live answer of the same query named) asks the cache first; a hit is delivered on the
 // next turn of the loop (never inside FetchArchive), exactly as a live answer would be. A
 // /get without one (a query's first request) is answered from the cache too while the
-// shard's generation is within its lease (archive/served_generation.h); otherwise it goes to
+// shard's generation is within its lease (wire/generation.h); otherwise it goes to
 // a replica — that is how a query learns which generation is served, and that a shard is
 // down — with `If-None-Match` when the cache holds its path under the shard's last known
 // generation: a 304 naming that generation makes the cached bytes the answer (a 5-year index
@@ -131,7 +131,8 @@ void FetchRealtime(QueryState* s, size_t shard, std::string path, BackendCallbac
 void FetchRealtimeHours(QueryState* s, size_t shard, std::string prefix, HourRange span, BackendCallback done);
 
 // Resolves hashes (12-character lookup hashes) to their originals. done gets an error (a
-// shard down) or the found ones; hashes with no record are simply absent.
+// shard down: StatusCode::kArchiveUnavailable or kRealtimeUnavailable names its tier) or the
+// found ones; hashes with no record are simply absent.
 using LookupCallback =
     std::function<void(Status, std::unordered_map<std::string, std::string>&&)>;
 void ResolveLookups(QueryState* s, std::vector<std::string> hashes, LookupCallback done);

@@ -18,6 +18,7 @@
 #include "keyformat/stored_key.h"
 #include "keyformat/ymdh.h"
 #include "net/request.h"
+#include "wire/refusals.h"
 
 namespace clickatron {
 
@@ -30,7 +31,7 @@ constexpr int kMaxAttempts = 3;
 
 // A sum the answer needs leaves 128 bits: named, never clamped (docs/api.md#conventions).
 QueryError SumOverflow(const std::string& what) {
-  return QueryError{500, "SUM_OVERFLOW", "the sum of " + what + " leaves 128 bits"};
+  return QueryError{500, wire::kSumOverflow, "the sum of " + what + " leaves 128 bits"};
 }
 
 size_t CountLines(std::string_view body) { return static_cast<size_t>(std::count(body.begin(), body.end(), '\n')); }
@@ -238,7 +239,7 @@ class LeaderboardRun : public std::enable_shared_from_this<LeaderboardRun> {
     auto self = shared_from_this();
     ResolveLookups(s_, std::move(unknown), [self](Status st, std::unordered_map<std::string, std::string>&& found) {
       if (!st.ok()) {
-        const bool archive = st.message().rfind("archive", 0) == 0;
+        const bool archive = st.code() == StatusCode::kArchiveUnavailable;
         return ReplyQueryError(self->s_, self->reply_.get(), BackendUnavailable(archive, st.message()));
       }
       for (auto& [hash, original] : found) self->shown_.emplace(hash, std::move(original));

@@ -19,9 +19,9 @@
 #include "keyformat/ymdh.h"
 #include "net/http_client.h"
 #include "net/json.h"
-#include "net/json_read.h"
 #include "net/request.h"
 #include "base/wall_clock.h"
+#include "wire/json_answer.h"
 
 namespace clickatron {
 
@@ -211,7 +211,7 @@ class KeysRun : public std::enable_shared_from_this<KeysRun> {
     ResolveLookups(s_, std::move(unknown),
                    [self](Status st, std::unordered_map<std::string, std::string>&& found) {
                      if (!st.ok()) {
-                       const bool archive = st.message().rfind("archive", 0) == 0;
+                       const bool archive = st.code() == StatusCode::kArchiveUnavailable;
                        return ReplyQueryError(self->s_, self->reply_.get(), BackendUnavailable(archive, st.message()));
                      }
                      for (auto& [hash, original] : found) self->shown_.emplace(hash, std::move(original));
@@ -480,7 +480,7 @@ class ClusterRun : public std::enable_shared_from_this<ClusterRun> {
         out->error = r.error;
       } else if (r.status != 200) {
         out->error = "answered HTTP " + std::to_string(r.status);
-      } else if (Result<std::string> data = net::ReadDataJson(r.body); !data.ok()) {
+      } else if (Result<std::string> data = wire::ReadDataJson(r.body); !data.ok()) {
         out->error = "/stats: " + data.status().message();
       } else {
         out->up = true;

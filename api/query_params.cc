@@ -6,6 +6,7 @@
 
 #include "keyformat/stored_key.h"
 #include "keyformat/ymdh.h"
+#include "wire/refusals.h"
 
 namespace clickatron {
 
@@ -207,7 +208,7 @@ bool CheckParamNames(const std::vector<net::QueryParam>& params, std::string_vie
       std::string takes;
       for (std::string_view a : allowed) takes += (takes.empty() ? "" : ", ") + std::string(a);
       error->code = 400;
-      error->status_txt = "UNKNOWN_ARG";
+      error->status_txt = wire::kUnknownArg;
       error->message = "unknown parameter " + Quoted(name) + " (" + std::string(endpoint) +
                        (takes.empty() ? " takes none)" : " takes " + takes + ")");
       return false;
@@ -223,14 +224,14 @@ bool CheckParamNames(const std::vector<net::QueryParam>& params, std::string_vie
 }
 
 QueryError BackendUnavailable(bool archive, std::string message) {
-  return QueryError{503, archive ? "ARCHIVE_UNAVAILABLE" : "REALTIME_UNAVAILABLE", std::move(message)};
+  return QueryError{503, archive ? wire::kArchiveUnavailable : wire::kRealtimeUnavailable, std::move(message)};
 }
 
-QueryError BackendDataError(std::string message) { return QueryError{503, "BACKEND_ERROR", std::move(message)}; }
+QueryError BackendDataError(std::string message) { return QueryError{503, wire::kBackendError, std::move(message)}; }
 
 QueryError MissingArg(std::string_view name) {
   QueryError e;
-  e.status_txt = "MISSING_ARG_";
+  e.status_txt = wire::kMissingArgPrefix;
   for (char c : name) e.status_txt += static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
   e.message = "parameter '" + std::string(name) + "' is required";
   return e;
@@ -238,7 +239,7 @@ QueryError MissingArg(std::string_view name) {
 
 QueryError InvalidArg(std::string_view name, std::string message) {
   QueryError e;
-  e.status_txt = "INVALID_ARG_";
+  e.status_txt = wire::kInvalidArgPrefix;
   for (char c : name) e.status_txt += static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
   e.message = std::move(message);
   return e;

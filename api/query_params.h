@@ -68,7 +68,7 @@ struct QueryError {
   std::string message;
 };
 
-// "MISSING_ARG_" / "INVALID_ARG_" + the parameter name in capitals.
+// wire::kMissingArgPrefix / kInvalidArgPrefix + the parameter name in capitals.
 QueryError MissingArg(std::string_view name);
 QueryError InvalidArg(std::string_view name, std::string message);
 

@@ -23,11 +23,6 @@
 namespace clickatron {
 
 inline constexpr int64_t kNoArchiveDays = -1;
-inline constexpr std::string_view kWatermarkHeader = "X-Archive-Last-Day";
-// The generation of the file that answered (its manifest's `generation`), and whether that
-// generation's files carry day and month rollups (docs/formats.md#rollup-records).
-inline constexpr std::string_view kGenerationHeader = "X-Archive-Generation";
-inline constexpr std::string_view kRollupsHeader = "X-Archive-Rollups";
 
 // W from the header value (absent: kNoArchiveDays). A malformed header is an error.
 Result<int64_t> ParseWatermark(std::optional<std::string_view> header);

@@ -24,6 +24,7 @@
 #include "net/json.h"
 #include "net/stats_writer.h"
 #include "net/request.h"
+#include "wire/refusals.h"
 
 namespace clickatron {
 
@@ -46,21 +47,22 @@ QueryError Unavailable(const std::string& status_txt, const std::string& message
 // A sum the answer needs leaves 128 bits: a named error, never a clamped number
 // (docs/api.md#conventions; unreachable while increments stay within int64).
 QueryError SumOverflow(const std::string& what) {
-  return QueryError{500, "SUM_OVERFLOW", "the sum of " + what + " leaves 128 bits"};
+  return QueryError{500, wire::kSumOverflow, "the sum of " + what + " leaves 128 bits"};
 }
 
-// A failed backend call: the message starts with the tier ("archive shard 1 ...").
-QueryError BackendDown(const std::string& message) {
-  return Unavailable(message.rfind("realtime", 0) == 0 ? "REALTIME_UNAVAILABLE" : "ARCHIVE_UNAVAILABLE",
-                     message);
+// A failed backend call: its code names the tier (ResolveLookups).
+QueryError BackendDown(const Status& st) {
+  return Unavailable(st.code() == StatusCode::kRealtimeUnavailable ? wire::kRealtimeUnavailable
+                                                                  : wire::kArchiveUnavailable,
+                     st.message());
 }
 
 QueryError BadBackend(const std::string& message) {
-  return Unavailable("BACKEND_ERROR", message);
+  return Unavailable(wire::kBackendError, message);
 }
 
 QueryError TooLarge(const std::string& what, size_t bound) {
-  return QueryError{400, "QUERY_TOO_LARGE",
+  return QueryError{400, wire::kQueryTooLarge,
                     "the query needs more than " + std::to_string(bound) + " " + what +
                         " from the backends; ask for a shorter range or a smaller limit"};
 }
@@ -240,7 +242,7 @@ class ReadRun : public std::enable_shared_from_this<ReadRun> {
 
   void OnArchive(BackendAnswer&& a) {
     if (!a.ok) {
-      error_ = Unavailable("ARCHIVE_UNAVAILABLE", a.error);
+      error_ = Unavailable(wire::kArchiveUnavailable, a.error);
     } else if (Spend(0, a.body.size())) {
       watermark_ = a.watermark;
       s_->last_watermark[shards_.archive] = a.watermark;
@@ -251,7 +253,7 @@ class ReadRun : public std::enable_shared_from_this<ReadRun> {
 
   void OnRealtime(BackendAnswer&& a) {
     if (!a.ok) {
-      if (error_.status_txt.empty()) error_ = Unavailable("REALTIME_UNAVAILABLE", a.error);
+      if (error_.status_txt.empty()) error_ = Unavailable(wire::kRealtimeUnavailable, a.error);
     } else if (Spend(0, a.body.size())) {
       // A listing (or a summing) the shard's limit cut: read it to its end, page by page.
       if (a.more && realtime_summed_) {
@@ -370,7 +372,7 @@ class BreakdownRun final : public ReadRun {
 
   void OnSubtotals(BackendAnswer&& a) {
     if (!a.ok) {
-      if (error_.status_txt.empty()) error_ = Unavailable("ARCHIVE_UNAVAILABLE", a.error);
+      if (error_.status_txt.empty()) error_ = Unavailable(wire::kArchiveUnavailable, a.error);
     } else if (a.watermark != watermark_ || a.generation != archive_.generation) {
       generation_changed_ = true;
     } else if (Spend(0, a.body.size())) {
@@ -407,7 +409,7 @@ class BreakdownRun final : public ReadRun {
     // within moments.
     ++s_->watermark_retries;
     if (attempt_ + 1 >= kMaxAttempts) {
-      return Fail(Unavailable("ARCHIVE_UNAVAILABLE",
+      return Fail(Unavailable(wire::kArchiveUnavailable,
                               "archive shard " + std::to_string(shards_.archive) +
                                   " replicas kept serving different generations"));
     }
@@ -440,7 +442,7 @@ class BreakdownRun final : public ReadRun {
     auto self = SharedThis();
     ResolveLookups(s_, std::move(unknown),
                    [self](Status st, std::unordered_map<std::string, std::string>&& found) {
-                     if (!st.ok()) return self->Fail(BackendDown(st.message()));
+                     if (!st.ok()) return self->Fail(BackendDown(st));
                      for (auto& [hash, original] : found) self->shown_.emplace(hash, std::move(original));
                      self->Reply();
                    });
@@ -480,7 +482,7 @@ void ReplyQueryError(QueryState* s, net::Responder* reply, const QueryError& e) 
 // Common checks before a query runs: loop, method, percent-encoding.
 bool AdmitQuery(QueryState* s, net::Request& r) {
   if (r.base() != s->base) {
-    ReplyError(s, &r, QueryError{500, "INTERNAL_ERROR",
+    ReplyError(s, &r, QueryError{500, wire::kInternalError,
                                  "the read path serves only on the loop of its HTTP client"});
     return false;
   }
@@ -538,11 +540,11 @@ void HandleLookup(QueryState* s, net::Request& r) {
   std::string h(*hash);
   ResolveLookups(s, {h}, [s, reply, h, write](Status st, std::unordered_map<std::string, std::string>&& found) {
     if (!st.ok()) {
-      return ReplyError(s, reply.get(), BackendDown(st.message()));
+      return ReplyError(s, reply.get(), BackendDown(st));
     }
     auto it = found.find(h);
     if (it == found.end()) {
-      return ReplyError(s, reply.get(), QueryError{404, "NOT_FOUND", "no lookup record for hash '" + h + "'"});
+      return ReplyError(s, reply.get(), QueryError{404, wire::kNotFound, "no lookup record for hash '" + h + "'"});
     }
     reply->ReplyJson(200, "OK", write(h, it->second));
   });

@@ -44,8 +44,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "archive/served_generation.h"
 #include "api/cluster_config.h"
+#include "wire/generation.h"
 
 struct event_base;
 
@@ -65,9 +65,9 @@ struct QueryOptions {
   // Archive answers kept per (shard, generation) (docs/api-read.md#caches): at most this many
   // bytes, taken from the cache while the shard's generation was confirmed by a live archive
   // answer within archive_cache_confirm_ms. No longer than the lease the release waits out
-  // (archive/served_generation.h); tests may shorten it.
+  // (wire/generation.h); tests may shorten it.
   size_t archive_cache_bytes = size_t{64} << 20;
-  int archive_cache_confirm_ms = archive::kGenerationConfirmMs;
+  int archive_cache_confirm_ms = wire::kGenerationConfirmMs;
   size_t max_backend_url_bytes = 6000;  // /mget batches are cut to fit backend URL limits
   // The fan-out of one query (docs/api-read.md#bounds): backend requests (archive /get and
   // /mget batches, realtime /mget batches and /fwmatch pages) and the bytes of their answers.

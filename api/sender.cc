@@ -15,11 +15,13 @@
 #include "net/http_client.h"
 #include "net/json.h"
 #include "net/stats_writer.h"
-#include "net/json_read.h"
 #include "net/query.h"
 #include "oplog/oplog.h"
 #include "oplog/reader.h"
-#include "realtime/instance.h"
+#include "wire/headers.h"
+#include "wire/json_answer.h"
+#include "wire/realtime_answers.h"
+#include "wire/refusals.h"
 
 namespace clickatron {
 namespace {
@@ -360,7 +362,7 @@ void Sender::SendIncr() {
   net::RequestOptions request;
   request.method = "POST";
   request.body = part_.incr_body;
-  request.headers.emplace_back(realtime::kSenderHeader, options_.sender_id);
+  request.headers.emplace_back(wire::kSenderHeader, options_.sender_id);
   request.timeout_ms = options_.request_timeout_ms;
   sends_->max_sent = std::max(sends_->max_sent, round_end_);
   client_->Request(to_, path_, std::move(request),
@@ -419,7 +421,7 @@ void Sender::LogLate(const LatePart& late, uint64_t id, const std::string& refus
 }
 
 bool Sender::CheckSourceMark(const net::HttpResponse& r) {
-  std::optional<std::string_view> text = r.Header(realtime::kSourceMarkHeader);
+  std::optional<std::string_view> text = r.Header(wire::kSourceMarkHeader);
   if (!text) return true;
   int64_t mark = -1;
   const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), mark);
@@ -446,8 +448,8 @@ bool Sender::CheckSourceMark(const net::HttpResponse& r) {
 
 bool Sender::CheckRing(const net::HttpResponse& r) {
   if (r.status == 412) {
-    Result<net::JsonAnswer> answer = net::ReadJsonAnswer(r.body);
-    if (answer.ok() && answer->status_txt == "RING_CHANGED") {
+    Result<wire::JsonAnswer> answer = wire::ReadJsonAnswer(r.body);
+    if (answer.ok() && answer->status_txt == wire::kRingChanged) {
       if (!ring_changed_) {
         std::fprintf(stderr, "clickatron-api: %s: RING_CHANGED: %s; delivery to this shard waits\n", Where().c_str(),
                      answer->message.c_str());
@@ -460,7 +462,7 @@ bool Sender::CheckRing(const net::HttpResponse& r) {
       return false;
     }
   }
-  std::optional<std::string_view> ring = r.Header(realtime::kRingHeader);
+  std::optional<std::string_view> ring = r.Header(wire::kRingHeader);
   if (ring_changed_ && r.status != 412) {
     std::fprintf(stderr, "clickatron-api: %s: the shard's ring is %s again, delivering\n", Where().c_str(),
                  sends_->ring.c_str());
@@ -468,7 +470,7 @@ bool Sender::CheckRing(const net::HttpResponse& r) {
   }
   if (ring && sends_->ring.empty() && ParseHex64(*ring).ok()) {
     // The first answer naming the shard's data directory: remembered for every stream of the
-    // shard, and named in every request from now on (realtime/instance.h).
+    // shard, and named in every request from now on (wire/headers.h).
     sends_->ring = *ring;
     for (const std::string& path : sends_->ring_paths) {
       if (Status s = WriteFileAtomic(path, sends_->ring + "\n"); !s.ok()) {
@@ -480,7 +482,7 @@ bool Sender::CheckRing(const net::HttpResponse& r) {
 }
 
 bool Sender::CheckInstance(const net::HttpResponse& r) {
-  std::optional<std::string_view> instance = r.Header(realtime::kInstanceHeader);
+  std::optional<std::string_view> instance = r.Header(wire::kInstanceHeader);
   if (!instance) return true;
   if (instance_.empty()) {
     instance_ = *instance;
@@ -530,14 +532,14 @@ void Sender::OnAccepted(const net::HttpResponse& r, bool is_set) {
     SendStep();
     return;
   }
-  if (std::optional<std::string_view> synced = r.Header(realtime::kSyncedSeqHeader)) {
+  if (std::optional<std::string_view> synced = r.Header(wire::kSyncedSeqHeader)) {
     int64_t seq = -1;
     std::from_chars(synced->data(), synced->data() + synced->size(), seq);
     shard_reports_synced_ = true;
     shard_synced_ = std::max(shard_synced_, seq);
   }
   // The batch was applied whatever the body says; one that does not read counts none.
-  Result<net::IncrAnswer> a = net::ReadIncrAnswer(r.body);
+  Result<wire::IncrAnswer> a = wire::ReadIncrAnswer(r.body);
   if (a.ok()) c_.duplicate += a->duplicate;
   // The /set was refused but the counters went in now: their lookups are late (kept in the
   // round, so a retry after a store error still stores them).
@@ -553,9 +555,9 @@ void Sender::OnAccepted(const net::HttpResponse& r, bool is_set) {
 void Sender::OnRefused(const net::HttpResponse& r, bool is_set) {
   Part& p = part_;
   // A refusal is told by its name in the envelope (docs/api.md#clickatron-realtime, POST /incr).
-  Result<net::JsonAnswer> answer = net::ReadJsonAnswer(r.body);
+  Result<wire::JsonAnswer> answer = wire::ReadJsonAnswer(r.body);
   const std::string refusal = answer.ok() ? answer->status_txt : std::string();
-  if (r.status == 409 && (refusal == "DAY_CLOSED" || refusal == "DAY_EXPIRED")) {
+  if (r.status == 409 && (refusal == wire::kDayClosed || refusal == wire::kDayExpired)) {
     // Late data: the shard will not take this day any more. Kept for the nightly, which
     // merges it from /late (docs/api-write.md#late-data).
     const std::string what = "409 " + refusal;
@@ -572,12 +574,12 @@ void Sender::OnRefused(const net::HttpResponse& r, bool is_set) {
     SendStep();
     return;
   }
-  if (refusal == "SOURCE_IN_USE" && !is_set) {
+  if (refusal == wire::kSourceInUse && !is_set) {
     c_.source_in_use_refusals++;
     source_in_use_ = true;
     source_message_ = Trimmed(r.body);
   }
-  if (refusal == "SLOT_NOT_RELEASED") NoteSlotNotReleased(r.body);
+  if (refusal == wire::kSlotNotReleased) NoteSlotNotReleased(r.body);
   Fail("HTTP " + std::to_string(r.status) + " from " + (is_set ? "/set: " : "/incr: ") + Trimmed(r.body),
        /*rewind=*/false);
 }

@@ -54,7 +54,7 @@
 // The cursor saved in the oplog stays behind every round the shard has not made durable,
 // so that even after a crash of the API the rounds a shard may have lost are re-sent. The
 // shard says how far it is with each /incr answer (X-Realtime-Synced-Seq: the source's
-// highest seq acknowledged before its last durable flush, realtime/instance.h). That is one
+// highest seq acknowledged before its last durable flush, wire/headers.h). That is one
 // number per source, and the three streams of a shard interleave their seqs, so a round is
 // settled only once the synced seq passes its CEILING: the highest seq any stream of the
 // shard had sent when the round's answer came (and the log's last seq at start, for what
@@ -102,7 +102,7 @@ class Reader;
 }  // namespace oplog
 
 struct SenderOptions {
-  // This API process's id, sent as X-Clickatron-Sender with every /incr (realtime/instance.h):
+  // This API process's id, sent as X-Clickatron-Sender with every /incr (wire/headers.h):
   // 16 lowercase hex digits drawn once per process (ApiServer fills it).
   std::string sender_id;
   size_t max_round_bytes = 512 * 1024;  // request body (the realtime accepts 1 MiB)
@@ -153,7 +153,7 @@ class AppendTimes {
 // nothing past it.
 struct ShardSends {
   uint64_t max_sent = 0;
-  // The shard's data directory its streams deliver to (realtime/instance.h, X-Realtime-Ring):
+  // The shard's data directory its streams deliver to (wire/headers.h, X-Realtime-Ring):
   // one for the shard, learnt from the first answer naming it and kept in each stream's
   // DeliveredRingPath (ring_paths), so that a stream that never sent yet still names it.
   std::string ring;
@@ -166,7 +166,7 @@ struct StreamCounters {
   uint64_t late_lines = 0, late_parts = 0, late_duplicate_parts = 0;
   uint64_t source_in_use_refusals = 0, source_conflicts = 0;
   uint64_t requests = 0, failures = 0, rewinds = 0, skipped_records = 0;
-  uint64_t restarts = 0;  // the shard's instance changed (realtime/instance.h)
+  uint64_t restarts = 0;  // the shard's instance changed (wire/headers.h)
   uint64_t probes = 0;    // GET /ping sent while rounds were in doubt and nothing to send
 };
 
@@ -259,7 +259,7 @@ class Sender {
   void OnResponse(net::HttpResponse&& r, bool is_set);
   // An answer naming another process than the last one: rewinds (after Fail) and false.
   bool CheckInstance(const net::HttpResponse& r);
-  // The shard's data directory (realtime/instance.h, X-Realtime-Ring): the first ring the
+  // The shard's data directory (wire/headers.h, X-Realtime-Ring): the first ring the
   // shard's streams hear of is kept (ShardSends::ring) and named in every request; a 412
   // RING_CHANGED (the shard lost that directory) holds the stream until the replay procedure
   // (which removes the files) or the old directory is back. False after Fail().
@@ -330,7 +330,7 @@ class Sender {
   Part part_;
   bool has_round_ = false;        // part_ is a round being sent
   std::string path_;              // scratch for the request path
-  std::string instance_;          // the shard's process, from its last answer (realtime/instance.h)
+  std::string instance_;          // the shard's process, from its last answer (wire/headers.h)
   int64_t shard_synced_ = -1;     // the source's highest seq the shard says is durable (ditto)
   bool shard_reports_synced_ = false;
 

@@ -25,7 +25,7 @@
 #include "net/request.h"
 #include "net/test_server.h"
 #include "oplog/oplog.h"
-#include "realtime/instance.h"
+#include "wire/headers.h"
 
 namespace clickatron {
 namespace {
@@ -54,13 +54,13 @@ struct Shard {
     server.Handle("/ping", [this](net::Request& req) {
       std::lock_guard<std::mutex> lock(mu);
       pings++;
-      req.AddHeader(realtime::kInstanceHeader, instance.c_str());
+      req.AddHeader(wire::kInstanceHeader, instance.c_str());
       req.Reply(200, "OK\n");
     });
     server.Handle("/set", [this](net::Request& req) {
       std::lock_guard<std::mutex> lock(mu);
       requests.push_back(std::string(req.path()) + "?" + std::string(req.raw_query()) + "\n" + std::string(req.body()));
-      req.AddHeader(realtime::kInstanceHeader, instance.c_str());
+      req.AddHeader(wire::kInstanceHeader, instance.c_str());
       if (refuse_set && req.raw_query() == "day=" + FormatDay(kOld)) {
         req.ReplyJsonError(409, refusal, "day " + FormatDay(kOld) + " is closed");
         return;
@@ -71,10 +71,10 @@ struct Shard {
       std::lock_guard<std::mutex> lock(mu);
       const std::string body(req.body());
       requests.push_back("/incr\n" + body);
-      const char* sender = req.Header(realtime::kSenderHeader);
+      const char* sender = req.Header(wire::kSenderHeader);
       senders.push_back(sender ? sender : "-");
-      req.AddHeader(realtime::kInstanceHeader, instance.c_str());
-      if (!source_mark.empty()) req.AddHeader(realtime::kSourceMarkHeader, source_mark.c_str());
+      req.AddHeader(wire::kInstanceHeader, instance.c_str());
+      if (!source_mark.empty()) req.AddHeader(wire::kSourceMarkHeader, source_mark.c_str());
       if (source_in_use > 0) {
         source_in_use--;
         req.ReplyJsonError(409, "SOURCE_IN_USE", "source 'api-1' is written by another sender");
@@ -92,14 +92,14 @@ struct Shard {
       }
       if (body.find("u|old") != std::string::npos) {
         if (incr_duplicate) {
-          req.AddHeader(realtime::kSyncedSeqHeader, "1");
+          req.AddHeader(wire::kSyncedSeqHeader, "1");
           req.ReplyJson(200, "OK", "{\"applied\":0,\"duplicate\":" + std::to_string(lines) + ",\"seq\":1}");
           return;
         }
         req.ReplyJsonError(409, refusal, "day " + FormatDay(kOld) + " is closed");
         return;
       }
-      if (!synced.empty()) req.AddHeader(realtime::kSyncedSeqHeader, synced.c_str());
+      if (!synced.empty()) req.AddHeader(wire::kSyncedSeqHeader, synced.c_str());
       req.ReplyJson(200, "OK", "{\"applied\":" + std::to_string(lines) + ",\"duplicate\":0,\"seq\":1}");
     });
   }

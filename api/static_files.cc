@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "net/request.h"
+#include "wire/refusals.h"
 
 namespace clickatron {
 
@@ -122,7 +123,7 @@ void StaticFiles::Serve(net::Request& req) const {
   } else if (path.starts_with("/ui/")) {
     name = path.substr(4);
   } else {
-    return req.ReplyJsonError(404, "NOT_FOUND", "no such path");
+    return req.ReplyJsonError(404, wire::kNotFound, "no such path");
   }
   if (!IsServableName(name)) {
     return req.ReplyJsonError(400, "INVALID_PATH",
@@ -131,7 +132,7 @@ void StaticFiles::Serve(net::Request& req) const {
   }
   auto it = files_.find(name);
   if (it == files_.end()) {
-    return req.ReplyJsonError(404, "NOT_FOUND", "no dashboard file /ui/" + std::string(name));
+    return req.ReplyJsonError(404, wire::kNotFound, "no dashboard file /ui/" + std::string(name));
   }
   req.AddHeader("Content-Type", std::string(it->second.content_type).c_str());
   // Files change only with a new install (and API restart): revalidate, never go stale.

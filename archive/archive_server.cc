@@ -6,11 +6,13 @@
 #include <cstring>
 #include <ctime>
 
-#include "archive/served_generation.h"
 #include "base/clip.h"
 #include "net/json.h"
 #include "net/secret.h"
 #include "net/stats_writer.h"
+#include "wire/generation.h"
+#include "wire/headers.h"
+#include "wire/refusals.h"
 
 namespace clickatron::archive {
 
@@ -105,15 +107,15 @@ void ArchiveServer::Stop() { server_.Stop(); }
 
 void ArchiveServer::AddFileHeaders(net::Request& req, const DbFile& db) {
   if (!db.has_manifest()) return;
-  req.AddHeader("X-Archive-Last-Day", db.manifest().last_day.c_str());
-  req.AddHeader("X-Archive-Generation", db.manifest().generation.c_str());
-  if (db.manifest().rollups) req.AddHeader("X-Archive-Rollups", "1");
-  if (!db.etag().empty()) req.AddHeader(kEtagHeader, db.etag().c_str());
+  req.AddHeader(wire::kLastDayHeader, db.manifest().last_day.c_str());
+  req.AddHeader(wire::kGenerationHeader, db.manifest().generation.c_str());
+  if (db.manifest().rollups) req.AddHeader(wire::kRollupsHeader, "1");
+  if (!db.etag().empty()) req.AddHeader(wire::kEtagHeader, db.etag().c_str());
 }
 
 bool ArchiveServer::ReplyNotModified(net::Request& req, LoopScratch& scratch, const DbFile& db) {
-  const char* held = req.Header(kIfNoneMatchHeader);
-  if (held == nullptr || !db.has_manifest() || !EtagMatches(held, db.manifest().generation)) {
+  const char* held = req.Header(wire::kIfNoneMatchHeader);
+  if (held == nullptr || !db.has_manifest() || !wire::EtagMatches(held, db.manifest().generation)) {
     return false;
   }
   Bump(counters_[req.loop_index()].not_modified);
@@ -156,7 +158,7 @@ void ArchiveServer::OnGet(net::Request& req) {
     return;
   }
   if (scratch.params.keys().empty()) {
-    ReplyBadRequest(req, "MISSING_ARG_KEY", "missing argument: key");
+    ReplyBadRequest(req, wire::kMissingArgKey, "missing argument: key");
     return;
   }
   if (db->health().damaged()) return ReplyDamaged(req, *db);
@@ -189,13 +191,13 @@ void ArchiveServer::OnMget(net::Request& req) {
   }
   const auto& keys = scratch.params.keys();
   if (keys.empty()) {
-    ReplyBadRequest(req, "MISSING_ARG_KEY", "missing argument: key");
+    ReplyBadRequest(req, wire::kMissingArgKey, "missing argument: key");
     return;
   }
   if (keys.size() > options_.max_mget_keys) {
     // Bounds the answer a request can make the loop build (keys x the largest line).
     Bump(counters.too_many_keys);
-    ReplyBadRequest(req, "TOO_MANY_KEYS", std::to_string(keys.size()) + " keys; at most " +
+    ReplyBadRequest(req, wire::kTooManyKeys, std::to_string(keys.size()) + " keys; at most " +
                                               std::to_string(options_.max_mget_keys) + " per /mget");
     return;
   }
@@ -236,7 +238,7 @@ void ArchiveServer::OnFwmatch(net::Request& req) {
     return;
   }
   if (params.keys().empty()) {
-    ReplyBadRequest(req, "MISSING_ARG_KEY", "missing argument: key");
+    ReplyBadRequest(req, wire::kMissingArgKey, "missing argument: key");
     return;
   }
   size_t limit;
@@ -259,7 +261,7 @@ void ArchiveServer::OnFwmatch(net::Request& req) {
     ReplyAnswerTooLarge(req, "/fwmatch");
   } else {
     // The limit cut the answer: the client asks again with after=<the last key it got>.
-    if (more) req.AddHeader("X-Fwmatch-More", "1");
+    if (more) req.AddHeader(wire::kFwmatchMoreHeader, "1");
     ReplyText(req, scratch, 200, scratch.answer());
   }
   TrimScratch(scratch);
@@ -272,14 +274,14 @@ bool ArchiveServer::FwmatchLimit(net::Request& req, const KeyParams& params, siz
   uint64_t n = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size() || n == 0) {
-    ReplyBadRequest(req, "INVALID_ARG_LIMIT", "limit '" + Clipped(text, 64) + "' is not a positive integer");
+    ReplyBadRequest(req, wire::kInvalidArgLimit, "limit '" + Clipped(text, 64) + "' is not a positive integer");
     return false;
   }
   if (n > *limit) {
     // Never a silent cut: the client pages with after= (docs/operations.md#limits). The
     // header tells a client that asked for too much what it may ask for.
-    req.AddHeader(kFwmatchLimitHeader, std::to_string(*limit).c_str());
-    ReplyBadRequest(req, "INVALID_ARG_LIMIT",
+    req.AddHeader(wire::kFwmatchLimitHeader, std::to_string(*limit).c_str());
+    ReplyBadRequest(req, wire::kInvalidArgLimit,
                     "limit " + std::to_string(n) + " is above this server's --fwmatch-limit " +
                         std::to_string(*limit) + "; ask for at most that, page with after=");
     return false;
@@ -325,7 +327,7 @@ bool ArchiveServer::ReadWasWhole(net::Request& req, const DbFile& db, const Mapp
 void ArchiveServer::ReplyDamaged(net::Request& req, const DbFile& db) {
   Bump(counters_[req.loop_index()].damaged_reads);
   std::optional<Damage> damage = db.health().damage();
-  req.ReplyJsonError(503, "ARCHIVE_FILE_DAMAGED",
+  req.ReplyJsonError(503, wire::kArchiveFileDamaged,
                      (damage ? damage->what : db.real_path() + ": damaged") +
                          "; restore the file or publish a new generation, then reload");
 }

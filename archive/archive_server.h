@@ -40,7 +40,7 @@
 // `X-Archive-Last-Day: YYYY-MM-DD` and `X-Archive-Generation: <id>` of the file that
 // answered it, `X-Archive-Rollups: 1` when that manifest says `rollups = 1`
 // (docs/formats.md#rollup-records), and `ETag: "<generation>"`: a valid request whose
-// If-None-Match names that tag is answered 304 with those headers and no body (archive/served_generation.h).
+// If-None-Match names that tag is answered 304 with those headers and no body (wire/generation.h).
 //
 // Threads: options.threads event loops share one listening address (SO_REUSEPORT) and one
 // mapping. A request holds the file it started on until it has replied, so a reload never
@@ -78,10 +78,6 @@
 #include "net/request.h"
 
 namespace clickatron::archive {
-
-// A /fwmatch `limit` above --fwmatch-limit is refused (400 INVALID_ARG_LIMIT) with this
-// header holding the cap, so a client (the API's /keys) asks again with at most that.
-inline constexpr char kFwmatchLimitHeader[] = "X-Fwmatch-Limit";
 
 struct ArchiveOptions {
   std::string db_file;
@@ -197,7 +193,7 @@ class ArchiveServer {
   void ReplyBadRequest(net::Request& req, const char* status_txt, const std::string& message);
   void ReplyAnswerTooLarge(net::Request& req, const char* what);
   static void AddFileHeaders(net::Request& req, const DbFile& db);
-  // A request whose If-None-Match names the served generation's tag (archive/served_generation.h) is
+  // A request whose If-None-Match names the served generation's tag (wire/generation.h) is
   // answered 304 without a body: true when it was.
   bool ReplyNotModified(net::Request& req, LoopScratch& scratch, const DbFile& db);
   // Replies with body, giving evhttp the Date and Content-Length headers ready-made (it

@@ -18,7 +18,7 @@
 
 #include "base/test_dir.h"
 #include "net/fetch.h"
-#include "net/json_read.h"
+#include "wire/json_answer.h"
 
 namespace clickatron::archive {
 namespace {
@@ -69,12 +69,12 @@ class RunningArchive {
 };
 
 std::string StatusTxt(const net::HttpResponse& r) {
-  Result<net::JsonAnswer> a = net::ReadJsonAnswer(r.body);
+  Result<wire::JsonAnswer> a = wire::ReadJsonAnswer(r.body);
   return a.ok() ? a->status_txt : "(not an envelope: " + r.body + ")";
 }
 
 std::string Message(const net::HttpResponse& r) {
-  Result<net::JsonAnswer> a = net::ReadJsonAnswer(r.body);
+  Result<wire::JsonAnswer> a = wire::ReadJsonAnswer(r.body);
   return a.ok() ? a->message : r.body;
 }
 

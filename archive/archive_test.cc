@@ -19,7 +19,6 @@
 #include "archive/db_file.h"
 #include "archive/key_params.h"
 #include "archive/live_db.h"
-#include "archive/served_generation.h"
 #include "archive/manifest.h"
 #include "archive/mapped_read.h"
 #include "archive/reloader.h"
@@ -358,25 +357,6 @@ TEST(DbFile, ManifestBesideFileIsReadAndChecked) {
   EXPECT_NE(OpenError(p).find(": xxh64 "), std::string::npos);
   dir.Write("manifest", "generation = g9\n");
   EXPECT_EQ(OpenError(p), dir.path() + "/manifest: no 'last_day' line");
-}
-
-// The tag of a generation's answers and the If-None-Match values that name it (RFC 9110
-// 13.1.2: a list, `*`, weak comparison).
-TEST(Etag, NamesTheGenerationAndMatchesWhatAClientHolds) {
-  EXPECT_EQ(GenerationEtag("20120325-914c817bc232203e"), "\"20120325-914c817bc232203e\"");
-  EXPECT_TRUE(EtagMatches("\"g7\"", "g7"));
-  EXPECT_TRUE(EtagMatches("*", "g7"));
-  EXPECT_TRUE(EtagMatches("W/\"g7\"", "g7"));
-  EXPECT_TRUE(EtagMatches("\"g6\", \"g7\"", "g7"));
-  EXPECT_TRUE(EtagMatches(" \"g7\" ,\"g8\"", "g7"));
-  EXPECT_FALSE(EtagMatches("\"g7\"", "g8"));
-  EXPECT_FALSE(EtagMatches("\"g7\"", ""));  // no manifest: no tag, never 304
-  EXPECT_FALSE(EtagMatches("*", ""));
-  EXPECT_FALSE(EtagMatches("g7", "g7"));       // unquoted is not a tag
-  EXPECT_FALSE(EtagMatches("\"g7", "g7"));
-  EXPECT_FALSE(EtagMatches("\"g77\"", "g7"));
-  EXPECT_FALSE(EtagMatches("", "g7"));
-  EXPECT_FALSE(EtagMatches(",,", "g7"));
 }
 
 TEST(DbFile, SymlinkedPathReadsManifestOfTheTarget) {

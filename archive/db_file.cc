@@ -11,10 +11,10 @@
 #include <cstdio>
 #include <cstring>
 
-#include "archive/served_generation.h"
 #include "base/errno_status.h"
 #include "keyformat/hex64.h"
 #include "keyformat/key_order.h"
+#include "wire/generation.h"
 
 namespace clickatron::archive {
 
@@ -144,7 +144,7 @@ Status DbFile::CheckManifest() {
   if (!manifest.ok()) return manifest.status();
   has_manifest_ = manifest->has_value();
   if (has_manifest_) manifest_ = **manifest;
-  if (has_manifest_ && !manifest_.generation.empty()) etag_ = GenerationEtag(manifest_.generation);
+  if (has_manifest_ && !manifest_.generation.empty()) etag_ = wire::GenerationEtag(manifest_.generation);
   if (const ShardMeta* entry = manifest_.FindFile(BaseOf(real_path_))) {
     auto mismatch = [&](const char* what, const std::string& want, const std::string& got) {
       return Status::Error(path_ + ": " + what + " " + got + " does not match the manifest's " +

@@ -179,7 +179,7 @@ class DbFile {
   // The manifest beside the file (has_manifest() false when there is none).
   bool has_manifest() const { return has_manifest_; }
   const Manifest& manifest() const { return manifest_; }
-  // The tag of the file's answers, `"<generation>"` (archive/served_generation.h); empty without a manifest.
+  // The tag of the file's answers, `"<generation>"` (wire/generation.h); empty without a manifest.
   const std::string& etag() const { return etag_; }
 
  private:

@@ -1,6 +1,7 @@
 #include "archive/key_params.h"
 
 #include "net/query.h"
+#include "wire/refusals.h"
 
 namespace clickatron::archive {
 
@@ -37,13 +38,13 @@ bool KeyParams::Parse(std::string_view raw, Mode mode) {
       size_t start = buffer_.size();
       // '+' kept literally: archive keys contain '+' (key_params.h).
       if (net::PercentDecodeAppend(value, false, &buffer_) != std::string_view::npos) {
-        return Fail("INVALID_ARG_KEY", "bad percent-encoding in key");
+        return Fail(wire::kInvalidArgKey, "bad percent-encoding in key");
       }
       if (buffer_.size() - start > kMaxKeyBytes) {
-        return Fail("INVALID_ARG_KEY", "key is longer than " + std::to_string(kMaxKeyBytes) +
+        return Fail(wire::kInvalidArgKey, "key is longer than " + std::to_string(kMaxKeyBytes) +
                                            " bytes");
       }
-      if (buffer_.size() == start) return Fail("INVALID_ARG_KEY", "key is empty");
+      if (buffer_.size() == start) return Fail(wire::kInvalidArgKey, "key is empty");
       ends_.push_back(buffer_.size());
     } else if (name == "after" && mode == Mode::kFirstKey) {
       after_.clear();

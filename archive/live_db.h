@@ -43,7 +43,7 @@ class LiveDb {
   }
 
   // How long the current file has been served, in milliseconds (since Open() or the
-  // Reload() that made it current): the release's lease check (served_generation.h).
+  // Reload() that made it current): the release's lease check (wire/generation.h).
   int64_t ServedMs() const;
 
   const std::string& path() const { return path_; }

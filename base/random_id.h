@@ -1,6 +1,6 @@
 // RandomId64: 16 lowercase hex digits, drawn anew at every call from the OS's random device,
 // the process id and the clock — an id that tells one start of a process from any other:
-// the realtime shard's instance (realtime/instance.h) and an API process's sender id
+// the realtime shard's instance (wire/headers.h) and an API process's sender id
 // (X-Clickatron-Sender). Not for secrets.
 #pragma once
 

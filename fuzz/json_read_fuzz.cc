@@ -1,4 +1,5 @@
-// The JSON readers of net/json_read.h (answers one Clickatron process reads from another)
+// The JSON readers of wire/ (json_answer.h, realtime_answers.h, archive_answers.h: the answers
+// one Clickatron process reads from another)
 // on arbitrary bodies, and on bodies net/json.h's writer made from arbitrary strings.
 //
 // Beyond "no crash" (rapidjson and the field checks on any bytes):
@@ -17,9 +18,12 @@
 
 #include "fuzz/check.h"
 #include "net/json.h"
-#include "net/json_read.h"
+#include "wire/archive_answers.h"
+#include "wire/json_answer.h"
+#include "wire/realtime_answers.h"
 
 using namespace clickatron::net;
+using namespace clickatron::wire;
 
 namespace {
 

@@ -11,6 +11,7 @@
 #include "net/http_server.h"
 #include "net/json.h"
 #include "net/server_loop.h"
+#include "wire/refusals.h"
 
 namespace clickatron::net {
 
@@ -173,7 +174,7 @@ bool RequireMethod(Request& req, std::initializer_list<Method> allowed) {
     ++i;
   }
   req.AddHeader("Allow", allow.c_str());
-  req.ReplyJsonError(405, "METHOD_NOT_ALLOWED", message);
+  req.ReplyJsonError(405, wire::kMethodNotAllowed, message);
   return false;
 }
 

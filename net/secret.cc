@@ -1,5 +1,7 @@
 #include "net/secret.h"
 
+#include "wire/headers.h"
+
 #include <strings.h>
 
 #include <cstddef>
@@ -38,7 +40,7 @@ const char* BearerToken(Request& req) {
 
 bool AdmitSecret(Request& req, std::string_view secret) {
   if (secret.empty()) return true;
-  const char* given = req.Header(kSecretHeader);
+  const char* given = req.Header(wire::kSecretHeader);
   if (given == nullptr) given = BearerToken(req);
   if (given == nullptr) {
     req.CountSecretRefusal(false);

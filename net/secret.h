@@ -25,8 +25,6 @@
 
 namespace clickatron::net {
 
-// The request header that carries the cluster secret.
-inline constexpr char kSecretHeader[] = "X-Clickatron-Secret";
 
 // True when given equals expected. Constant time: it reads every byte of expected and as
 // many of given, XOR-accumulating the differences (and the length difference), and never

@@ -8,6 +8,7 @@
 #include "net/fetch.h"
 #include "net/secret.h"
 #include "net/test_server.h"
+#include "wire/headers.h"
 
 namespace clickatron::net {
 namespace {
@@ -76,7 +77,7 @@ class AdmitSecretTest : public ::testing::Test {
 
   HttpResponse Call(const std::string& path, const char* secret, ClientOptions client = {}) {
     RequestOptions o;
-    if (secret != nullptr) o.headers.emplace_back(kSecretHeader, secret);
+    if (secret != nullptr) o.headers.emplace_back(wire::kSecretHeader, secret);
     HttpResponse r;
     Status s = Fetch(server.address(), path, o, &r, client);
     EXPECT_TRUE(s.ok()) << s.message();
@@ -130,7 +131,7 @@ TEST_F(AdmitSecretTest, ABearerTokenStandsForTheHeader) {
 
 TEST_F(AdmitSecretTest, ClientOptionsHeadersGoWithEveryRequest) {
   ClientOptions client;
-  client.headers.emplace_back(kSecretHeader, kSecret);
+  client.headers.emplace_back(wire::kSecretHeader, kSecret);
   EXPECT_EQ(Call("/guarded", nullptr, client).status, 200);
   EXPECT_EQ(Call("/guarded", nullptr, client).status, 200);
   EXPECT_EQ(handled.load(), 2);

@@ -7,6 +7,7 @@
 #include "keyformat/records.h"
 #include "keyformat/ymdh.h"
 #include "realtime/ring_id.h"
+#include "wire/refusals.h"
 
 namespace clickatron::realtime {
 
@@ -28,16 +29,16 @@ int RefusalHttpCode(Refusal r) {
 std::string_view RefusalStatusText(Refusal r) {
   switch (r) {
     case Refusal::kNone: return "OK";
-    case Refusal::kInvalid: return "INVALID_LINE";
-    case Refusal::kOverflow: return "COUNTER_OVERFLOW";
-    case Refusal::kNotReleased: return "SLOT_NOT_RELEASED";
-    case Refusal::kExpired: return "DAY_EXPIRED";
-    case Refusal::kClosed: return "DAY_CLOSED";
-    case Refusal::kNotClosed: return "DAY_NOT_CLOSED";
-    case Refusal::kStorage: return "STORAGE_ERROR";
-    case Refusal::kBehind: return "FLUSH_BEHIND";
+    case Refusal::kInvalid: return wire::kInvalidLine;
+    case Refusal::kOverflow: return wire::kCounterOverflow;
+    case Refusal::kNotReleased: return wire::kSlotNotReleased;
+    case Refusal::kExpired: return wire::kDayExpired;
+    case Refusal::kClosed: return wire::kDayClosed;
+    case Refusal::kNotClosed: return wire::kDayNotClosed;
+    case Refusal::kStorage: return wire::kStorageError;
+    case Refusal::kBehind: return wire::kFlushBehind;
   }
-  return "STORAGE_ERROR";
+  return wire::kStorageError;
 }
 
 namespace {

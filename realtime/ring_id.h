@@ -9,7 +9,7 @@
 // (docs/formats.md#manifest, `day_part` lines), so that a replacement shard's data for an
 // archived day is never taken for the data its predecessor exported. `/stats` says it
 // (`ring`), and every `/export` answer names the ring it was read from (X-Realtime-Ring,
-// instance.h).
+// wire/headers.h).
 #pragma once
 
 #include <string>

@@ -21,6 +21,8 @@
 #include "net/secret.h"
 #include "net/stats_writer.h"
 #include "realtime/export_stream.h"
+#include "wire/headers.h"
+#include "wire/refusals.h"
 
 namespace clickatron::realtime {
 namespace {
@@ -37,7 +39,7 @@ bool ValidSource(std::string_view s) {
   return true;
 }
 
-// A sender id: exactly 16 lowercase hex digits (instance.h).
+// A sender id: exactly 16 lowercase hex digits (wire/headers.h).
 bool ValidSenderId(const char* id) {
   if (id == nullptr) return false;
   size_t n = 0;
@@ -322,7 +324,7 @@ bool RealtimeServer::RequirePost(net::Request& req) {
 
 bool RealtimeServer::CheckQuery(net::Request& req) {
   if (req.query().status().ok()) return true;
-  ReplyError(req, 400, "INVALID_ARG_" + Upper(req.query().bad_param()), req.query().status().message());
+  ReplyError(req, 400, wire::kInvalidArgPrefix + Upper(req.query().bad_param()), req.query().status().message());
   return false;
 }
 
@@ -358,7 +360,7 @@ void RealtimeServer::AddSourceMark(net::Request& req, std::string_view source, b
   } else if (!source.empty()) {
     for (int i = 0; i < kRingSlots; ++i) mark = std::max(mark, ring_->Mark(i, source));
   }
-  req.AddHeader(kSourceMarkHeader, std::to_string(mark).c_str());
+  req.AddHeader(wire::kSourceMarkHeader, std::to_string(mark).c_str());
 }
 
 // A sender that names the data directory (ring, ring_id.h) it delivered to is refused by any
@@ -398,15 +400,15 @@ bool RealtimeServer::FailIncr(net::Request& req, std::string_view source, bool b
     return FailIncr(req, source, false, 400, "INVALID_ARG_SEQ",
                     "seq '" + Clipped(*seq_text, kShown) + "' is not a non-negative 64-bit integer");
   }
-  const char* sender = args->sender = req.Header(kSenderHeader);
+  const char* sender = args->sender = req.Header(wire::kSenderHeader);
   if (!ValidSenderId(sender)) {
-    return FailIncr(req, source, false, 400, "SENDER_MISSING",
-                    sender == nullptr ? std::string("header ") + kSenderHeader + " is missing: every /incr names its sender"
-                                      : std::string("header ") + kSenderHeader + " '" + Clipped(sender, kShown) +
+    return FailIncr(req, source, false, 400, wire::kSenderMissing,
+                    sender == nullptr ? std::string("header ") + wire::kSenderHeader + " is missing: every /incr names its sender"
+                                      : std::string("header ") + wire::kSenderHeader + " '" + Clipped(sender, kShown) +
                                             "' is not 16 lowercase hex digits");
   }
   if (std::optional<std::string> why = RingRefusal(req)) {
-    return FailIncr(req, source, false, 412, "RING_CHANGED", *why);
+    return FailIncr(req, source, false, 412, wire::kRingChanged, *why);
   }
   // A sender that names the instance it last talked to is refused by any other: this
   // process may have lost batches that one acknowledged after its last sync, and applying
@@ -414,7 +416,7 @@ bool RealtimeServer::FailIncr(net::Request& req, std::string_view source, bool b
   std::optional<std::string_view> expect = req.Param("instance");
   if (expect && *expect != instance_) {
     ++counters_.refused_instance;
-    return FailIncr(req, source, false, 412, "INSTANCE_CHANGED",
+    return FailIncr(req, source, false, 412, wire::kInstanceChanged,
                     "this shard restarted (instance " + instance_ + ", not " + Clipped(*expect, kShown) +
                         "): re-send what the old instance acknowledged since its last sync");
   }
@@ -431,7 +433,7 @@ bool RealtimeServer::FailIncr(net::Request& req, std::string_view source, bool b
     const uint64_t age_ms = (now - lease->second.at_micros) / 1000;
     if (age_ms < static_cast<uint64_t>(options_.source_lease_ms)) {
       ++counters_.refused_source_in_use;
-      return FailIncr(req, source, true, 409, "SOURCE_IN_USE",
+      return FailIncr(req, source, true, 409, wire::kSourceInUse,
                       "source " + std::string(source) + " is in use by sender " + lease->second.sender +
                           " (last write " + std::to_string(age_ms) + " ms ago, lease " +
                           std::to_string(options_.source_lease_ms) + " ms): two senders use one source (node-id)?");
@@ -449,8 +451,8 @@ bool RealtimeServer::FailIncr(net::Request& req, std::string_view source, bool b
 // POST /incr: the request checked (IncrArgs), the batch parsed, the source's lease taken,
 // the batch applied to the ring and answered. Every answer tells the source's mark.
 void RealtimeServer::OnIncr(net::Request& req) {
-  req.AddHeader(kInstanceHeader, instance_.c_str());
-  req.AddHeader(kRingHeader, ring_->ring_id().c_str());
+  req.AddHeader(wire::kInstanceHeader, instance_.c_str());
+  req.AddHeader(wire::kRingHeader, ring_->ring_id().c_str());
   if (req.method() != net::Method::kPost || !req.query().status().ok()) {
     AddSourceMark(req, std::string_view(), false);  // no source read yet: -1
     if (RequirePost(req)) CheckQuery(req);
@@ -461,7 +463,7 @@ void RealtimeServer::OnIncr(net::Request& req) {
   ShrinkAfter keep_lines(&incr_lines_, kKeepLines);
   Status parsed = ParseIncrBatch(req.body(), &incr_lines_);
   if (!parsed.ok()) {
-    FailIncr(req, args.source, false, 400, "INVALID_LINE", parsed.message());
+    FailIncr(req, args.source, false, 400, wire::kInvalidLine, parsed.message());
     return;
   }
   if (!TakeSourceLease(req, args)) return;
@@ -477,7 +479,7 @@ void RealtimeServer::OnIncr(net::Request& req) {
   auto it = sources_.find(args.source);
   if (it == sources_.end()) it = sources_.emplace(std::string(args.source), SourceSeq{}).first;
   it->second.acked = std::max(it->second.acked, args.seq);
-  req.AddHeader(kSyncedSeqHeader, std::to_string(it->second.synced).c_str());
+  req.AddHeader(wire::kSyncedSeqHeader, std::to_string(it->second.synced).c_str());
 
   out_.clear();
   net::JsonWriter w(&out_);
@@ -490,15 +492,15 @@ void RealtimeServer::OnIncr(net::Request& req) {
 }
 
 void RealtimeServer::OnSet(net::Request& req) {
-  req.AddHeader(kInstanceHeader, instance_.c_str());
-  req.AddHeader(kRingHeader, ring_->ring_id().c_str());
+  req.AddHeader(wire::kInstanceHeader, instance_.c_str());
+  req.AddHeader(wire::kRingHeader, ring_->ring_id().c_str());
   if (!RequirePost(req) || !CheckQuery(req)) return;
-  if (std::optional<std::string> why = RingRefusal(req)) return ReplyError(req, 412, "RING_CHANGED", *why);
+  if (std::optional<std::string> why = RingRefusal(req)) return ReplyError(req, 412, wire::kRingChanged, *why);
   int64_t day;
   if (!DayParam(req, false, &day)) return;
   ShrinkAfter keep_lines(&lookup_lines_, kKeepLines);
   Status parsed = ParseLookupBatch(req.body(), &lookup_lines_);
-  if (!parsed.ok()) return ReplyError(req, 400, "INVALID_LINE", parsed.message());
+  if (!parsed.ok()) return ReplyError(req, 400, wire::kInvalidLine, parsed.message());
   WriteOutcome o = ring_->SetLookups(day, lookup_lines_);
   if (!o.ok()) return ReplyRefusal(req, o);
   counters_.set_lines += o.applied;
@@ -514,7 +516,7 @@ void RealtimeServer::OnSet(net::Request& req) {
 void RealtimeServer::OnGet(net::Request& req) {
   if (!CheckQuery(req)) return;
   std::optional<std::string_view> key = req.Param("key");
-  if (!key) return ReplyError(req, 400, "MISSING_ARG_KEY", "missing argument: key");
+  if (!key) return ReplyError(req, 400, wire::kMissingArgKey, "missing argument: key");
   ++counters_.gets;
   out_.clear();
   if (!ring_->Get(*key, &out_)) return req.Reply(404, {});
@@ -530,7 +532,7 @@ void RealtimeServer::OnMget(net::Request& req) {
   if (keys > options_.max_mget_keys) {
     // Bounds the answer one request can make the loop build.
     ++counters_.too_many_keys;
-    return ReplyError(req, 400, "TOO_MANY_KEYS", std::to_string(keys) + " keys; at most " +
+    return ReplyError(req, 400, wire::kTooManyKeys, std::to_string(keys) + " keys; at most " +
                                                      std::to_string(options_.max_mget_keys) + " per /mget");
   }
   ShrinkAfter keep_out(&out_, kKeepBytes);
@@ -546,7 +548,7 @@ void RealtimeServer::OnMget(net::Request& req) {
       out_.resize(mark);
     }
   }
-  if (keys == 0) return ReplyError(req, 400, "MISSING_ARG_KEY", "missing argument: key");
+  if (keys == 0) return ReplyError(req, 400, wire::kMissingArgKey, "missing argument: key");
   counters_.mget_keys += keys;
   req.Reply(200, out_);
 }
@@ -559,7 +561,7 @@ bool RealtimeServer::ParseLimit(net::Request& req, uint64_t* limit) {
     uint64_t n = 0;
     auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), n);
     if (text->empty() || ec != std::errc() || end != text->data() + text->size() || n == 0) {
-      ReplyError(req, 400, "INVALID_ARG_LIMIT", "limit '" + Clipped(*text, kShown) + "' is not a positive integer");
+      ReplyError(req, 400, wire::kInvalidArgLimit, "limit '" + Clipped(*text, kShown) + "' is not a positive integer");
       return false;
     }
     *limit = std::min(*limit, n);  // larger limits are capped at --fwmatch-limit
@@ -570,9 +572,9 @@ bool RealtimeServer::ParseLimit(net::Request& req, uint64_t* limit) {
 void RealtimeServer::OnFwmatch(net::Request& req) {
   if (!CheckQuery(req)) return;
   std::optional<std::string_view> prefix = req.Param("key");
-  if (!prefix) return ReplyError(req, 400, "MISSING_ARG_KEY", "missing argument: key");
+  if (!prefix) return ReplyError(req, 400, wire::kMissingArgKey, "missing argument: key");
   if (prefix->empty()) {
-    return ReplyError(req, 400, "INVALID_ARG_KEY", "key (the prefix) is empty; use /export to dump a day");
+    return ReplyError(req, 400, wire::kInvalidArgKey, "key (the prefix) is empty; use /export to dump a day");
   }
   uint64_t limit;
   if (!ParseLimit(req, &limit)) return;
@@ -581,7 +583,7 @@ void RealtimeServer::OnFwmatch(net::Request& req) {
   bool more = false;
   counters_.fwmatch_lines += ring_->Fwmatch(*prefix, after, limit, &out_, &more);
   // The limit cut the answer: the client asks again with after=<the last key it got>.
-  if (more) req.AddHeader(kFwmatchMoreHeader, "1");
+  if (more) req.AddHeader(wire::kFwmatchMoreHeader, "1");
   req.Reply(200, out_);
   if (out_.capacity() > (1u << 20)) std::string().swap(out_);  // don't pin a rare huge answer
 }
@@ -589,11 +591,11 @@ void RealtimeServer::OnFwmatch(net::Request& req) {
 void RealtimeServer::OnFwsum(net::Request& req) {
   if (!CheckQuery(req)) return;
   std::optional<std::string_view> prefix = req.Param("key");
-  if (!prefix) return ReplyError(req, 400, "MISSING_ARG_KEY", "missing argument: key");
+  if (!prefix) return ReplyError(req, 400, wire::kMissingArgKey, "missing argument: key");
   // `{sub}.{ns}|{key}.`: a '.' before the '|', and the '.' that ends the key.
   const size_t bar = prefix->find('|'), dot = prefix->find('.');
   if (bar == std::string_view::npos || dot > bar || prefix->back() != '.' || prefix->size() == bar + 2) {
-    return ReplyError(req, 400, "INVALID_ARG_KEY",
+    return ReplyError(req, 400, wire::kInvalidArgKey,
                       "key '" + Clipped(*prefix, kShown) + "' is not a subtotal prefix {sub}.{ns}|{key}.");
   }
   std::string_view hours[2];
@@ -601,11 +603,11 @@ void RealtimeServer::OnFwsum(net::Request& req) {
   for (int i = 0; i < 2; ++i) {
     std::optional<std::string_view> token = req.Param(names[i]);
     if (!token) {
-      return ReplyError(req, 400, std::string("MISSING_ARG_") + (i ? "TO" : "FROM"),
+      return ReplyError(req, 400, std::string(wire::kMissingArgPrefix) + (i ? "TO" : "FROM"),
                         std::string("missing argument: ") + names[i]);
     }
     if (Result<int64_t> t = DecodeYmdh(*token); !t.ok()) {
-      return ReplyError(req, 400, std::string("INVALID_ARG_") + (i ? "TO" : "FROM"),
+      return ReplyError(req, 400, std::string(wire::kInvalidArgPrefix) + (i ? "TO" : "FROM"),
                         std::string(names[i]) + ": " + t.status().message());
     }
     hours[i] = *token;
@@ -622,12 +624,12 @@ void RealtimeServer::OnFwsum(net::Request& req) {
   std::string last, overflow;
   counters_.fwsum_records += ring_->Fwsum(*prefix, hours[0], hours[1], after, limit, &out_, &more, &last, &overflow);
   if (!overflow.empty()) {  // unreachable by the per-increment bound (docs/realtime.md#overflow-checked-at-acceptance)
-    return ReplyError(req, 500, "SUM_OVERFLOW", "the sum of subkey '" + Clipped(overflow, kShown) + "' leaves 128 bits");
+    return ReplyError(req, 500, wire::kSumOverflow, "the sum of subkey '" + Clipped(overflow, kShown) + "' leaves 128 bits");
   }
   // The limit cut the walk: the client asks again with after=<X-Fwsum-After> and adds up.
   if (more) {
-    req.AddHeader(kFwmatchMoreHeader, "1");
-    req.AddHeader(kFwsumAfterHeader, last.c_str());  // keys are printable ASCII (keyformat)
+    req.AddHeader(wire::kFwmatchMoreHeader, "1");
+    req.AddHeader(wire::kFwsumAfterHeader, last.c_str());  // keys are printable ASCII (keyformat)
   }
   counters_.fwsums++;
   req.Reply(200, out_);
@@ -638,7 +640,7 @@ void RealtimeServer::OnExport(net::Request& req) {
   if (!CheckQuery(req)) return;
   int64_t day;
   if (!DayParam(req, true, &day)) return;
-  req.AddHeader(kRingHeader, ring_->ring_id().c_str());
+  req.AddHeader(wire::kRingHeader, ring_->ring_id().c_str());
   if (ring_->SlotHolding(day) == nullptr) {
     const Slot& slot = ring_->slot(SlotOfDay(day));
     // The slot is empty or holds an older day that is released, or the day is closed: no
@@ -650,7 +652,7 @@ void RealtimeServer::OnExport(net::Request& req) {
     const bool final = slot.state() == SlotState::kEmpty || slot.state() == SlotState::kReleased ||
                        (ring_->closed_through() != kNoDay && day <= ring_->closed_through());
     if (!never_written || !final) {
-      return ReplyError(req, 404, "DAY_NOT_HELD", "no slot holds " + FormatDay(day));
+      return ReplyError(req, 404, wire::kDayNotHeld, "no slot holds " + FormatDay(day));
     }
     ++counters_.exports;
     out_ = FormatFooter(Footer{0, XXH64(nullptr, 0, kFooterHashSeed)});
@@ -694,7 +696,7 @@ void RealtimeServer::OnRelease(net::Request& req) {
   int64_t day;
   if (!DayParam(req, true, &day)) return;
   WriteOutcome o = ring_->Release(day);
-  if (o.refusal == Refusal::kInvalid) return ReplyError(req, 404, "DAY_NOT_HELD", o.message);
+  if (o.refusal == Refusal::kInvalid) return ReplyError(req, 404, wire::kDayNotHeld, o.message);
   if (!o.ok()) return ReplyRefusal(req, o);
   ++counters_.releases;
   out_.clear();
@@ -826,7 +828,7 @@ void RealtimeServer::WriteCounterStats(net::StatsWriter& w) {
 // The instance lets a sender with rounds in doubt notice a restart without sending
 // (api/sender.h: the probe).
 void RealtimeServer::OnPing(net::Request& req) {
-  req.AddHeader(kInstanceHeader, instance_.c_str());
+  req.AddHeader(wire::kInstanceHeader, instance_.c_str());
   req.Reply(200, "OK\n");
 }
 

@@ -3,7 +3,7 @@
 //   POST /incr?source=S&seq=N[&instance=I]  body `key,delta` lines → JSON {applied, duplicate, seq}
 //                               header X-Clickatron-Sender required (400 SENDER_MISSING,
 //                               409 SOURCE_IN_USE), every answer past the secret check has X-Realtime-Source-Mark
-//                               (412 INSTANCE_CHANGED when I is not this process: instance.h)
+//                               (412 INSTANCE_CHANGED when I is not this process: wire/headers.h)
 //   POST /set[?day=YYYY-MM-DD]  body `_l|hash,value` lines  → JSON {set}
 //   GET  /get?key=K             value\n, or 404 with an empty body
 //   GET  /mget?key=A&k=B…       found `key,value\n` lines, request order (more than
@@ -40,8 +40,8 @@
 #include "base/status.h"
 #include "net/http_server.h"
 #include "realtime/batch.h"
-#include "realtime/instance.h"
 #include "realtime/ring.h"
+#include "wire/headers.h"
 
 struct event;
 
@@ -57,7 +57,7 @@ struct RealtimeOptions {
   uint64_t fwmatch_limit = 10000;      // default and maximum /fwmatch lines
   size_t max_body_bytes = 64u << 20;   // one /incr or /set body
   size_t max_pending_bytes = kDefaultMaxPendingBytes;  // memtables before 503 FLUSH_BEHIND
-  int64_t source_lease_ms = 10000;     // another sender may take a source over after this (instance.h)
+  int64_t source_lease_ms = 10000;     // another sender may take a source over after this (wire/headers.h)
   size_t max_mget_keys = 1000;         // keys one /mget may ask for
   // The cluster secret (net/secret.h): /incr, /set, /export, /close and /release need it;
   // /get, /mget, /fwmatch and /stats too with require_secret_for_reads. Empty: no check,
@@ -150,7 +150,7 @@ class RealtimeServer {
   bool DayParam(net::Request& req, bool required, int64_t* day);
   void ReplyError(net::Request& req, int code, std::string_view status_txt, std::string_view message);
   void ReplyRefusal(net::Request& req, const WriteOutcome& o);
-  // Adds X-Realtime-Source-Mark for source (instance.h): over the days of incr_lines_ when
+  // Adds X-Realtime-Source-Mark for source (wire/headers.h): over the days of incr_lines_ when
   // batch_read, else over the slots; -1 when source is empty or has no mark.
   void AddSourceMark(net::Request& req, std::string_view source, bool batch_read);
   // Starts a flush if none runs (else one starts as soon as it ends); learns what is durable.
@@ -164,7 +164,7 @@ class RealtimeServer {
   static void OnFsynced(int fd, short what, void* arg);
 
   RealtimeOptions options_;
-  std::string instance_;  // instance.h
+  std::string instance_;  // wire/headers.h
   std::unique_ptr<net::Server> server_;
   std::unique_ptr<Ring> ring_;
   event* sync_timer_ = nullptr;

@@ -3,6 +3,7 @@
 #include "base/clip.h"
 #include "net/fetch.h"
 #include "net/secret.h"
+#include "wire/headers.h"
 
 namespace clickatron::rebuild {
 
@@ -17,7 +18,7 @@ void SetClusterSecret(std::string secret) { Secret() = std::move(secret); }
 
 net::RequestOptions ClusterRequest() {
   net::RequestOptions request;
-  if (!Secret().empty()) request.headers.emplace_back(net::kSecretHeader, Secret());
+  if (!Secret().empty()) request.headers.emplace_back(wire::kSecretHeader, Secret());
   return request;
 }
 
@@ -32,19 +33,19 @@ Result<HttpResult> HttpCall(const net::HostPort& to, const std::string& method,
   return HttpResult{response.status, std::move(response.body)};
 }
 
-Result<net::RealtimeStatsFields> ReadRealtimeStatsOf(const net::HostPort& host, int timeout_ms) {
+Result<wire::RealtimeStatsFields> ReadRealtimeStatsOf(const net::HostPort& host, int timeout_ms) {
   Result<HttpResult> r = HttpCall(host, "GET", "/stats", timeout_ms);
   if (!r.ok()) return r.status();
   if (r->status != 200) {
     return Status::Error("HTTP " + std::to_string(r->status) + " " + ClippedLine(r->body, 200));
   }
-  Result<net::RealtimeStatsFields> stats = net::ReadRealtimeStats(r->body);
+  Result<wire::RealtimeStatsFields> stats = wire::ReadRealtimeStats(r->body);
   if (!stats.ok()) return Status::Error("not a realtime /stats answer: " + stats.status().message());
   return stats;
 }
 
-Result<std::vector<net::RealtimeSlotFields>> ReadRealtimeSlotsOf(const net::HostPort& host, int timeout_ms) {
-  Result<net::RealtimeStatsFields> stats = ReadRealtimeStatsOf(host, timeout_ms);
+Result<std::vector<wire::RealtimeSlotFields>> ReadRealtimeSlotsOf(const net::HostPort& host, int timeout_ms) {
+  Result<wire::RealtimeStatsFields> stats = ReadRealtimeStatsOf(host, timeout_ms);
   if (!stats.ok()) return stats.status();
   return std::move(stats).value().slots;
 }

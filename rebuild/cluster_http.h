@@ -1,8 +1,8 @@
 // The few HTTP calls clickatron-rebuild makes to the cluster, over net/'s blocking fetch:
 // a request with the cluster secret and a status check. Their JSON answers (the archive's "generation" and
 // "last_day", the realtime slots' "day" and "state" in /stats) are read with
-// net/json_read.h, which every caller of these gets. Errors name the server and what it
-// answered.
+// wire/archive_answers.h and wire/realtime_answers.h, which every caller of these gets. Errors
+// name the server and what it answered.
 #pragma once
 
 #include <string>
@@ -12,7 +12,8 @@
 #include "base/status.h"
 #include "net/host_port.h"
 #include "net/http_client.h"
-#include "net/json_read.h"
+#include "wire/archive_answers.h"
+#include "wire/realtime_answers.h"
 
 namespace clickatron::rebuild {
 
@@ -35,8 +36,8 @@ Result<HttpResult> HttpCall(const net::HostPort& to, const std::string& method,
 
 // The slots of a realtime shard's GET /stats. Errors: the transport error, "HTTP 500
 // <first line of the body>", or "not a realtime /stats answer: <why>".
-Result<std::vector<net::RealtimeSlotFields>> ReadRealtimeSlotsOf(const net::HostPort& host, int timeout_ms);
+Result<std::vector<wire::RealtimeSlotFields>> ReadRealtimeSlotsOf(const net::HostPort& host, int timeout_ms);
 // The slots, closed-through day and ring of a realtime shard's GET /stats; errors as above.
-Result<net::RealtimeStatsFields> ReadRealtimeStatsOf(const net::HostPort& host, int timeout_ms);
+Result<wire::RealtimeStatsFields> ReadRealtimeStatsOf(const net::HostPort& host, int timeout_ms);
 
 }  // namespace clickatron::rebuild

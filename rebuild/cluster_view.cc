@@ -9,7 +9,7 @@
 namespace clickatron::rebuild {
 namespace {
 
-Result<ShardView> ViewOf(const net::RealtimeStatsFields& stats) {
+Result<ShardView> ViewOf(const wire::RealtimeStatsFields& stats) {
   ShardView view;
   if (!stats.ring.empty()) {
     Result<uint64_t> ring = ParseHex64(stats.ring);
@@ -21,7 +21,7 @@ Result<ShardView> ViewOf(const net::RealtimeStatsFields& stats) {
     if (!w.ok()) return Status::Error("closed_through: " + w.status().message());
     view.closed_through = Day(*w);
   }
-  for (const net::RealtimeSlotFields& slot : stats.slots) {
+  for (const wire::RealtimeSlotFields& slot : stats.slots) {
     if (slot.day.empty()) continue;
     Result<int64_t> d = ParseDay(slot.day);
     if (!d.ok()) return Status::Error("a slot holds a day '" + slot.day + "': " + d.status().message());
@@ -49,7 +49,7 @@ std::string RealtimeShardName(const Options& options, size_t n) {
 Result<ClusterView> ReadCluster(const Options& options, const std::string& why) {
   ClusterView cluster(options.realtime.size());
   Status s = RunTasks(options.realtime.size(), options.jobs, [&](size_t n) -> Status {
-    Result<net::RealtimeStatsFields> stats = ReadRealtimeStatsOf(options.realtime[n], options.timeout_ms);
+    Result<wire::RealtimeStatsFields> stats = ReadRealtimeStatsOf(options.realtime[n], options.timeout_ms);
     Result<ShardView> view = stats.ok() ? ViewOf(*stats) : Result<ShardView>(stats.status());
     if (!view.ok()) {
       return Status::Error(why + ": the /stats of " + RealtimeShardName(options, n) + " cannot be read: " +

@@ -22,7 +22,6 @@
 #include "net/fetch.h"
 #include "keyformat/day_ring.h"
 #include "keyformat/hex64.h"
-#include "realtime/instance.h"
 #include "rebuild/cluster_http.h"
 #include "rebuild/cluster_view.h"
 #include "rebuild/commands.h"
@@ -31,6 +30,7 @@
 #include "rebuild/progress.h"
 #include "rebuild/tasks.h"
 #include "rebuild/work_dir.h"
+#include "wire/headers.h"
 
 namespace clickatron::rebuild {
 namespace {
@@ -51,7 +51,7 @@ Status VerifyExportFile(const std::string& path, uint64_t* records) {
 // and a slot moves on only once its day is released, which the rebuild does only for a day
 // the archive holds), so its export is empty. Anything else stays the error it was.
 Result<bool> NeverHeld(const Options& options, size_t n, Day day, std::string* ring) {
-  Result<net::RealtimeStatsFields> stats = ReadRealtimeStatsOf(options.realtime[n], options.timeout_ms);
+  Result<wire::RealtimeStatsFields> stats = ReadRealtimeStatsOf(options.realtime[n], options.timeout_ms);
   if (!stats.ok()) return stats.status();
   const size_t slot = size_t(SlotOfDay(day));
   if (slot >= stats->slots.size() || stats->slots[slot].day.empty()) return false;
@@ -89,7 +89,7 @@ Status ExportShard(const Options& options, WorkDir* work, Day day, uint32_t n, P
     // A file fetched from another ring (the shard's disk was replaced since) is not this
     // ring's day: fetched again.
     Result<DayPart> part = ExportPart(*work, day, n);
-    Result<net::RealtimeStatsFields> stats = ReadRealtimeStatsOf(to, options.timeout_ms);
+    Result<wire::RealtimeStatsFields> stats = ReadRealtimeStatsOf(to, options.timeout_ms);
     const bool same_ring = part.ok() && stats.ok() && (part->ring == 0 || stats->ring == Hex64(part->ring));
     Status s = same_ring ? VerifyExportFile(path, records) : Status::Error(path + " was read from another ring");
     if (s.ok()) return s;
@@ -98,7 +98,7 @@ Status ExportShard(const Options& options, WorkDir* work, Day day, uint32_t n, P
   const std::string tmp = path + ".tmp";
   Result<FetchedFile> got = FetchFootedFile(to, "/export?day=" + FormatDay(day), tmp, progress);
   if (!got.ok()) return Status::Error(refused + got.status().message());
-  std::string ring(got->response.Header(realtime::kRingHeader).value_or(""));
+  std::string ring(got->response.Header(wire::kRingHeader).value_or(""));
   if (got->response.status == 404) {
     Result<bool> never = NeverHeld(options, n, day, &ring);
     if (!never.ok() || !*never) {

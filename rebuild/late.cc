@@ -42,6 +42,7 @@
 #include "rebuild/record_sorter.h"
 #include "rebuild/segment_sink.h"
 #include "rebuild/work_dir.h"
+#include "wire/headers.h"
 
 namespace clickatron::rebuild {
 namespace {
@@ -77,15 +78,15 @@ Result<LatePage> FetchPage(const net::HostPort& api, uint64_t after, const std::
   }
   LatePage page;
   page.path = path;
-  const std::optional<uint64_t> first = CountHeader(response, "X-Late-First");
-  const std::optional<uint64_t> last = CountHeader(response, "X-Late-Last");
+  const std::optional<uint64_t> first = CountHeader(response, wire::kLateFirstHeader);
+  const std::optional<uint64_t> last = CountHeader(response, wire::kLateLastHeader);
   if (!last || *last < after || (*last > after && (!first || *first <= after || *first > *last))) {
     return fail("GET /late answered without valid X-Late-First / X-Late-Last headers (after " +
                 std::to_string(after) + ")");
   }
   page.last = *last;
   page.first = *last > after ? *first : after;
-  page.more = response.Header("X-Late-More").value_or("") == "1";
+  page.more = response.Header(wire::kLateMoreHeader).value_or("") == "1";
   if (page.last == after && got->records != 0) return fail("GET /late answered records but no entry id");
   if (Status s = RenameDurable(tmp, path); !s.ok()) return s;
   return page;

@@ -320,7 +320,7 @@ void RemoveOldGenerations(const WorkDir& work, const std::string& generation, ui
 Status ReloadOne(const net::HostPort& host, const std::string& generation, int timeout_ms) {
   Result<HttpResult> stats = HttpCall(host, "GET", "/stats", timeout_ms);
   if (stats.ok() && stats->status == 200) {
-    Result<net::ArchiveStatsFields> served = net::ReadArchiveStats(stats->body);
+    Result<wire::ArchiveStatsFields> served = wire::ReadArchiveStats(stats->body);
     if (served.ok() && served->generation == generation) return Status::OK();  // already serving it
   }
   Result<HttpResult> r = HttpCall(host, "POST", "/reload", timeout_ms);
@@ -331,7 +331,7 @@ Status ReloadOne(const net::HostPort& host, const std::string& generation, int t
   }
   stats = HttpCall(host, "GET", "/stats", timeout_ms);
   if (!stats.ok()) return stats.status();
-  Result<net::ArchiveStatsFields> served = net::ReadArchiveStats(stats->body);
+  Result<wire::ArchiveStatsFields> served = wire::ReadArchiveStats(stats->body);
   const std::string g = served.ok() ? served->generation : "";
   if (stats->status != 200 || g.empty() || g != generation) {
     return Status::Error("archive " + host.ToString() + " reloaded but serves generation '" + g +

@@ -23,7 +23,6 @@
 #include <cstdio>
 #include <thread>
 
-#include "archive/served_generation.h"
 #include "base/clip.h"
 #include "keyformat/manifest.h"
 #include "keyformat/ymdh.h"
@@ -36,6 +35,7 @@
 #include "rebuild/publish.h"
 #include "rebuild/tasks.h"
 #include "rebuild/work_dir.h"
+#include "wire/generation.h"
 
 namespace clickatron::rebuild {
 namespace {
@@ -50,13 +50,13 @@ Result<int64_t> LeaseLeft(const Options& options, const std::string& through) {
     for (const net::HostPort& host : replicas) {
       Result<HttpResult> r = HttpCall(host, "GET", "/stats", options.timeout_ms);
       if (!r.ok()) return Status::Error("refusing to release: " + r.status().message());
-      Result<net::ArchiveStatsFields> stats = net::ReadArchiveStats(r->body);
+      Result<wire::ArchiveStatsFields> stats = wire::ReadArchiveStats(r->body);
       const std::string served = stats.ok() ? stats->last_day : "";
       if (r->status != 200 || served.empty() || served < through) {
         return Status::Error("refusing to release " + through + ": archive " + host.ToString() +
                              " serves last day '" + served + "' (run publish first)");
       }
-      wait_ms = std::max(wait_ms, archive::kReleaseAfterServedMs - std::max<int64_t>(stats->served_ms, 0));
+      wait_ms = std::max(wait_ms, wire::kReleaseAfterServedMs - std::max<int64_t>(stats->served_ms, 0));
     }
   }
   return wait_ms;
@@ -122,14 +122,14 @@ Status RunRelease(const Options& options, WorkDir* work) {
     for (const net::HostPort& host : replicas) (void)ReloadOne(host, live, options.timeout_ms);
   }
   // Every replica serves a generation holding `through`, and has for the lease: no API can
-  // still take an older generation as served (archive/served_generation.h). After the wait
+  // still take an older generation as served (wire/generation.h). After the wait
   // the replicas are checked again (one may have reloaded meanwhile), not waited for again.
   Result<int64_t> wait_ms = LeaseLeft(options, through);
   if (!wait_ms.ok()) return wait_ms.status();
   if (*wait_ms > 0) {
     std::fprintf(stderr, "clickatron-rebuild: release: waiting %lld ms: a generation holding %s has been served for less than %d ms, "
                 "and an API may still take the one before as served\n",
-                static_cast<long long>(*wait_ms), through.c_str(), archive::kReleaseAfterServedMs);
+                static_cast<long long>(*wait_ms), through.c_str(), wire::kReleaseAfterServedMs);
     std::this_thread::sleep_for(std::chrono::milliseconds(*wait_ms));
     if (wait_ms = LeaseLeft(options, through); !wait_ms.ok()) return wait_ms.status();
   }

@@ -18,6 +18,7 @@
 #include "api/incr_payload.h"
 #include "keyformat/event.h"
 #include "net/query.h"
+#include "wire/headers.h"
 
 namespace clickatron {
 namespace {
@@ -108,7 +109,7 @@ void BM_KeyHeaderAbsent(benchmark::State& state) {
   evhttp_add_header(&headers, "Host", "127.0.0.1:8000");
   evhttp_add_header(&headers, "User-Agent", "curl/7.88.1");
   evhttp_add_header(&headers, "Accept", "*/*");
-  for (auto _ : state) benchmark::DoNotOptimize(evhttp_find_header(&headers, kIdempotencyKeyHeader));
+  for (auto _ : state) benchmark::DoNotOptimize(evhttp_find_header(&headers, wire::kIdempotencyKeyHeader));
   evhttp_clear_headers(&headers);
 }
 BENCHMARK(BM_KeyHeaderAbsent);

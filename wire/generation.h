@@ -2,10 +2,11 @@
 // (docs/api.md#archive-conditional-requests, docs/api-read.md#caches).
 //
 // An archive file never changes while it is served, and its manifest names it with a
-// generation: every answer of a file with a manifest carries `ETag: "<generation>"`. A
-// request with `If-None-Match` naming that tag (or `*`) is answered 304 Not Modified with the
-// file's headers and no body while that generation is served — its answer is the one the
-// client already holds. A file without a manifest has no tag and always answers in full.
+// generation: every answer of a file with a manifest carries `ETag: "<generation>"`
+// (headers.h). A request with `If-None-Match` naming that tag (or `*`) is answered 304 Not
+// Modified with the file's headers and no body while that generation is served — its answer
+// is the one the client already holds. A file without a manifest has no tag and always
+// answers in full.
 //
 // The lease: a client (the API) may take a generation as still served, and answer from what
 // it holds of it without asking, for kGenerationConfirmMs after a live answer named it. The
@@ -14,16 +15,15 @@
 // taking an older generation — whose missing day only realtime holds — as served when the day
 // leaves realtime. The margin (twice the lease) covers an answer's time in flight.
 // Pure code: the one home of the tag's text and of the lease, used by the archive, the API
-// and the release.
-#pragma once
+// and the release (docs/wire.md#generations-and-leases).
+#ifndef CLICKATRON_WIRE_GENERATION_H_
+#define CLICKATRON_WIRE_GENERATION_H_
 
 #include <string>
 #include <string_view>
 
-namespace clickatron::archive {
+namespace clickatron::wire {
 
-inline constexpr char kEtagHeader[] = "ETag";
-inline constexpr char kIfNoneMatchHeader[] = "If-None-Match";
 inline constexpr int kGenerationConfirmMs = 1000;
 inline constexpr int kReleaseAfterServedMs = 2 * kGenerationConfirmMs;
 
@@ -58,4 +58,6 @@ inline bool EtagMatches(std::string_view if_none_match, std::string_view generat
   return false;
 }
 
-}  // namespace clickatron::archive
+}  // namespace clickatron::wire
+
+#endif  // CLICKATRON_WIRE_GENERATION_H_
