@@ -50,11 +50,12 @@ Status RenameDurable(const std::string& from, const std::string& to) {
   return SyncDir(DirectoryOf(to));
 }
 
-Status WriteFileAtomic(const std::string& path, std::string_view contents) {
+Status WriteFileAtomicWith(const std::string& path,
+                           const std::function<Status(int fd, const std::string& tmp_path)>& write) {
   const std::string tmp = path + ".tmp";
   UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (!fd.valid()) return ErrnoStatus("create", tmp);
-  Status s = WriteAll(fd.get(), contents, tmp);
+  Status s = write(fd.get(), tmp);
   if (s.ok() && ::fdatasync(fd.get()) != 0) s = ErrnoStatus("fsync", tmp);
   if (Status closed = fd.Close(tmp); s.ok()) s = closed;
   if (s.ok()) s = Rename(tmp, path);
@@ -63,6 +64,10 @@ Status WriteFileAtomic(const std::string& path, std::string_view contents) {
     return s;
   }
   return SyncDir(DirectoryOf(path));
+}
+
+Status WriteFileAtomic(const std::string& path, std::string_view contents) {
+  return WriteFileAtomicWith(path, [contents](int fd, const std::string& tmp) { return WriteAll(fd, contents, tmp); });
 }
 
 }  // namespace clickatron
