@@ -4,11 +4,10 @@
 #include <unistd.h>
 
 #include <charconv>
-#include <fstream>
-#include <sstream>
 
 #include "base/durable_file.h"
 #include "base/errno_status.h"
+#include "base/read_file.h"
 
 namespace clickatron {
 namespace {
@@ -18,10 +17,9 @@ constexpr uint64_t kCompactBytes = 256 * 1024;
 }  // namespace
 
 std::string KernelBootId() {
-  std::ifstream in("/proc/sys/kernel/random/boot_id");
-  std::string id;
-  std::getline(in, id);
-  return id;
+  std::string text;
+  if (!ReadFile("/proc/sys/kernel/random/boot_id", &text).ok()) return "";
+  return text.substr(0, text.find('\n'));
 }
 
 DeliveryRounds::~DeliveryRounds() {
@@ -42,11 +40,8 @@ Status DeliveryRounds::Open(const std::string& dir, const std::string& name, uin
   boot_id_ = KernelBootId();
   ends->clear();
   *trusted = false;
-  std::ifstream in(path_, std::ios::binary);
-  if (in) {
-    std::stringstream buf;
-    buf << in.rdbuf();
-    const std::string text = buf.str();
+  // A file that cannot be read is one with no rounds: the rewrite below replaces it.
+  if (std::string text; ReadFile(path_, &text).ok()) {
     std::string_view rest(text);
     const std::string header = "boot " + boot_id_ + "\n";
     if (!boot_id_.empty() && rest.starts_with(header)) {

@@ -373,25 +373,19 @@ Status LateStore::Rewrite(size_t drop, uint64_t through) {
   std::string head;
   oplog::AppendFrame(next_id_, payload, &head);
 
-  const std::string tmp = path_ + ".tmp";
-  const int out = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (out < 0) return ErrnoStatus("open", tmp);
   const uint64_t from = drop < index_.size() ? index_[drop].offset : size_;
-  Status s = WriteAll(out, head, tmp);
-  std::string buf;
-  for (uint64_t at = from; s.ok() && at < size_;) {
-    buf.resize(size_t(std::min<uint64_t>(kCopyBytes, size_ - at)));
-    s = PreadAll(fd_, buf.data(), buf.size(), at, path_);
-    if (s.ok()) s = WriteAll(out, buf, tmp);
-    at += buf.size();
-  }
-  if (s.ok() && ::fdatasync(out) != 0) s = ErrnoStatus("fdatasync", tmp);
-  if (::close(out) != 0 && s.ok()) s = ErrnoStatus("close", tmp);
-  if (s.ok()) s = RenameDurable(tmp, path_);
-  if (!s.ok()) {
-    ::unlink(tmp.c_str());
-    return s;
-  }
+  Status s = WriteFileAtomicWith(path_, [&](int out, const std::string& tmp) {
+    Status w = WriteAll(out, head, tmp);
+    std::string buf;
+    for (uint64_t at = from; w.ok() && at < size_;) {
+      buf.resize(size_t(std::min<uint64_t>(kCopyBytes, size_ - at)));
+      w = PreadAll(fd_, buf.data(), buf.size(), at, path_);
+      if (w.ok()) w = WriteAll(out, buf, tmp);
+      at += buf.size();
+    }
+    return w;
+  });
+  if (!s.ok()) return s;
   // The new file is in place: point the store at it.
   const int fd = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("open", path_);

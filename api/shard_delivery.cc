@@ -17,7 +17,6 @@
 #include "keyformat/hex64.h"
 #include "net/json.h"
 #include "net/stats_writer.h"
-#include "oplog/file.h"
 #include "oplog/oplog.h"
 #include "oplog/replay_skip.h"
 
@@ -266,9 +265,9 @@ Result<std::set<uint32_t>> OneStreamShards(oplog::Oplog* log) {
 // Copies dir/from to dir/to (atomically, durably) when it exists.
 Status CopyIfPresent(const std::string& dir, const std::string& from, const std::string& to) {
   const std::string path = dir + "/" + from;
-  if (::access(path.c_str(), F_OK) != 0) return errno == ENOENT ? Status::OK() : ErrnoStatus("access", path);
   std::string text;
-  if (Status s = oplog::ReadFile(path, &text); !s.ok()) return s;
+  bool exists = false;
+  if (Status s = ReadFileIfExists(path, &text, &exists); !s.ok() || !exists) return s;
   return WriteFileAtomic(dir + "/" + to, text);
 }
 

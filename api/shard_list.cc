@@ -1,13 +1,11 @@
 #include "api/shard_list.h"
 
-
-#include <cerrno>
 #include <algorithm>
-#include <fstream>
+#include <string_view>
 
 #include "api/shard_delivery.h"
 #include "base/durable_file.h"
-#include "base/errno_status.h"
+#include "base/read_file.h"
 #include "oplog/oplog.h"
 
 namespace clickatron {
@@ -27,14 +25,14 @@ std::string Joined(const std::vector<std::string>& list) {
 Result<std::vector<std::string>> LoadShardList(const std::string& dir) {
   const std::string path = dir + "/" + kShardListFile;
   std::vector<std::string> out;
-  std::ifstream in(path);
-  if (!in) {
-    if (errno == ENOENT) return out;
-    return ErrnoStatus("open", path);
-  }
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty()) out.push_back(line);
+  std::string text;
+  bool exists = false;
+  if (Status s = ReadFileIfExists(path, &text, &exists); !s.ok()) return s;
+  for (std::string_view rest(text); !rest.empty();) {
+    const size_t nl = rest.find('\n');
+    const std::string_view line = rest.substr(0, nl);
+    if (!line.empty()) out.emplace_back(line);
+    rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
   }
   return out;
 }

@@ -1,11 +1,10 @@
 #include "api/static_files.h"
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <system_error>
 #include <utility>
 
+#include "base/read_file.h"
 #include "net/request.h"
 #include "wire/refusals.h"
 
@@ -38,9 +37,8 @@ Result<std::string> ReadWhole(const std::filesystem::path& path, std::string_vie
     return Status::Error(std::string(what) + " " + path.string() + " is larger than " +
                          std::to_string(kMaxUiFileBytes) + " bytes");
   }
-  std::ifstream in(path, std::ios::binary);
-  std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof()) return Status::Error(std::string(what) + " " + path.string() + ": read failed");
+  Result<std::string> body = ReadFile(path.string());
+  if (!body.ok()) return body.status().Prefixed(std::string(what) + ": ");
   return body;
 }
 

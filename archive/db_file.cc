@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "base/errno_status.h"
+#include "base/unique_fd.h"
 #include "keyformat/hex64.h"
 #include "keyformat/key_order.h"
 #include "wire/generation.h"
@@ -90,27 +91,20 @@ Result<std::shared_ptr<const DbFile>> DbFile::Open(const std::string& path,
   db->path_ = path;
   db->separator_ = options.separator;
 
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return PathError(path, "open");
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return PathError(path, "open");
   struct stat st;
-  if (fstat(fd, &st) != 0) {
-    Status s = PathError(path, "fstat");
-    ::close(fd);
-    return s;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return Status::Error(path + ": not a regular file");
-  }
+  if (fstat(fd.get(), &st) != 0) return PathError(path, "fstat");
+  if (!S_ISREG(st.st_mode)) return Status::Error(path + ": not a regular file");
   // Kept open for the DbFile's life: fstat and inotify of the mapped file, even once it is
   // renamed over (file_watcher.h).
-  db->fd_ = fd;
-  db->real_path_ = RealPathOf(fd, path);
+  db->fd_ = fd.release();
+  db->real_path_ = RealPathOf(db->fd(), path);
   db->size_ = static_cast<size_t>(st.st_size);
   db->verified_ = FileStamp::Of(st);
   if (db->size_ > 0) {
     int flags = MAP_SHARED | (options.populate ? MAP_POPULATE : 0);
-    void* p = mmap(nullptr, db->size_, PROT_READ, flags, fd, 0);
+    void* p = mmap(nullptr, db->size_, PROT_READ, flags, db->fd(), 0);
     if (p == MAP_FAILED) return PathError(path, "mmap");
     db->data_ = static_cast<const char*>(p);
     // The verification pass reads the file front to back: let the kernel read ahead.
@@ -176,7 +170,7 @@ DbFile::~DbFile() {
 
 std::string DbFile::ChangeSinceVerified() const {
   struct stat st;
-  if (fstat(fd_, &st) != 0) return std::string("fstat: ") + std::strerror(errno);
+  if (fstat(fd_, &st) != 0) return ErrnoStatus(errno, "fstat").message();
   const FileStamp now = FileStamp::Of(st);
   return now == verified_ ? std::string() : DescribeChange(verified_, now);  // the watcher's every check
 }

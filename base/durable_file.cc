@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "base/errno_status.h"
+#include "base/unique_fd.h"
 
 namespace clickatron {
 namespace {
@@ -38,12 +39,10 @@ Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
 }
 
 Status SyncDir(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus("open directory", dir);
-  Status s;
-  if (::fsync(fd) != 0) s = ErrnoStatus("fsync directory", dir);
-  ::close(fd);
-  return s;
+  const UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoStatus("open directory", dir);
+  if (::fsync(fd.get()) != 0) return ErrnoStatus("fsync directory", dir);
+  return Status::OK();
 }
 
 Status RenameDurable(const std::string& from, const std::string& to) {
@@ -51,19 +50,24 @@ Status RenameDurable(const std::string& from, const std::string& to) {
   return SyncDir(DirectoryOf(to));
 }
 
-Status WriteFileAtomic(const std::string& path, std::string_view contents) {
+Status WriteFileAtomicWith(const std::string& path,
+                           const std::function<Status(int fd, const std::string& tmp_path)>& write) {
   const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus("create", tmp);
-  Status s = WriteAll(fd, contents, tmp);
-  if (s.ok() && ::fdatasync(fd) != 0) s = ErrnoStatus("fsync", tmp);
-  if (::close(fd) != 0 && s.ok()) s = ErrnoStatus("close", tmp);
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd.valid()) return ErrnoStatus("create", tmp);
+  Status s = write(fd.get(), tmp);
+  if (s.ok() && ::fdatasync(fd.get()) != 0) s = ErrnoStatus("fsync", tmp);
+  if (Status closed = fd.Close(tmp); s.ok()) s = closed;
   if (s.ok()) s = Rename(tmp, path);
   if (!s.ok()) {
     ::unlink(tmp.c_str());
     return s;
   }
   return SyncDir(DirectoryOf(path));
+}
+
+Status WriteFileAtomic(const std::string& path, std::string_view contents) {
+  return WriteFileAtomicWith(path, [contents](int fd, const std::string& tmp) { return WriteAll(fd, contents, tmp); });
 }
 
 }  // namespace clickatron

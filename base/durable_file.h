@@ -8,6 +8,7 @@
 // ("rename /w/meta.tmp to /w/meta: No space left on device", base/errno_status.h).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -29,5 +30,11 @@ Status RenameDurable(const std::string& from, const std::string& to);
 // renamed over path, directory fsynced. On an error the temp file is removed and path is
 // left as it was (or, when only the directory sync failed, already replaced).
 Status WriteFileAtomic(const std::string& path, std::string_view contents);
+
+// As WriteFileAtomic, for contents written in pieces (a file too big to build in memory,
+// copied from another): write is called once with the temp file's fd, at its start, and
+// its path for errors, and writes everything (WriteAll) before it returns.
+Status WriteFileAtomicWith(const std::string& path,
+                           const std::function<Status(int fd, const std::string& tmp_path)>& write);
 
 }  // namespace clickatron

@@ -51,6 +51,29 @@ TEST(WriteFileAtomic, ErrorsNameTheCallAndKeepTheOldFile) {
   EXPECT_FALSE(std::filesystem::exists(busy + ".tmp"));
 }
 
+TEST(WriteFileAtomicWith, WritesInPiecesAndAFailedWriteKeepsTheOldFile) {
+  TestDir dir;
+  const std::string path = dir.Write("late", "old\n");
+  std::string tmp_seen;
+  ASSERT_TRUE(WriteFileAtomicWith(path, [&](int fd, const std::string& tmp) {
+                tmp_seen = tmp;
+                for (const char* piece : {"head\n", "entry 1\n", "entry 2\n"}) {
+                  if (Status s = WriteAll(fd, piece, tmp); !s.ok()) return s;
+                }
+                return Status::OK();
+              }).ok());
+  EXPECT_EQ(tmp_seen, path + ".tmp");
+  EXPECT_EQ(Contents(path), "head\nentry 1\nentry 2\n");
+  // The writer's error is returned as it is; the temp file goes, the file stays.
+  Status s = WriteFileAtomicWith(path, [](int fd, const std::string& tmp) {
+    (void)WriteAll(fd, "half", tmp);
+    return Status::Error("pread late: Input/output error");
+  });
+  EXPECT_EQ(s.message(), "pread late: Input/output error");
+  EXPECT_EQ(Contents(path), "head\nentry 1\nentry 2\n");
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+}
+
 TEST(RenameDurable, MovesAndNamesBothPaths) {
   TestDir dir;
   const std::string from = dir.Write("a.tmp", "a\n");

@@ -5,35 +5,35 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "base/errno_status.h"
+#include "base/unique_fd.h"
 
 namespace clickatron {
-namespace {
 
-Status ReadOpen(int fd, const std::string& path, std::string* out) {
+Status ReadToEnd(int fd, const std::string& path, std::string* out, size_t max_bytes) {
+  out->clear();
   struct stat st;
-  if (::fstat(fd, &st) == 0 && st.st_size > 0) out->reserve(static_cast<size_t>(st.st_size));
+  if (::fstat(fd, &st) == 0 && st.st_size > 0) out->reserve(std::min(static_cast<size_t>(st.st_size), max_bytes));
   char buf[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
+  while (out->size() < max_bytes) {
+    const ssize_t n = ::read(fd, buf, std::min(sizeof buf, max_bytes - out->size()));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return ErrnoStatus("read", path);
-    if (n == 0) return Status::OK();
+    if (n == 0) break;
     out->append(buf, static_cast<size_t>(n));
   }
+  return Status::OK();
 }
-
-}  // namespace
 
 Status ReadFileIfExists(const std::string& path, std::string* out, bool* exists) {
   out->clear();
   *exists = false;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno == ENOENT ? Status::OK() : ErrnoStatus("open", path);
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return errno == ENOENT ? Status::OK() : ErrnoStatus("open", path);
   *exists = true;
-  Status s = ReadOpen(fd, path, out);
-  ::close(fd);
-  return s;
+  return ReadToEnd(fd.get(), path, out);
 }
 
 Status ReadFile(const std::string& path, std::string* out) {
@@ -44,6 +44,12 @@ Status ReadFile(const std::string& path, std::string* out) {
     return ErrnoStatus("open", path);
   }
   return s;
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::string out;
+  if (Status s = ReadFile(path, &out); !s.ok()) return s;
+  return out;
 }
 
 }  // namespace clickatron

@@ -1,17 +1,14 @@
 #include "base/wall_clock.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <atomic>
-#include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <ctime>
 #include <mutex>
 #include <string>
+
+#include "base/read_file.h"
 
 namespace clickatron {
 namespace {
@@ -31,14 +28,9 @@ int64_t MonotonicMs() {
 }
 
 Result<int64_t> ReadClockFile(const char* path) {
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::Error(std::string("cannot open: ") + std::strerror(errno));
-  char buf[64];
-  ssize_t n = ::read(fd, buf, sizeof buf);
-  int saved = errno;
-  ::close(fd);
-  if (n < 0) return Status::Error(std::string("cannot read: ") + std::strerror(saved));
-  return ParseClockFile(std::string_view(buf, size_t(n)));
+  std::string text;
+  if (Status s = ReadFile(path, &text); !s.ok()) return s;
+  return ParseClockFile(text);
 }
 
 }  // namespace

@@ -6,8 +6,10 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 
+#include "base/errno_status.h"
+#include "base/read_file.h"
+#include "base/unique_fd.h"
 
 namespace clickatron::config {
 
@@ -22,20 +24,13 @@ Status FileError(const char* name, const std::string& path, std::string_view det
 }  // namespace
 
 Status LoadSecretFile(const std::string& path, std::string* secret) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return FileError("SECRET_FILE_UNREADABLE", path, std::strerror(errno));
+  const std::string unreadable = "SECRET_FILE_UNREADABLE: secret-file " + path;
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoStatus(errno, unreadable);
   struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    return FileError("SECRET_FILE_UNREADABLE", path, std::strerror(err));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return FileError("SECRET_FILE_UNREADABLE", path, "not a regular file");
-  }
+  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, unreadable);
+  if (!S_ISREG(st.st_mode)) return FileError("SECRET_FILE_UNREADABLE", path, "not a regular file");
   if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-    ::close(fd);
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", unsigned(st.st_mode & 07777));
     return FileError("SECRET_FILE_OPEN", path,
@@ -43,20 +38,9 @@ Status LoadSecretFile(const std::string& path, std::string* secret) {
   }
   // Read at most one byte more than the longest secret with room for whitespace around it.
   std::string text;
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      return FileError("SECRET_FILE_UNREADABLE", path, std::strerror(err));
-    }
-    if (n == 0) break;
-    text.append(buf, size_t(n));
-    if (text.size() > 4 * kMaxSecretBytes) break;
+  if (Status s = ReadToEnd(fd.get(), path, &text, 4 * kMaxSecretBytes + 1); !s.ok()) {
+    return s.Prefixed("SECRET_FILE_UNREADABLE: ");
   }
-  ::close(fd);
   size_t begin = 0, end = text.size();
   while (begin < end && IsSpace(text[begin])) begin++;
   while (end > begin && IsSpace(text[end - 1])) end--;

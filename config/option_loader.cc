@@ -1,8 +1,9 @@
 #include "config/option_loader.h"
 
-#include <fstream>
 #include <iostream>
+#include <sstream>
 
+#include "base/read_file.h"
 #include "config/config_keys.h"
 
 namespace clickatron::config {
@@ -56,23 +57,29 @@ Status OptionLoader::Load(int argc, const char* const* argv, po::variables_map* 
 // The 1-based line of the file where `key` is set (0 if not found): Boost.Program_options
 // does not say, so the file is scanned again for `key =`.
 size_t OptionLoader::LineOfKey(const std::string& key) const {
-  std::ifstream file(config_path_);
-  std::string line;
-  for (size_t n = 1; std::getline(file, line); ++n) {
+  std::string file;
+  if (!ReadFile(config_path_, &file).ok()) return 0;
+  std::string_view text(file);
+  size_t n = 1;
+  for (; !text.empty(); ++n) {
+    const size_t nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
     const size_t start = line.find_first_not_of(" \t");
-    if (start == std::string::npos || line[start] == '#') continue;
+    if (start == std::string_view::npos || line[start] == '#') continue;
     const size_t eq = line.find('=', start);
-    if (eq == std::string::npos) continue;
+    if (eq == std::string_view::npos) continue;
     const size_t end = line.find_last_not_of(" \t", eq - 1);
-    if (end != std::string::npos && end >= start && line.compare(start, end - start + 1, key) == 0) return n;
+    if (end != std::string_view::npos && end >= start && line.substr(start, end - start + 1) == key) return n;
   }
   return 0;
 }
 
 Status OptionLoader::ReadConfigFile(po::variables_map* vm) {
   config_path_ = (*vm)["config"].as<std::string>();
-  std::ifstream file(config_path_);
-  if (!file) return Status::Error("--config: cannot open " + config_path_);
+  std::string text;
+  if (!ReadFile(config_path_, &text).ok()) return Status::Error("--config: cannot open " + config_path_);
+  std::istringstream file(text);
   // Keys of other programs are allowed: one file configures the whole cluster. A key no
   // program reads is a typo (`nodeid = api-2`) that would otherwise start the process on a
   // default silently: refused, naming the key, the file and the line.

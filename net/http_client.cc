@@ -15,6 +15,7 @@
 
 #include "base/errno_status.h"
 #include "base/latency.h"
+#include "base/unique_fd.h"
 #include "net/http_response_parser.h"
 #include "net/loop_waker.h"
 
@@ -240,20 +241,20 @@ Status HttpClient::Connect(Pool* pool, Conn** out) {
     addr.sin_addr = reinterpret_cast<sockaddr_in*>(found->ai_addr)->sin_addr;
     freeaddrinfo(found);
   }
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return ErrnoStatus(errno, "cannot connect");
+  UniqueFd socket_fd(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!socket_fd.valid()) return ErrnoStatus(errno, "cannot connect");
+  const int fd = socket_fd.get();
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   int rc = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
   if (rc != 0 && errno != EINPROGRESS) {
     int err = errno;
-    close(fd);
     return err == ECONNREFUSED ? Status::Error("connection refused") : ErrnoStatus(err, "cannot connect");
   }
   auto* conn = new Conn();
   conn->client = this;
   conn->pool = pool;
-  conn->fd = fd;
+  conn->fd = socket_fd.release();  // the connection's own: Conn::Close frees its events, then closes it
   conn->connecting = rc != 0;
   conn->buf.reset(new char[kReadBufferBytes]);
   conn->read_ev = event_new(base_, fd, EV_READ | EV_PERSIST, &Conn::OnReadable, conn);

@@ -21,6 +21,7 @@
 
 #include "base/errno_status.h"
 #include "base/latency.h"
+#include "base/unique_fd.h"
 #include "net/loop_waker.h"
 #include "net/request.h"
 #include "net/server_loop.h"
@@ -49,12 +50,13 @@ Status OpenListener(const std::string& address, uint16_t port, bool reuse_port, 
   std::string port_text = std::to_string(port);
   int rc = getaddrinfo(address.c_str(), port_text.c_str(), &hints, &found);
   if (rc != 0) return Status::Error(where + ": " + gai_strerror(rc));
-  int fd = socket(found->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
+  UniqueFd listener(socket(found->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!listener.valid()) {
     const int err = errno;
     freeaddrinfo(found);
     return ErrnoStatus(err, where + ": socket");
   }
+  const int fd = listener.get();
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   if (reuse_port) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
@@ -65,7 +67,6 @@ Status OpenListener(const std::string& address, uint16_t port, bool reuse_port, 
   if (bind(fd, found->ai_addr, found->ai_addrlen) != 0 || listen(fd, 1024) != 0) {
     int err = errno;
     freeaddrinfo(found);
-    close(fd);
     return ErrnoStatus(err, where);
   }
   freeaddrinfo(found);
@@ -75,7 +76,7 @@ Status OpenListener(const std::string& address, uint16_t port, bool reuse_port, 
   *bound_port = bound.ss_family == AF_INET6
                     ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
                     : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-  *fd_out = fd;
+  *fd_out = listener.release();
   return Status::OK();
 }
 

@@ -4,33 +4,11 @@
 
 #include <cstdlib>
 
+#include "base/varint.h"
 #include "oplog/frame.h"
 
 namespace clickatron::oplog {
 namespace {
-
-void PutVarint(uint64_t v, std::string* out) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-
-bool GetVarint(std::string_view* in, uint64_t* v) {
-  uint64_t result = 0;
-  for (int shift = 0, i = 0; i < 10 && static_cast<size_t>(i) < in->size(); ++i, shift += 7) {
-    const uint64_t byte = static_cast<unsigned char>((*in)[static_cast<size_t>(i)]);
-    if (i == 9 && byte > 1) return false;  // past 64 bits
-    result |= (byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) {
-      in->remove_prefix(static_cast<size_t>(i) + 1);
-      *v = result;
-      return true;
-    }
-  }
-  return false;
-}
 
 // One decompression context per thread: readers run on the API's loop, recovery and the
 // tool on theirs.
@@ -55,8 +33,8 @@ BatchEncoder::~BatchEncoder() { delete ctx_; }
 
 void BatchEncoder::Add(uint64_t seq, std::string_view payload) {
   if (body_.empty()) first_seq_ = last_seq_ = seq;
-  PutVarint(seq - last_seq_, &body_);
-  PutVarint(payload.size(), &body_);
+  PutVarint64(&body_, seq - last_seq_);
+  PutVarint64(&body_, payload.size());
   body_.append(payload);
   last_seq_ = seq;
 }
@@ -142,7 +120,7 @@ BatchReader::BatchReader(uint64_t first_seq, std::string_view body)
 bool BatchReader::Next(uint64_t* seq, std::string_view* payload) {
   if (!status_.ok() || rest_.empty()) return false;
   uint64_t delta = 0, length = 0;
-  if (!GetVarint(&rest_, &delta) || !GetVarint(&rest_, &length)) {
+  if (!GetVarint64(&rest_, &delta) || !GetVarint64(&rest_, &length)) {
     status_ = Status::Error("compressed batch record " + std::to_string(records_ + 1) +
                             ": bad varint");
     return false;

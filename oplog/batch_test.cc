@@ -1,12 +1,12 @@
 // Compressed batches (batch.h): the writer's frames, recovery of a torn or damaged batch,
 // readers stopping inside one, and logs written before batches existed (format version 1).
+#include "base/read_file.h"
 #include "oplog/batch.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-#include "oplog/file.h"
 #include "oplog/frame.h"
 #include "oplog/inspect.h"
 #include "oplog/oplog.h"

@@ -1,12 +1,9 @@
 #include "oplog/cursors.h"
 
-#include <errno.h>
-#include <unistd.h>
-
 #include <charconv>
 
 #include "base/durable_file.h"
-#include "oplog/file.h"
+#include "base/read_file.h"
 
 namespace clickatron::oplog {
 
@@ -27,9 +24,10 @@ Status CheckCursorName(std::string_view name) {
 Result<CursorMap> LoadCursors(const std::string& dir) {
   const std::string path = dir + "/" + kCursorsFile;
   CursorMap cursors;
-  if (access(path.c_str(), F_OK) != 0 && errno == ENOENT) return cursors;
   std::string text;
-  if (Status s = ReadFile(path, &text); !s.ok()) return s;
+  bool exists = false;
+  if (Status s = ReadFileIfExists(path, &text, &exists); !s.ok()) return s;
+  if (!exists) return cursors;
   std::string_view rest = text;
   int line_no = 0;
   while (!rest.empty()) {

@@ -9,28 +9,6 @@
 
 namespace clickatron::oplog {
 
-Status ReadFile(const std::string& path, std::string* out) {
-  out->clear();
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus("open", path);
-  struct stat st;
-  if (fstat(fd, &st) == 0 && st.st_size > 0) out->reserve(static_cast<size_t>(st.st_size));
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      Status s = ErrnoStatus("read", path);
-      close(fd);
-      return s;
-    }
-    if (n == 0) break;
-    out->append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return Status::OK();
-}
-
 Status WriteAt(int fd, std::string_view bytes, off_t offset, const std::string& path) {
   while (!bytes.empty()) {
     ssize_t n = pwrite(fd, bytes.data(), bytes.size(), offset);

@@ -13,9 +13,6 @@
 
 namespace clickatron::oplog {
 
-// Reads a whole file into *out.
-Status ReadFile(const std::string& path, std::string* out);
-
 // Writes all of bytes at offset, retrying short writes and EINTR.
 Status WriteAt(int fd, std::string_view bytes, off_t offset, const std::string& path);
 

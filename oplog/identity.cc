@@ -6,14 +6,13 @@
 #include <unistd.h>
 
 #include <charconv>
-#include <fstream>
 #include <memory>
 #include <string_view>
 
 #include "base/durable_file.h"
 #include "base/errno_status.h"
 #include "base/random_id.h"
-#include "oplog/file.h"
+#include "base/read_file.h"
 #include "oplog/oplog.h"
 #include "oplog/replay_skip.h"
 
@@ -21,10 +20,9 @@ namespace clickatron::oplog {
 namespace {
 
 std::string MachineId() {
-  std::ifstream in("/etc/machine-id");
-  std::string id;
-  std::getline(in, id);
-  return id;
+  std::string text;
+  if (!ReadFile("/etc/machine-id", &text).ok()) return "";
+  return text.substr(0, text.find('\n'));
 }
 
 std::string HostName() {
@@ -87,9 +85,10 @@ Result<Location> LocationOf(const std::string& dir) {
 Result<Identity> LoadIdentity(const std::string& dir) {
   const std::string path = dir + "/" + kIdentityFile;
   Identity identity;
-  if (access(path.c_str(), F_OK) != 0 && errno == ENOENT) return identity;
   std::string text;
-  if (Status s = ReadFile(path, &text); !s.ok()) return s;
+  bool exists = false;
+  if (Status s = ReadFileIfExists(path, &text, &exists); !s.ok()) return s;
+  if (!exists) return identity;
   std::string_view rest = text;
   for (int line_no = 1; !rest.empty(); line_no++) {
     const size_t nl = rest.find('\n');

@@ -11,6 +11,7 @@
 
 #include "base/durable_file.h"
 #include "base/errno_status.h"
+#include "base/unique_fd.h"
 #include "oplog/file.h"
 #include "oplog/frame.h"
 #include "oplog/reader.h"
@@ -109,12 +110,9 @@ Status Oplog::Recover() {
     recovery_.trimmed_bytes += scan->padding_bytes;
     if (newest || cut) {
       // A crashed process may have left its last writes in the page cache only.
-      int fd = open(file.path.c_str(), O_WRONLY | O_CLOEXEC);
-      if (fd < 0) return ErrnoStatus("open", file.path);
-      const bool synced = fdatasync(fd) == 0;
-      Status s = synced ? Status::OK() : ErrnoStatus("fdatasync", file.path);
-      close(fd);
-      if (!s.ok()) return s;
+      const UniqueFd fd(open(file.path.c_str(), O_WRONLY | O_CLOEXEC));
+      if (!fd.valid()) return ErrnoStatus("open", file.path);
+      if (fdatasync(fd.get()) != 0) return ErrnoStatus("fdatasync", file.path);
     }
     if (scan->records > 0) last = scan->last_seq;
     if (!newest && (*files)[i + 1].name_seq <= last) {
@@ -298,21 +296,21 @@ Status Oplog::EnsureActiveSegment(uint64_t first_seq, size_t bytes) {
     if (Status s = CloseActiveSegment(); !s.ok()) return s;
   }
   const std::string path = dir_ + "/" + SegmentFileName(first_seq);
-  int fd = -1;
+  UniqueFd fd;
   bool prepared = false;
   if (preparer_ && preparer_->TakeAs(path)) {
-    fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    prepared = fd >= 0;
-    if (fd < 0) unlink(path.c_str());  // not usable: an empty name is created below
+    fd.reset(open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    prepared = fd.valid();
+    if (!fd.valid()) unlink(path.c_str());  // not usable: an empty name is created below
   }
-  if (fd < 0) fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus("create", path);
+  if (!fd.valid()) fd.reset(open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  if (!fd.valid()) return ErrnoStatus("create", path);
   if (Status s = SyncDir(dir_); !s.ok()) {
-    close(fd);
+    fd.reset();
     unlink(path.c_str());
     return s;
   }
-  active_fd_ = fd;
+  active_fd_ = fd.release();
   active_size_ = 0;
   active_hour_ = hour;
   active_path_ = path;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/errno_status.h"
+#include "base/unique_fd.h"
 #include "oplog/file.h"
 
 namespace clickatron::oplog {
@@ -102,8 +103,9 @@ std::string SegmentPreparer::PrepareOne() {
              std::to_string(bytes_);
     }
   }
-  const int fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus("create", path_).message();
+  const UniqueFd file(open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!file.valid()) return ErrnoStatus("create", path_).message();
+  const int fd = file.get();
   const std::vector<char> zeros(std::min<uint64_t>(kChunk, bytes_), 0);
   std::string error;
   for (uint64_t at = 0; at < bytes_; at += zeros.size()) {
@@ -130,7 +132,6 @@ std::string SegmentPreparer::PrepareOne() {
     }
   }
   if (error.empty() && fdatasync(fd) != 0) error = ErrnoStatus("fdatasync", path_).message();
-  close(fd);
   return error;
 }
 

@@ -7,7 +7,6 @@
 #include <fstream>
 #include <thread>
 
-#include "oplog/file.h"
 #include "oplog/frame.h"
 #include "oplog/oplog.h"
 #include "oplog/prepared_segment.h"

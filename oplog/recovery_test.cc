@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "oplog/file.h"
+#include "base/read_file.h"
 #include "oplog/frame.h"
 #include "oplog/oplog.h"
 #include "oplog/reader.h"

@@ -1,13 +1,10 @@
 #include "oplog/replay_skip.h"
 
-#include <errno.h>
-#include <unistd.h>
-
 #include <charconv>
 
 #include "base/durable_file.h"
+#include "base/read_file.h"
 #include "keyformat/ymdh.h"
-#include "oplog/file.h"
 
 namespace clickatron::oplog {
 namespace {
@@ -23,9 +20,10 @@ std::string ReplaySkipFileName(std::string_view cursor) {
 
 Result<ReplaySkip> LoadReplaySkip(const std::string& dir, std::string_view cursor) {
   const std::string path = dir + "/" + ReplaySkipFileName(cursor);
-  if (access(path.c_str(), F_OK) != 0 && errno == ENOENT) return ReplaySkip{};
   std::string text;
-  if (Status s = ReadFile(path, &text); !s.ok()) return s;
+  bool exists = false;
+  if (Status s = ReadFileIfExists(path, &text, &exists); !s.ok()) return s;
+  if (!exists) return ReplaySkip{};
   auto bad = [&](const std::string& why) {
     return Status::Error(path + ": " + why + " (expected 'skip_through_day=YYYY-MM-DD through_seq=N')");
   };

@@ -8,8 +8,8 @@
 #include <cstdio>
 
 #include "base/errno_status.h"
+#include "base/read_file.h"
 #include "oplog/batch.h"
-#include "oplog/file.h"
 #include "oplog/frame.h"
 
 namespace clickatron::oplog {

@@ -1,14 +1,10 @@
 #include "realtime/closed_days.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <charconv>
 
 #include "base/clip.h"
 #include "base/durable_file.h"
-#include "base/errno_status.h"
+#include "base/read_file.h"
 #include "keyformat/key_value.h"
 #include "keyformat/ymdh.h"
 
@@ -110,25 +106,10 @@ Result<ClosedDays> ParseClosedDays(std::string_view text) {
 }
 
 Result<ClosedDays> LoadClosedDays(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return ClosedDays{};
-    return ErrnoStatus("open", path);
-  }
   std::string text;
-  char buf[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      Status s = ErrnoStatus("read", path);
-      ::close(fd);
-      return s;
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
+  bool exists = false;
+  if (Status s = ReadFileIfExists(path, &text, &exists); !s.ok()) return s;
+  if (!exists) return ClosedDays{};
   Result<ClosedDays> days = ParseClosedDays(text);
   if (!days.ok()) return days.status().Prefixed(path + ": ");
   return days;

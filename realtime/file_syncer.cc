@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "base/errno_status.h"
+#include "base/unique_fd.h"
 
 namespace clickatron::realtime {
 
@@ -79,10 +80,9 @@ void FileSyncer::Run() {
     lock.unlock();
     for (const std::string& path : paths) {
       const uint64_t start = MonotonicMicros();
-      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-      const bool ok = fd >= 0 && ::fsync(fd) == 0;
+      const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+      const bool ok = fd.valid() && ::fsync(fd.get()) == 0;
       const int err = errno;
-      if (fd >= 0) ::close(fd);
       latency_.Record(MonotonicMicros() - start);
       round_ok = round_ok && ok;
       if (!ok) {

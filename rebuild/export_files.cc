@@ -5,6 +5,7 @@
 
 #include "base/errno_status.h"
 #include "base/read_file.h"
+#include "base/unique_fd.h"
 #include "keyformat/footer.h"
 #include "keyformat/hex64.h"
 #include "keyformat/ymdh.h"
@@ -69,14 +70,12 @@ Result<std::vector<std::string>> ExportFiles(const WorkDir& work, Day day, uint3
 }
 
 Result<std::string> ReadFooterLine(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus("open", path);
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoStatus("open", path);
   const uint64_t size = FileSize(path);
   char buf[256];
   const uint64_t want = std::min<uint64_t>(size, sizeof buf);
-  const ssize_t n = ::pread(fd, buf, want, off_t(size - want));
-  ::close(fd);
-  if (n != ssize_t(want)) return ErrnoStatus("read", path);
+  if (::pread(fd.get(), buf, want, off_t(size - want)) != ssize_t(want)) return ErrnoStatus("read", path);
   std::string_view tail(buf, want);
   if (!tail.ends_with('\n')) return Status::Error(path + " does not end with a newline (truncated?)");
   tail.remove_suffix(1);

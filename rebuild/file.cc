@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "base/errno_status.h"
+#include "base/unique_fd.h"
 
 namespace clickatron::rebuild {
 
@@ -323,20 +324,16 @@ Result<std::string> ReadSmallFile(const std::string& path) {
 
 Status ForEachBlock(const std::string& path, size_t block_size,
                     const std::function<void(std::string_view)>& fn) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus("open", path);
-  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoStatus("open", path);
+  ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   std::vector<char> buf(block_size);
   for (;;) {
     size_t n = 0;
-    if (Status s = ReadSome(fd, buf.data(), buf.size(), path, &n); !s.ok()) {
-      ::close(fd);
-      return s;
-    }
+    if (Status s = ReadSome(fd.get(), buf.data(), buf.size(), path, &n); !s.ok()) return s;
     if (n == 0) break;
     fn(std::string_view(buf.data(), n));
   }
-  ::close(fd);
   return Status::OK();
 }
 

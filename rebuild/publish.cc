@@ -21,6 +21,7 @@
 #include "base/clip.h"
 #include "base/durable_file.h"
 #include "base/errno_status.h"
+#include "base/unique_fd.h"
 #include "keyformat/hex64.h"
 #include "keyformat/manifest.h"
 #include "keyformat/ymdh.h"
@@ -70,18 +71,17 @@ Status VerifyMergedFile(const std::string& path, const FileSummary& expect, cons
 Status LinkOrCopy(const std::string& from, const std::string& to) {
   if (::link(from.c_str(), to.c_str()) == 0) return Status::OK();
   if (errno != EXDEV && errno != EPERM) return ErrnoStatus("link " + from + " to", to);
-  const int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
-  if (in < 0) return ErrnoStatus("open", from);
+  const UniqueFd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!in.valid()) return ErrnoStatus("open", from);
   FileWriter out;
   Status s = out.Open(to);
   std::vector<char> buf(kIoBuffer);
   while (s.ok()) {
-    const ssize_t n = ::read(in, buf.data(), buf.size());
-    if (n < 0) s = ErrnoStatus("read", from);
-    if (n <= 0) break;
-    s = out.Append(std::string_view(buf.data(), size_t(n)));
+    size_t n = 0;
+    s = ReadSome(in.get(), buf.data(), buf.size(), from, &n);
+    if (!s.ok() || n == 0) break;
+    s = out.Append(std::string_view(buf.data(), n));
   }
-  ::close(in);
   if (s.ok()) s = out.SyncAndClose();
   return s;
 }

@@ -11,6 +11,7 @@
 
 #include "base/clip.h"
 #include "base/int128.h"
+#include "base/varint.h"
 #include "keyformat/columns.h"
 #include "keyformat/records.h"
 #include "keyformat/shard.h"
@@ -43,43 +44,6 @@ bool TailLess(const char* a, uint32_t la, const char* b, uint32_t lb) {
     if (x != y) return x < y;
   }
   return la < lb;
-}
-
-// Writes v as a varint at p (at most 10 bytes); returns the end.
-char* EncodeVarint(char* p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = char(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = char(v);
-  return p;
-}
-
-// The same for a 128-bit value (a run's count of a record whose count is wide): at most
-// 19 bytes, and for a value below 2^64 the same bytes as EncodeVarint.
-char* EncodeVarint128(char* p, Uint128 v) {
-  while (v >= 0x80) {
-    *p++ = char(uint8_t(v) | 0x80);
-    v >>= 7;
-  }
-  *p++ = char(v);
-  return p;
-}
-
-// Returns bytes used, 0 if p..end holds no complete varint of U. A 64-bit value's tenth
-// byte is not checked for bits past 2^64: the count's caller does that (RunSource).
-template <typename U>
-size_t GetVarint(const char* p, const char* end, U* v) {
-  U result = 0;
-  for (int shift = 0, i = 0; p + i < end && shift < int(8 * sizeof(U)); shift += 7, ++i) {
-    const U byte = uint8_t(p[i]);
-    result |= (byte & 0x7F) << shift;
-    if (byte < 0x80) {
-      *v = result;
-      return size_t(i + 1);
-    }
-  }
-  return 0;
 }
 
 // How many leading bytes a and b share.
@@ -203,7 +167,7 @@ class RecordSorter::Batch : public TailOrder {
 
   // Writes the count of an entry marked kWideCount as a run's varint.
   [[gnu::noinline, gnu::cold]] char* EncodeWideCount(char* out, const SortEntry& e) const {
-    return EncodeVarint128(out, ZigZag128(CountOf(e)));
+    return EncodeVarint(out, ZigZag128(CountOf(e)));
   }
 
   // An entry's count: inline, or beside it.
@@ -392,13 +356,13 @@ class RecordSorter::RunSource : public Source {
     while (n3 == 0) {
       const char* p = buffer_.data() + pos_;
       const char* end = buffer_.data() + end_;
-      n1 = GetVarint(p, end, &shared);
-      n2 = n1 == 0 ? 0 : GetVarint(p + n1, end, &rest);
+      n1 = DecodeVarint(p, end, &shared);
+      n2 = n1 == 0 ? 0 : DecodeVarint(p + n1, end, &rest);
       if (n2 != 0) {
         if (shared > key.size() || shared + rest > kMaxEntryKey) return Fail("bad record size");
         if (uint64_t(end - p) > n1 + n2 + rest) {
           const char* const c = p + n1 + n2 + rest;
-          n3 = GetVarint(c, end, &zz);
+          n3 = DecodeVarint(c, end, &zz);
           // A count past 64 bits (kept beside its entry in memory, Batch::wide_): its ten
           // bytes so far do not end it, or the tenth holds more than bit 63.
           if ((n3 == 0 && end - c > 10) || (n3 == 10 && uint8_t(c[9]) > 1)) return NextWide(c, end, shared, rest, n1 + n2);
@@ -438,7 +402,7 @@ class RecordSorter::RunSource : public Source {
   // cut by its end: then the general loop refills, as for any record).
   [[gnu::noinline, gnu::cold]] bool NextWide(const char* c, const char* end, uint64_t shared, uint64_t rest, size_t sizes) {
     Uint128 zz = 0;
-    const size_t n3 = GetVarint(c, end, &zz);
+    const size_t n3 = DecodeVarint(c, end, &zz);
     if (n3 == 0) {
       if (end - c >= 19) return Fail("bad count");
       if (!Refill()) {

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <optional>
 #include <chrono>
 #include <cstdio>
@@ -16,6 +15,7 @@
 #include <thread>
 
 #include "base/durable_file.h"
+#include "base/errno_status.h"
 #include "keyformat/day_ring.h"
 #include "keyformat/key_value.h"
 #include "keyformat/ymdh.h"
@@ -70,7 +70,7 @@ std::string ShellQuote(const std::string& s) {
 Result<std::string> AbsolutePath(const std::string& path, const std::string& what) {
   char buf[PATH_MAX];
   if (::realpath(path.c_str(), buf) == nullptr) {
-    return Status::Error(what + " " + path + ": " + std::string(std::strerror(errno)));
+    return ErrnoStatus(what, path);
   }
   return std::string(buf);
 }
@@ -249,7 +249,7 @@ Status Graph::Submit() {
   for (Task& t : tasks_) {
     const std::string script = Path(t, ".sh");
     if (Status s = WriteFileAtomic(script, Script(t)); !s.ok()) return s;
-    if (::chmod(script.c_str(), 0755) != 0) return Status::Error("chmod " + script + ": " + std::strerror(errno));
+    if (::chmod(script.c_str(), 0755) != 0) return ErrnoStatus("chmod", script);
     std::vector<std::string> argv = {"sbatch", "--parsable", "--job-name=clickatron-" + t.name,
                                      "--output=" + Path(t, ".log"), "--open-mode=append", "--requeue",
                                      "--kill-on-invalid-dep=yes", "--cpus-per-task=" + std::to_string(o_.jobs)};
@@ -434,7 +434,7 @@ Status CheckEarlierRuns(const WorkDir& work) {
 Result<std::string> SelfPath() {
   char buf[PATH_MAX];
   const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return Status::Error("readlink /proc/self/exe: " + std::string(std::strerror(errno)));
+  if (n <= 0) return ErrnoStatus("readlink", "/proc/self/exe");
   return std::string(buf, size_t(n));
 }
 
