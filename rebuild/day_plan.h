@@ -15,7 +15,8 @@
 //
 //   H = max(A, the work directory's newest day)   the day the archive owns, or will at the
 //                                                  next publish
-//   fence      every shard with W < H closes through H first: from then on an increment
+//   fence      every shard with W < H closes through H first (the nightly closes through
+//              max(H, its last day) before it reads the view it plans from): from then on an increment
 //              for an owned day is late data (the API keeps it, the nightly merges it)
 //   parts      a day <= H that a shard holds (open or closed, not released) and that the
 //              work directory does not hold from that shard's ring is exported from that

@@ -6,9 +6,10 @@
 // every slot the archive holds released.
 //
 //   0. read every realtime shard's /stats (all must answer), the live manifest and the work
-//      directory's segments, and plan (day_plan.h PlanNight);
+//      directory's segments;
 //   1. the fence: every shard whose closed-through is before H (the archive's last day, or
-//      the work directory's newest) closes through H;
+//      the work directory's newest) or before the night's last day closes through the
+//      later of the two; then the shards' /stats again, and the plan (day_plan.h PlanNight);
 //   2. release the days the live generation already holds (a night that published but
 //      failed to release; the slots the days below need);
 //   3. the parts: each held day <= H that the work directory lacks from that shard's ring is
@@ -106,21 +107,32 @@ Status AddParts(const Options& options, WorkDir* work, const std::vector<DayShar
   return Status::OK();
 }
 
-// Steps 0 and 1: the plan, and the fence it asks for.
+// Steps 0 and 1: the fence, then the plan. Every shard closes through H and through the
+// night's last day BEFORE the plan reads what the shards hold: from then on no day this
+// night archives or owns can enter realtime (an increment for one is late data), so what
+// the plan reads is final. Planned first, a day a shard took while the night ran — an API
+// delivering a down shard's backlog as it came back — was in no plan, and the publish
+// refused it (held, not merged) and failed the night (the cluster simulation, seed 231).
 Result<NightPlan> PlanAndFence(const Options& options, WorkDir* work, Day through, Day archive_last) {
   Result<std::vector<SegmentInfo>> segments = work->Segments();
   if (!segments.ok()) return segments.status();
-  Result<ClusterView> cluster = ReadCluster(options, "nightly");
-  if (!cluster.ok()) return cluster.status();
   Day work_last = 0;
   if (const std::string last = LastCoveredDay(*segments); !last.empty()) work_last = Day(*ParseDay(last));
-  NightPlan plan = PlanNight(through, archive_last, work_last, ExportsOf(*segments), *cluster);
-  if (!plan.fence.empty()) {
-    if (Status s = CloseThrough(options, plan.fence, plan.owned_through); !s.ok()) return s.Prefixed("fence: ");
-    std::fprintf(stderr, "clickatron-rebuild: nightly: %zu realtime shard(s) closed through %s, the archive's\n",
-                 plan.fence.size(), FormatDay(plan.owned_through).c_str());
+  Result<ClusterView> cluster = ReadCluster(options, "nightly");
+  if (!cluster.ok()) return cluster.status();
+  const Day fence_day = std::max({archive_last, work_last, through});
+  std::vector<uint32_t> fence;
+  for (uint32_t k = 0; k < cluster->size(); ++k) {
+    if ((*cluster)[k].closed_through < fence_day) fence.push_back(k);
   }
-  return plan;
+  if (!fence.empty()) {
+    if (Status s = CloseThrough(options, fence, fence_day); !s.ok()) return s.Prefixed("fence: ");
+    std::fprintf(stderr, "clickatron-rebuild: nightly: %zu realtime shard(s) closed through %s\n", fence.size(),
+                 FormatDay(fence_day).c_str());
+    cluster = ReadCluster(options, "nightly");
+    if (!cluster.ok()) return cluster.status();
+  }
+  return PlanNight(through, archive_last, work_last, ExportsOf(*segments), *cluster);
 }
 
 }  // namespace

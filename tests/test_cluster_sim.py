@@ -439,6 +439,17 @@ class Drawn:
         return self.values.pop(0)
 
 
+class Sent:
+    """A request drawn for a retry: the one sent earlier with these fields."""
+
+    def __init__(self, state, fields):
+        self.state, self.fields = state, fields
+
+    def draw(self, strategy, label=None):
+        return next(r for r in self.state.keyed + self.state.plain
+                    if all(r.get(k) == v for k, v in self.fields.items() if k not in ("outcome", "sent_at")))
+
+
 def test_long_run_seed_228_a_lost_round_of_a_days_last_increment():
     """Seed 228 of the long run (docs/operations.md#the-cluster-simulation): realtime-2
     acknowledged the round of 'a b' for tomorrow and was killed -9 before its sync; no later
@@ -475,5 +486,49 @@ def test_long_run_seed_228_a_lost_round_of_a_days_last_increment():
         state.incr(data=Drawn(0), day_offset=2, hour=5, key='jehiah', keyed=False, value=5)
         state.kill_and_restart(data=Drawn('realtime-2'))
         state.incr(data=Drawn(0), day_offset=-2, hour=12, key='mike', keyed=False, value=2)
+    finally:
+        state.teardown()
+
+
+def test_long_run_seed_231_a_day_a_shard_takes_while_the_nightly_runs():
+    """Seed 231 of the long run: realtime-0 was down for the whole sequence while its API
+    acknowledged an increment for yesterday (05-31) and older backups were restored. At the
+    end it came back and the API delivered its backlog while the nightly ran: the shard took
+    05-31 after the nightly had planned (from the shards' /stats) and before it fenced, so
+    no step exported it and the publish refused the night (held, not merged). The nightly
+    now fences through its last day before it plans (rebuild/nightly.cc PlanAndFence): the
+    increment is late data, merged by the next night. Failed every run before."""
+    state = ClusterSim()
+    try:
+        state.shape(realtime=3, apis=1, twins=True, hour=17)
+        state.restore_older_backup(data=Drawn())
+        state.take_down(data=Drawn('realtime-0'))
+        state.query(day_offset=-3, key='mike')
+        state.incr(data=Drawn(0), day_offset=2, hour=8, key='http://example.com/x', keyed=True, value=3)
+        state.nightly_killed(after=8)
+        state.restore_live_backup()
+        state.restore_live_backup()
+        state.incr(data=Drawn(0), day_offset=-2, hour=9, key='a b', keyed=False, value=9)
+        state.nightly_killed(after=9)
+        state.restore_live_backup()
+        state.restore_older_backup(data=Drawn())
+        state.incr(data=Drawn(0), day_offset=0, hour=17, key='a b', keyed=True, value=8)
+        state.retry(data=Sent(state, {'api': 0, 'key': 'a b', 'ts': 1780131600, 'value': 9, 'sent_at': 1780333200, 'outcome': 400}), keyed=False)
+        state.retry(data=Sent(state, {'api': 0, 'key': 'a b', 'ts': 1780131600, 'value': 9, 'sent_at': 1780333200, 'outcome': 400}), keyed=False)
+        state.incr(data=Drawn(0), day_offset=-1, hour=7, key='jehiah', keyed=True, value=7)
+        state.nightly_killed(after=4)
+        state.nightly_killed(after=9)
+        state.retry(data=Sent(state, {'api': 0, 'key': 'jehiah', 'ts': 1780210800, 'value': 7, 'sent_at': 1780333200, 'outcome': 200, 'idempotency_key': 'sim-3'}), keyed=True)
+        state.query(day_offset=0, key='a b')
+        state.retry(data=Sent(state, {'api': 0, 'key': 'a b', 'ts': 1780131600, 'value': 9, 'sent_at': 1780333200, 'outcome': 400}), keyed=False)
+        state.restore_live_backup()
+        state.restore_older_backup(data=Drawn())
+        state.retry(data=Sent(state, {'api': 0, 'key': 'a b', 'ts': 1780333200, 'value': 8, 'sent_at': 1780333200, 'outcome': 200, 'idempotency_key': 'sim-2'}), keyed=True)
+        state.restore_older_backup(data=Drawn())
+        state.retry(data=Sent(state, {'api': 0, 'key': 'http://example.com/x', 'ts': 1780473600, 'value': 3, 'sent_at': 1780333200, 'outcome': 400, 'idempotency_key': 'sim-1'}), keyed=True)
+        state.incr(data=Drawn(0), day_offset=2, hour=4, key='mike', keyed=True, value=3)
+        state.restore_older_backup(data=Drawn())
+        state.restore_live_backup()
+        state.restore_older_backup(data=Drawn())
     finally:
         state.teardown()
