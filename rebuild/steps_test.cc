@@ -958,9 +958,10 @@ TEST(NightlyStep, ArchivesEveryClosedDayOldestFirstThroughTheDayAndReleasesThem)
   w.options.archive = {{archive.address()}};
   w.options.through = D("2012-03-26");
   ASSERT_TRUE(w.Run(RunNightly).ok());
-  // Nothing was published: the first day is the oldest any shard holds.
+  // Nothing was published: the first day is the oldest any shard holds. The fence closes
+  // through the night's last day before the plan, then each export closes its day.
   for (const FakeRealtime& s : shards.shard) {
-    EXPECT_EQ(s.close_requests(), (std::vector<std::string>{"2012-03-25", "2012-03-26"}));
+    EXPECT_EQ(s.close_requests(), (std::vector<std::string>{"2012-03-26", "2012-03-25", "2012-03-26"}));
     EXPECT_EQ(s.release_requests(), (std::vector<std::string>{"2012-03-25", "2012-03-26"}));
   }
   EXPECT_EQ(LiveShard0(w), "u|a,c3p0:1 c3q0:3\nu|b,c3p1:2\n");
@@ -977,7 +978,8 @@ TEST(NightlyStep, ArchivesEveryClosedDayOldestFirstThroughTheDayAndReleasesThem)
   const std::string generation = *LiveGeneration(*w.work());
   ASSERT_TRUE(w.Run(RunNightly).ok());
   EXPECT_EQ(*LiveGeneration(*w.work()), generation);
-  EXPECT_EQ(shards.shard[0].close_requests().size(), 3u);
+  // 3 the first night, the 27th's fence and export the second, none the third (W is the 27th).
+  EXPECT_EQ(shards.shard[0].close_requests().size(), 5u);
   EXPECT_EQ(shards.shard[0].export_requests(), 3);
 }
 
@@ -991,9 +993,8 @@ TEST(NightlyStep, AfterAFailedNightTheNextArchivesBothDaysAndReleasesOnlyMergedO
   shards.shard[1].set_close_status(503);
   w.options.through = D("2012-03-25");
   Status s = w.Run(RunNightly);
-  EXPECT_EQ(s.message(), "export: export of 2012-03-25 from realtime shard 1 (" +
-                             shards.shard[1].address().ToString() +
-                             ") refused: POST /close?day=2012-03-25: HTTP 503: cannot close");
+  EXPECT_EQ(s.message(), "fence: realtime shard 1 (" + shards.shard[1].address().ToString() +
+                             ") refused POST /close?day=2012-03-25: HTTP 503: cannot close");
   EXPECT_EQ(*LiveGeneration(*w.work()), "");
   // Night of the 26th: the 25th is exported, but shard 1's export of the 26th breaks.
   shards.shard[1].set_close_status(0);
